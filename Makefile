@@ -1,0 +1,85 @@
+# sandbox: job API (app/), runner (sandbox-runner/), shared code (common/).
+# `make` builds build/sandbox-api and build/sandboxctl; `make test` runs every suite
+# against a real MariaDB, nginx and bubblewrap; `make run` starts the local stack.
+
+CC      ?= cc
+PKGS    := jansson libmariadb fcgi
+BUILD   ?= build
+PREFIX  ?= /usr/local
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wformat=2 -Wwrite-strings -Werror
+HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp \
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDHARD  := -pie -Wl,-z,relro,-z,now
+LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+COMMON_SRC := $(wildcard common/*.c)
+# Pure logic, linked into the unit tests (no FastCGI, no DB I/O at link time).
+APP_LIB_SRC := app/validate.c app/render.c app/http_util.c
+API_SRC    := app/api_main.c app/http.c app/routes.c app/auth.c app/jobs.c $(APP_LIB_SRC)
+CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/auth.c app/http_util.c
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+
+.PHONY: all deps run up down test unit unit-asan integration clean install
+all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl
+
+$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
+
+$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=undefined -c $< -o $@
+
+$(BUILD)/sandbox-api: $(call obj,rel,$(API_SRC) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+$(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
+
+$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(COMMON_SRC))
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
+
+deps:
+	@bash tests/deps.sh
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+unit-asan: $(BUILD)/unit-tests-asan
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit-tests-asan
+
+run: deps all
+	@bash tests/stack.sh run
+
+up: deps all
+	@bash tests/stack.sh up
+
+down:
+	@bash tests/stack.sh down
+
+integration: all
+	@bash tests/run-integration.sh
+
+test: deps
+	$(MAKE) all $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
+	$(MAKE) unit unit-asan
+	$(MAKE) integration
+
+install: all
+	install -D -m 0755 $(BUILD)/sandbox-api $(DESTDIR)$(PREFIX)/bin/sandbox-api
+	install -D -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(PREFIX)/bin/sandboxctl
+	install -d $(DESTDIR)/usr/share/sandbox/schema
+	install -m 0644 schema/*.sql $(DESTDIR)/usr/share/sandbox/schema/
+
+clean:
+	rm -rf $(BUILD)

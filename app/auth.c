@@ -1,0 +1,68 @@
+#include "auth.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "http_util.h"
+#include "sha256.h"
+
+int auth_token_well_formed(const char *t)
+{
+	size_t plen = strlen(TOKEN_PREFIX);
+
+	if (strncmp(t, TOKEN_PREFIX, plen) != 0 || strlen(t) != plen + TOKEN_HEX)
+		return 0;
+	for (t += plen; *t; t++)
+		if (!((*t >= '0' && *t <= '9') || (*t >= 'a' && *t <= 'f')))
+			return 0;
+	return 1;
+}
+
+void auth_token_hash(const char *token, unsigned char out[32])
+{
+	sha256_buf(token, strlen(token), out);
+}
+
+static void copy(char *dst, size_t n, const char *src, int *present)
+{
+	if (present)
+		*present = src != NULL;
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+enum auth_result auth_identify(struct db *db, const char *authorization, struct identity *id)
+{
+	const char *token = http_bearer(authorization);
+	unsigned char hash[32];
+	struct db_res *res;
+
+	memset(id, 0, sizeof *id);
+	if (token == NULL)
+		return authorization ? AUTH_INVALID : AUTH_MISSING;
+	if (!auth_token_well_formed(token))
+		return AUTH_INVALID;
+	auth_token_hash(token, hash);
+	res = db_query(db,
+		       "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
+		       " actor_type, actor_id, tenant_admin, allow_network, max_queued"
+		       " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
+		       "b", hash, sizeof hash);
+	if (res == NULL)
+		return AUTH_DB_ERROR;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return AUTH_INVALID;
+	}
+	copy(id->key_id, sizeof id->key_id, db_res_str(res, 0, 0), NULL);
+	copy(id->ns, sizeof id->ns, db_res_str(res, 0, 1), NULL);
+	copy(id->tenant, sizeof id->tenant, db_res_str(res, 0, 2), NULL);
+	copy(id->subject_type, sizeof id->subject_type, db_res_str(res, 0, 3), NULL);
+	copy(id->subject_id, sizeof id->subject_id, db_res_str(res, 0, 4), NULL);
+	copy(id->actor_type, sizeof id->actor_type, db_res_str(res, 0, 5), &id->has_actor_type);
+	copy(id->actor_id, sizeof id->actor_id, db_res_str(res, 0, 6), &id->has_actor_id);
+	id->tenant_admin = db_res_int(res, 0, 7, 0) != 0;
+	id->allow_network = db_res_int(res, 0, 8, 0) != 0;
+	id->max_queued = db_res_int(res, 0, 9, -1);
+	db_res_free(res);
+	return AUTH_OK;
+}

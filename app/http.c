@@ -1,0 +1,121 @@
+#include "http.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_util.h"
+
+static const char *param(FCGX_Request *f, const char *name)
+{
+	return FCGX_GetParam(name, f->envp);
+}
+
+int http_read(struct req *r, FCGX_Request *f, long long max_body)
+{
+	const char *uri, *q;
+	long long clen;
+	size_t plen;
+
+	memset(r, 0, sizeof *r);
+	r->fcgi = f;
+	r->method = param(f, "REQUEST_METHOD");
+	if (r->method == NULL)
+		r->method = "GET";
+	uri = param(f, "REQUEST_URI");
+	if (uri == NULL)
+		uri = "/";
+	q = strchr(uri, '?');
+	plen = q ? (size_t)(q - uri) : strlen(uri);
+	r->query = q ? q + 1 : "";
+	if (plen >= sizeof r->path)
+		plen = sizeof r->path - 1;
+	memcpy(r->path, uri, plen);
+	r->path[plen] = '\0';
+	r->content_type = param(f, "CONTENT_TYPE");
+	r->authorization = param(f, "HTTP_AUTHORIZATION");
+	r->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
+	if (http_content_length(param(f, "CONTENT_LENGTH"), &clen) < 0)
+		return 400;
+	if (clen > max_body)
+		return 413;
+	r->body = malloc((size_t)clen + 1);
+	if (r->body == NULL)
+		return 413;
+	while (r->body_len < (size_t)clen) {
+		int n = FCGX_GetStr(r->body + r->body_len, (int)((size_t)clen - r->body_len), f->in);
+		if (n <= 0)
+			break;
+		r->body_len += (size_t)n;
+	}
+	r->body[r->body_len] = '\0';
+	if (r->body_len != (size_t)clen)
+		return 400;
+	return 0;
+}
+
+void http_free(struct req *r)
+{
+	free(r->body);
+	r->body = NULL;
+}
+
+void http_send_bytes(struct req *r, int status, const char *ctype, const void *buf,
+		     size_t len, const char *extra)
+{
+	char head[1024];
+	int n;
+
+	n = snprintf(head, sizeof head,
+		     "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n%s\r\n",
+		     status, http_reason(status), ctype, len, extra ? extra : "");
+	if (n < 0 || (size_t)n >= sizeof head)
+		n = snprintf(head, sizeof head, "Status: 500 Internal Server Error\r\n\r\n");
+	FCGX_PutStr(head, n, r->fcgi->out);
+	/* FCGX_PutStr takes an int: write large bodies in pieces. */
+	for (size_t off = 0; off < len;) {
+		size_t chunk = len - off > (1u << 30) ? (1u << 30) : len - off;
+		if (FCGX_PutStr((const char *)buf + off, (int)chunk, r->fcgi->out) < 0)
+			break;
+		off += chunk;
+	}
+	r->status = status;
+	r->sent_bytes = (long long)len;
+}
+
+void http_send_json(struct req *r, int status, json_t *body, const char *extra)
+{
+	size_t len;
+	char *text;
+
+	if (body == NULL) {
+		http_send_error(r, 500, "internal_error", "could not render the response", NULL,
+				NULL);
+		return;
+	}
+	len = json_dumpb(body, NULL, 0, JSON_COMPACT);
+	text = malloc(len + 2);
+	if (text == NULL) {
+		json_decref(body);
+		http_send_bytes(r, 500, "application/json", "{}", 2, NULL);
+		return;
+	}
+	json_dumpb(body, text, len, JSON_COMPACT);
+	text[len++] = '\n';
+	json_decref(body);
+	http_send_bytes(r, status, "application/json", text, len, extra);
+	free(text);
+}
+
+void http_send_error(struct req *r, int status, const char *code, const char *message,
+		     const char *field, const char *extra)
+{
+	json_t *b = http_error_body(code, message, field);
+
+	if (b == NULL) {
+		http_send_bytes(r, 500, "application/json", "{}", 2, NULL);
+		return;
+	}
+	http_send_json(r, status, b, extra);
+}

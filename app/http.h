@@ -1,0 +1,36 @@
+/* One FastCGI request: parsed CGI parameters, the body, and the response writers. */
+#ifndef SANDBOX_HTTP_H
+#define SANDBOX_HTTP_H
+
+#include <fcgiapp.h>
+#include <jansson.h>
+#include <stddef.h>
+
+struct req {
+	FCGX_Request *fcgi;
+	const char *method;
+	char path[2048];        /* raw path, query stripped, not decoded */
+	const char *query;      /* after '?', "" if none */
+	const char *content_type;
+	const char *authorization;
+	const char *idempotency_key;
+	char *body;             /* NUL-terminated; owned */
+	size_t body_len;
+	int status;             /* what was sent, for the access log */
+	long long sent_bytes;
+};
+
+/* Fills r from the FastCGI params and reads the body (at most max_body bytes).
+ * Returns 0, or an HTTP status (400/413) the caller should answer with. */
+int http_read(struct req *r, FCGX_Request *f, long long max_body);
+void http_free(struct req *r);
+
+/* extra: additional header lines, each ending in "\r\n", or NULL. The JSON body is
+ * released (stolen). */
+void http_send_json(struct req *r, int status, json_t *body, const char *extra);
+void http_send_error(struct req *r, int status, const char *code, const char *message,
+		     const char *field, const char *extra);
+void http_send_bytes(struct req *r, int status, const char *ctype, const void *buf,
+		     size_t len, const char *extra);
+
+#endif

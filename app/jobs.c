@@ -1,0 +1,468 @@
+#include "jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+#define TX_ATTEMPTS 4
+
+/* Scope fragments: fixed SQL text; the identity goes in as parameters. */
+#define SCOPE_TENANT " AND j.identity_namespace = ? AND j.tenant_id = ?"
+#define SCOPE_SUBJECT SCOPE_TENANT " AND j.subject_type = ? AND j.subject_id = ?"
+
+#define TS(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
+
+#define JOB_COLS                                                                           \
+	"j.id, j.state, " TS("j.created_at") ", " TS("j.started_at") ", " TS("j.finished_at") \
+	", j.identity_namespace, j.tenant_id, j.subject_type, j.subject_id, j.actor_type,"  \
+	" j.actor_id, j.command, j.argv_json, j.cwd, j.artifacts_dir, j.metadata_json,"     \
+	" j.profile_digest, j.wall_seconds, j.cpu_seconds, j.memory_mb, j.pids,"            \
+	" j.output_bytes, j.disk_mb, j.network, j.cancel_requested, r.job_id, r.exit_code,"  \
+	" r.term_signal, r.stdout, r.stderr, r.stdout_truncated, r.stderr_truncated,"       \
+	" r.diagnostics_json, r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes"
+
+#define JOB_FROM " FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"
+
+/* Appends the scope parameters; returns the new count. */
+static size_t scope_params(const struct identity *who, struct db_param *p, size_t n)
+{
+	p[n++] = (struct db_param){ .type = 's', .p = who->ns };
+	p[n++] = (struct db_param){ .type = 's', .p = who->tenant };
+	if (!who->tenant_admin) {
+		p[n++] = (struct db_param){ .type = 's', .p = who->subject_type };
+		p[n++] = (struct db_param){ .type = 's', .p = who->subject_id };
+	}
+	return n;
+}
+
+static const char *scope_sql(const struct identity *who)
+{
+	return who->tenant_admin ? SCOPE_TENANT : SCOPE_SUBJECT;
+}
+
+static json_t *artifact_list(struct db *db, const char *id)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT path, size, sha256 FROM job_artifacts"
+				      " WHERE job_id = ? ORDER BY path",
+				      "s", id);
+	json_t *arr;
+
+	if (res == NULL)
+		return NULL;
+	arr = json_array();
+	for (size_t i = 0; arr && i < db_res_rows(res); i++)
+		json_array_append_new(arr, json_pack("{s:s%, s:I, s:s}", "path",
+						     db_res_str(res, i, 0), db_res_len(res, i, 0),
+						     "size", (json_int_t)db_res_int(res, i, 1, 0),
+						     "sha256", db_res_str(res, i, 2)));
+	db_res_free(res);
+	return arr;
+}
+
+static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row)
+{
+	struct job_view v;
+	json_t *arts = NULL, *j;
+
+#define S(c) db_res_str(res, row, c)
+	memset(&v, 0, sizeof v);
+	v.id = S(0), v.state = S(1), v.created_at = S(2), v.started_at = S(3);
+	v.finished_at = S(4), v.ns = S(5), v.tenant = S(6), v.subject_type = S(7);
+	v.subject_id = S(8), v.actor_type = S(9), v.actor_id = S(10), v.command = S(11);
+	v.argv_json = S(12), v.cwd = S(13), v.artifacts_dir = S(14), v.metadata_json = S(15);
+	v.profile = S(16);
+	for (int i = 0; i < LIM_COUNT; i++)
+		v.limits[i] = db_res_int(res, row, 17 + (size_t)i, 0);
+	v.network = db_res_int(res, row, 23, 0) != 0;
+	v.cancel_requested = db_res_int(res, row, 24, 0) != 0;
+	v.has_result = S(25) != NULL;
+	v.exit_code = S(26), v.signal = S(27);
+	v.out = (const unsigned char *)S(28), v.out_len = db_res_len(res, row, 28);
+	v.err = (const unsigned char *)S(29), v.err_len = db_res_len(res, row, 29);
+	v.out_trunc = db_res_int(res, row, 30, 0) != 0;
+	v.err_trunc = db_res_int(res, row, 31, 0) != 0;
+	v.diagnostics_json = S(32), v.failure_json = S(33);
+	v.wall_ms = S(34), v.cpu_ms = S(35), v.memory_peak_bytes = S(36);
+#undef S
+	if (v.has_result) {
+		arts = artifact_list(db, v.id);
+		if (arts == NULL)
+			return NULL;
+		v.artifacts = arts;
+	}
+	j = render_job(&v);
+	json_decref(arts);
+	return j;
+}
+
+enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id, json_t **out)
+{
+	char sql[2048];
+	struct db_param p[8];
+	size_t n = 0;
+	struct db_res *res;
+
+	*out = NULL;
+	if (!util_is_uuid(id))
+		return JOBS_NOT_FOUND;
+	snprintf(sql, sizeof sql, "SELECT %s%s WHERE j.id = ?%s", JOB_COLS, JOB_FROM,
+		 scope_sql(who));
+	p[n++] = (struct db_param){ .type = 's', .p = id };
+	n = scope_params(who, p, n);
+	res = db_querya(db, sql, p, n);
+	if (res == NULL)
+		return JOBS_DB;
+	if (db_res_rows(res) == 0) {
+		db_res_free(res);
+		return JOBS_NOT_FOUND;
+	}
+	*out = job_from_row(db, res, 0);
+	db_res_free(res);
+	return *out ? JOBS_OK : JOBS_DB;
+}
+
+enum jobs_rc jobs_state(struct db *db, const char *id, char state[24])
+{
+	struct db_res *res = db_query(db, "SELECT state FROM jobs WHERE id = ?", "s", id);
+
+	if (res == NULL)
+		return JOBS_DB;
+	if (db_res_rows(res) == 0) {
+		db_res_free(res);
+		return JOBS_NOT_FOUND;
+	}
+	snprintf(state, 24, "%s", db_res_str(res, 0, 0));
+	db_res_free(res);
+	return JOBS_OK;
+}
+
+/* seq of a cursor job inside the caller's scope. */
+static enum jobs_rc cursor_seq(struct db *db, const struct identity *who, const char *cursor,
+			       long long *seq)
+{
+	char sql[512];
+	struct db_param p[8];
+	size_t n = 0;
+	struct db_res *res;
+
+	if (!util_is_uuid(cursor))
+		return JOBS_BAD_CURSOR;
+	snprintf(sql, sizeof sql, "SELECT j.seq FROM jobs j WHERE j.id = ?%s", scope_sql(who));
+	p[n++] = (struct db_param){ .type = 's', .p = cursor };
+	n = scope_params(who, p, n);
+	res = db_querya(db, sql, p, n);
+	if (res == NULL)
+		return JOBS_DB;
+	*seq = db_res_rows(res) ? db_res_int(res, 0, 0, -1) : -1;
+	db_res_free(res);
+	return *seq < 0 ? JOBS_BAD_CURSOR : JOBS_OK;
+}
+
+enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *status,
+		       long long limit, const char *cursor, json_t **out)
+{
+	char sql[3072];
+	struct db_param p[12];
+	size_t n = 0, rows;
+	long long seq = 0;
+	struct db_res *res;
+	json_t *jobs;
+	enum jobs_rc rc;
+
+	*out = NULL;
+	if (cursor != NULL && (rc = cursor_seq(db, who, cursor, &seq)) != JOBS_OK)
+		return rc;
+	snprintf(sql, sizeof sql, "SELECT %s%s WHERE 1 = 1%s%s%s ORDER BY j.seq DESC LIMIT ?",
+		 JOB_COLS, JOB_FROM, scope_sql(who),
+		 status ? " AND j.state = ?" : "", cursor ? " AND j.seq < ?" : "");
+	n = scope_params(who, p, n);
+	if (status)
+		p[n++] = (struct db_param){ .type = 's', .p = status };
+	if (cursor)
+		p[n++] = (struct db_param){ .type = 'i', .i = seq };
+	p[n++] = (struct db_param){ .type = 'i', .i = limit + 1 };
+	res = db_querya(db, sql, p, n);
+	if (res == NULL)
+		return JOBS_DB;
+	rows = db_res_rows(res);
+	jobs = json_array();
+	for (size_t i = 0; jobs && i < rows && i < (size_t)limit; i++) {
+		json_t *j = job_from_row(db, res, i);
+		if (j == NULL) {
+			json_decref(jobs);
+			db_res_free(res);
+			return JOBS_DB;
+		}
+		json_array_append_new(jobs, j);
+	}
+	*out = json_pack("{s:o, s:o}", "jobs", jobs, "next_cursor",
+			 rows > (size_t)limit ? json_string(db_res_str(res, (size_t)limit - 1, 0))
+					      : json_null());
+	db_res_free(res);
+	return *out ? JOBS_OK : JOBS_DB;
+}
+
+static int add_event(struct db *db, const char *id, const char *from, const char *to,
+		     const struct identity *who, const char *detail)
+{
+	char actor[64];
+
+	snprintf(actor, sizeof actor, "key:%s", who->key_id);
+	return db_exec(db,
+		       "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
+		       " VALUES (?, ?, ?, ?, ?)",
+		       "sssss", id, from, to, actor, detail) < 0 ? -1 : 0;
+}
+
+/* Inside the transaction: an earlier job with this idempotency key? */
+static enum jobs_rc idem_lookup(struct db *db, const struct identity *who, const char *key,
+				const unsigned char hash[32], char id[UUID_STR_LEN])
+{
+	struct db_res *res = db_query(db,
+				      "SELECT id, request_sha256 FROM jobs"
+				      " WHERE identity_namespace = ? AND tenant_id = ?"
+				      " AND subject_type = ? AND subject_id = ?"
+				      " AND idempotency_key = ?",
+				      "sssss", who->ns, who->tenant, who->subject_type,
+				      who->subject_id, key);
+	enum jobs_rc rc = JOBS_OK;
+
+	if (res == NULL)
+		return JOBS_DB;
+	if (db_res_rows(res) == 1) {
+		snprintf(id, UUID_STR_LEN, "%s", db_res_str(res, 0, 0));
+		rc = db_res_len(res, 0, 1) == 32 && memcmp(db_res_str(res, 0, 1), hash, 32) == 0
+			     ? JOBS_REPLAY
+			     : JOBS_CONFLICT;
+	}
+	db_res_free(res);
+	return rc;
+}
+
+/* The key row lock serializes one key's submissions so the quota is exact. */
+static enum jobs_rc quota_check(struct db *db, const struct cfg *cfg,
+				const struct identity *who)
+{
+	long long max = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
+	struct db_res *res;
+	long long active;
+
+	res = db_query(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE", "s", who->key_id);
+	if (res == NULL)
+		return JOBS_DB;
+	db_res_free(res);
+	res = db_query(db,
+		       "SELECT COUNT(*) FROM jobs WHERE key_id = ?"
+		       " AND state IN ('queued', 'running')",
+		       "s", who->key_id);
+	if (res == NULL)
+		return JOBS_DB;
+	active = db_res_int(res, 0, 0, 0);
+	db_res_free(res);
+	return active >= max ? JOBS_QUOTA : JOBS_OK;
+}
+
+static int insert_job(struct db *db, const struct identity *who, const struct job_req *req,
+		      const char *idem_key, const unsigned char hash[32], const char *id)
+{
+	char *argv = req->argv ? json_dumps(req->argv, JSON_COMPACT) : NULL;
+	char *env = json_dumps(req->env, JSON_COMPACT);
+	char *meta = json_dumps(req->metadata, JSON_COMPACT);
+	long long rc = -1;
+
+	if ((req->argv && argv == NULL) || env == NULL || meta == NULL)
+		goto out;
+	rc = db_exec(db,
+		     "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,"
+		     " subject_id, actor_type, actor_id, state, command, argv_json, env_json,"
+		     " stdin, cwd, network, artifacts_dir, metadata_json, wall_seconds,"
+		     " cpu_seconds, memory_mb, pids, output_bytes, disk_mb, idempotency_key,"
+		     " request_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     "sssssssssssbsisiiiiiiisb", id, who->key_id, who->ns, who->tenant,
+		     who->subject_type, who->subject_id,
+		     who->has_actor_type ? who->actor_type : NULL,
+		     who->has_actor_id ? who->actor_id : NULL, req->command, argv, env,
+		     req->stdin_buf ? (const void *)req->stdin_buf : "", req->stdin_len, req->cwd,
+		     (long long)req->network, req->artifacts, meta,
+		     req->limits[LIM_WALL_SECONDS], req->limits[LIM_CPU_SECONDS],
+		     req->limits[LIM_MEMORY_MB], req->limits[LIM_PIDS],
+		     req->limits[LIM_OUTPUT_BYTES], req->limits[LIM_DISK_MB], idem_key,
+		     idem_key ? (const void *)hash : NULL, (size_t)32);
+	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)
+		rc = db_exec(db,
+			     "INSERT INTO job_files (job_id, idx, path, content, executable)"
+			     " VALUES (?, ?, ?, ?, ?)",
+			     "sisbi", id, (long long)i, req->files[i].path, req->files[i].data,
+			     req->files[i].len, (long long)req->files[i].executable);
+out:
+	free(argv);
+	if (env)
+		explicit_bzero(env, strlen(env)); /* env values are secrets */
+	free(env);
+	free(meta);
+	return rc < 0 ? -1 : 0;
+}
+
+static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
+				const struct identity *who, const struct job_req *req,
+				const char *idem_key, const unsigned char hash[32],
+				char id[UUID_STR_LEN])
+{
+	enum jobs_rc rc;
+
+	if (db_begin(db) < 0)
+		return JOBS_DB;
+	if (idem_key && (rc = idem_lookup(db, who, idem_key, hash, id)) != JOBS_OK)
+		goto done;
+	if ((rc = quota_check(db, cfg, who)) != JOBS_OK)
+		goto done;
+	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id) < 0 ||
+	    add_event(db, id, NULL, "queued", who, "submitted") < 0) {
+		rc = JOBS_DB;
+		goto done;
+	}
+	return db_commit(db) < 0 ? JOBS_DB : JOBS_OK;
+done:
+	if (rc == JOBS_DB) {
+		db_rollback(db);
+		return rc;
+	}
+	return db_commit(db) < 0 ? JOBS_DB : rc;
+}
+
+enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct identity *who,
+			 const struct job_req *req, const char *idem_key,
+			 const unsigned char req_hash[32], char id[UUID_STR_LEN])
+{
+	enum jobs_rc rc = JOBS_DB;
+
+	/* Deadlocks and a concurrent insert of the same idempotency key (1062) are
+	 * retried: the second attempt then finds the first job and replays it. */
+	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
+		rc = create_once(db, cfg, who, req, idem_key, req_hash, id);
+		if (rc != JOBS_DB || db_conn_lost(db) ||
+		    !(db_retryable(db) || (idem_key && db_errno(db) == 1062)))
+			break;
+	}
+	return rc;
+}
+
+static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const char *id)
+{
+	char sql[512], state[24];
+	struct db_param p[8];
+	size_t n = 0;
+	struct db_res *res;
+	long long r = 0;
+
+	if (db_begin(db) < 0)
+		return JOBS_DB;
+	snprintf(sql, sizeof sql, "SELECT j.state FROM jobs j WHERE j.id = ?%s FOR UPDATE",
+		 scope_sql(who));
+	p[n++] = (struct db_param){ .type = 's', .p = id };
+	n = scope_params(who, p, n);
+	res = db_querya(db, sql, p, n);
+	if (res == NULL)
+		goto fail;
+	if (db_res_rows(res) == 0) {
+		db_res_free(res);
+		db_rollback(db);
+		return JOBS_NOT_FOUND;
+	}
+	snprintf(state, sizeof state, "%s", db_res_str(res, 0, 0));
+	db_res_free(res);
+	if (strcmp(state, "queued") == 0) {
+		r = db_exec(db,
+			    "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
+			    " finished_at = CURRENT_TIMESTAMP(3) WHERE id = ?",
+			    "s", id);
+		if (r >= 0)
+			r = db_exec(db,
+				    "INSERT INTO job_results (job_id, stdout, stderr,"
+				    " diagnostics_json) VALUES (?, '', '', ?)",
+				    "ss", id, "[\"cancelled before it started\"]");
+		if (r >= 0)
+			r = add_event(db, id, "queued", "cancelled", who, "cancel requested");
+	} else if (strcmp(state, "running") == 0) {
+		r = db_exec(db, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", "s", id);
+		if (r >= 0)
+			r = add_event(db, id, "running", "running", who, "cancel requested");
+	}
+	if (r < 0)
+		goto fail;
+	return db_commit(db) < 0 ? JOBS_DB : JOBS_OK;
+fail:
+	db_rollback(db);
+	return JOBS_DB;
+}
+
+enum jobs_rc jobs_cancel(struct db *db, const struct identity *who, const char *id)
+{
+	enum jobs_rc rc = JOBS_DB;
+
+	if (!util_is_uuid(id))
+		return JOBS_NOT_FOUND;
+	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
+		rc = cancel_once(db, who, id);
+		if (rc != JOBS_DB || !db_retryable(db))
+			break;
+	}
+	return rc;
+}
+
+static enum jobs_rc visible(struct db *db, const struct identity *who, const char *id)
+{
+	char sql[512];
+	struct db_param p[8];
+	size_t n = 0;
+	struct db_res *res;
+	enum jobs_rc rc;
+
+	if (!util_is_uuid(id))
+		return JOBS_NOT_FOUND;
+	snprintf(sql, sizeof sql, "SELECT 1 FROM jobs j WHERE j.id = ?%s", scope_sql(who));
+	p[n++] = (struct db_param){ .type = 's', .p = id };
+	n = scope_params(who, p, n);
+	res = db_querya(db, sql, p, n);
+	if (res == NULL)
+		return JOBS_DB;
+	rc = db_res_rows(res) ? JOBS_OK : JOBS_NOT_FOUND;
+	db_res_free(res);
+	return rc;
+}
+
+enum jobs_rc jobs_artifacts(struct db *db, const struct identity *who, const char *id,
+			    json_t **out)
+{
+	enum jobs_rc rc = visible(db, who, id);
+
+	*out = NULL;
+	if (rc != JOBS_OK)
+		return rc;
+	*out = artifact_list(db, id);
+	return *out ? JOBS_OK : JOBS_DB;
+}
+
+enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char *id,
+			   const char *path, struct db_res **res)
+{
+	enum jobs_rc rc = visible(db, who, id);
+
+	*res = NULL;
+	if (rc != JOBS_OK)
+		return rc;
+	*res = db_query(db, "SELECT content FROM job_artifacts WHERE job_id = ? AND path = ?",
+			"ss", id, path);
+	if (*res == NULL)
+		return JOBS_DB;
+	if (db_res_rows(*res) == 0) {
+		db_res_free(*res);
+		*res = NULL;
+		return JOBS_NOT_FOUND;
+	}
+	return JOBS_OK;
+}

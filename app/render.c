@@ -1,0 +1,136 @@
+#include "render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *const states[] = { "queued",         "running", "succeeded", "failed",
+				      "timed_out",      "output_limit", "resource_limit",
+				      "blocked",        "error",   "cancelled", "lost", NULL };
+
+int render_is_state(const char *s)
+{
+	for (int i = 0; states[i] != NULL; i++)
+		if (strcmp(s, states[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int render_is_terminal(const char *s)
+{
+	return render_is_state(s) && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0;
+}
+
+json_t *render_time(const char *t)
+{
+	char buf[32];
+	size_t n;
+
+	if (t == NULL)
+		return json_null();
+	n = strlen(t);
+	/* YYYY-MM-DDTHH:MM:SS.ffffffZ: keep milliseconds. */
+	if (n == 27 && t[19] == '.' && t[26] == 'Z') {
+		memcpy(buf, t, 23);
+		buf[23] = 'Z';
+		buf[24] = '\0';
+		return json_string(buf);
+	}
+	return json_string(t);
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *int_or_null(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return json_null();
+	v = strtoll(s, &end, 10);
+	return *end ? json_null() : json_integer(v);
+}
+
+/* Parsed JSON text from the DB, or `fallback` (new reference) if absent/corrupt. */
+static json_t *stored_json(const char *text, json_t *fallback)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (v == NULL)
+		return fallback;
+	json_decref(fallback);
+	return v;
+}
+
+/* stdout/stderr: text when valid UTF-8, else `<name>_base64`. */
+static int put_output(json_t *o, const char *name, const unsigned char *b, size_t n)
+{
+	char key[32];
+
+	if (b == NULL)
+		return json_object_set_new(o, name, json_string(""));
+	if (util_utf8_valid(b, n) && memchr(b, '\0', n) == NULL)
+		return json_object_set_new(o, name, json_stringn((const char *)b, n));
+	char *enc = util_b64_encode(b, n);
+	if (enc == NULL)
+		return -1;
+	snprintf(key, sizeof key, "%s_base64", name);
+	int rc = json_object_set_new(o, key, json_string(enc));
+	free(enc);
+	return rc;
+}
+
+static json_t *render_result(const struct job_view *v)
+{
+	json_t *r, *usage;
+
+	usage = json_pack("{s:o, s:o, s:o}", "wall_ms", int_or_null(v->wall_ms), "cpu_ms",
+			  int_or_null(v->cpu_ms), "memory_peak_bytes",
+			  int_or_null(v->memory_peak_bytes));
+	r = json_pack("{s:o, s:o, s:b, s:b, s:o, s:o, s:o}", "exit_code",
+		      int_or_null(v->exit_code), "signal", int_or_null(v->signal),
+		      "stdout_truncated", v->out_trunc, "stderr_truncated", v->err_trunc,
+		      "diagnostics", stored_json(v->diagnostics_json, json_array()), "usage",
+		      usage, "artifacts", v->artifacts ? json_incref(v->artifacts) : json_array());
+	if (r == NULL || put_output(r, "stdout", v->out, v->out_len) < 0 ||
+	    put_output(r, "stderr", v->err, v->err_len) < 0) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+json_t *render_job(const struct job_view *v)
+{
+	json_t *j, *limits = json_object(), *identity, *result = json_null();
+
+	for (int i = 0; i < LIM_COUNT; i++)
+		json_object_set_new(limits, limit_specs[i].name, json_integer(v->limits[i]));
+	identity = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "identity_namespace",
+			     str_or_null(v->ns), "tenant_id", str_or_null(v->tenant),
+			     "subject_type", str_or_null(v->subject_type), "subject_id",
+			     str_or_null(v->subject_id), "actor_type", str_or_null(v->actor_type),
+			     "actor_id", str_or_null(v->actor_id));
+	if (v->has_result && render_is_terminal(v->state)) {
+		json_decref(result);
+		result = render_result(v);
+	}
+	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o, s:o, s:o,"
+		      " s:b, s:o, s:o}",
+		      "id", v->id, "status", v->state, "created_at", render_time(v->created_at),
+		      "started_at", render_time(v->started_at), "finished_at",
+		      render_time(v->finished_at), "identity", identity, "command",
+		      str_or_null(v->command), "argv", stored_json(v->argv_json, json_null()),
+		      "cwd", v->cwd ? v->cwd : "", "limits", limits, "network", v->network,
+		      "artifacts", str_or_null(v->artifacts_dir), "metadata",
+		      stored_json(v->metadata_json, json_object()), "profile",
+		      str_or_null(v->profile), "cancel_requested", v->cancel_requested,
+		      "result", result ? result : json_null(), "failure",
+		      stored_json(v->failure_json, json_null()));
+	return j;
+}

@@ -1,0 +1,471 @@
+#include "routes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "auth.h"
+#include "http_util.h"
+#include "jobs.h"
+#include "log.h"
+#include "render.h"
+#include "sha256.h"
+#include "validate.h"
+
+#define WAIT_MAX_SECONDS 30
+#define LIST_DEFAULT 20
+#define LIST_MAX 100
+#define RETRY_AFTER "Retry-After: 1\r\n"
+
+static struct db *get_db(struct api_ctx *ctx)
+{
+	char err[512];
+
+	if (ctx->db == NULL) {
+		ctx->db = db_open(ctx->cfg, err, sizeof err);
+		if (ctx->db == NULL)
+			log_kv("error", "db_connect", "error", err, (char *)NULL);
+	}
+	return ctx->db;
+}
+
+static void send_unavailable(struct req *r)
+{
+	http_send_error(r, 503, "service_unavailable", "the database is unavailable; retry later",
+			NULL, RETRY_AFTER);
+}
+
+/* Answers a storage failure; drops the connection when it is gone. */
+static void send_db_error(struct api_ctx *ctx, struct req *r)
+{
+	char code[16];
+
+	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
+	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
+	if (db_conn_lost(ctx->db) || db_errno(ctx->db) >= 2000) {
+		db_close(ctx->db);
+		ctx->db = NULL;
+		send_unavailable(r);
+		return;
+	}
+	http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
+}
+
+static void send_not_found(struct req *r)
+{
+	http_send_error(r, 404, "not_found", "no such job", NULL, NULL);
+}
+
+/* Unknown query parameters are an error naming them; known ones are copied out. */
+static int parse_query(struct req *r, const char *const *names, char (*vals)[128],
+		       int *present)
+{
+	const char *q = r->query;
+	char key[64], val[128];
+	int rc;
+
+	while ((rc = http_query_next(&q, key, sizeof key, val, sizeof val)) == 1) {
+		int i;
+		for (i = 0; names[i] != NULL; i++)
+			if (strcmp(key, names[i]) == 0)
+				break;
+		if (names[i] == NULL) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "unknown query parameter '%.60s'", key);
+			http_send_error(r, 400, "invalid_request", msg, key, NULL);
+			return -1;
+		}
+		snprintf(vals[i], 128, "%s", val);
+		present[i] = 1;
+	}
+	if (rc < 0) {
+		http_send_error(r, 400, "invalid_request", "malformed query string", NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int authenticate(struct api_ctx *ctx, struct req *r, struct identity *who)
+{
+	struct db *db = get_db(ctx);
+
+	if (db == NULL) {
+		send_unavailable(r);
+		return -1;
+	}
+	switch (auth_identify(db, r->authorization, who)) {
+	case AUTH_OK:
+		return 0;
+	case AUTH_MISSING:
+		http_send_error(r, 401, "unauthorized", "missing bearer token", NULL,
+				"WWW-Authenticate: Bearer realm=\"sandbox\"\r\n");
+		return -1;
+	case AUTH_INVALID:
+		http_send_error(r, 401, "unauthorized", "invalid or revoked token", NULL,
+				"WWW-Authenticate: Bearer realm=\"sandbox\", "
+				"error=\"invalid_token\"\r\n");
+		return -1;
+	case AUTH_DB_ERROR:
+	default:
+		send_db_error(ctx, r);
+		return -1;
+	}
+}
+
+static void h_health(struct api_ctx *ctx, struct req *r)
+{
+	struct db *db = get_db(ctx);
+	struct db_res *res;
+
+	if (db == NULL) {
+		send_unavailable(r);
+		return;
+	}
+	res = db_query(db, "SELECT 1", "");
+	if (res == NULL) {
+		send_db_error(ctx, r);
+		return;
+	}
+	db_res_free(res);
+	http_send_json(r, 200, json_pack("{s:s, s:s}", "status", "ok", "database", "ok"), NULL);
+}
+
+static int idem_key_ok(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (n == 0 || n > 255)
+		return 0;
+	for (; *k; k++)
+		if (*k < 0x21 || *k > 0x7e)
+			return 0;
+	return 1;
+}
+
+static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who)
+{
+	struct job_req jr;
+	struct val_err ve;
+	unsigned char hash[32];
+	char id[UUID_STR_LEN], loc[128];
+	json_t *job = NULL;
+	enum jobs_rc rc;
+
+	if (!http_is_json_type(r->content_type)) {
+		http_send_error(r, 415, "unsupported_media_type",
+				"Content-Type must be application/json", NULL, NULL);
+		return;
+	}
+	if (r->idempotency_key && !idem_key_ok(r->idempotency_key)) {
+		http_send_error(r, 400, "invalid_request",
+				"Idempotency-Key must be 1 to 255 printable ASCII characters",
+				"Idempotency-Key", NULL);
+		return;
+	}
+	if (val_job_request(r->body, r->body_len, ctx->cfg, who->allow_network, &jr, &ve) < 0) {
+		http_send_error(r, ve.status, ve.code, ve.message, ve.field, NULL);
+		val_job_free(&jr);
+		return;
+	}
+	sha256_buf(r->body, r->body_len, hash);
+	rc = jobs_create(ctx->db, ctx->cfg, who, &jr, r->idempotency_key, hash, id);
+	val_job_free(&jr);
+	switch (rc) {
+	case JOBS_OK:
+	case JOBS_REPLAY:
+		if (jobs_get(ctx->db, who, id, &job) != JOBS_OK) {
+			send_db_error(ctx, r);
+			return;
+		}
+		snprintf(loc, sizeof loc, "Location: /v1/jobs/%s\r\n%s", id,
+			 rc == JOBS_REPLAY ? "Idempotent-Replayed: true\r\n" : "");
+		log_kv("info", "job_submitted", "job", id, "key", who->key_id, "replay",
+		       rc == JOBS_REPLAY ? "true" : "false", (char *)NULL);
+		http_send_json(r, 202, job, loc);
+		return;
+	case JOBS_CONFLICT:
+		http_send_error(r, 409, "conflict",
+				"this Idempotency-Key was used with a different request",
+				"Idempotency-Key", NULL);
+		return;
+	case JOBS_QUOTA:
+		http_send_error(r, 429, "quota_exceeded",
+				"too many queued or running jobs for this key", NULL,
+				RETRY_AFTER);
+		return;
+	default:
+		send_db_error(ctx, r);
+	}
+}
+
+static int wait_slot_take(struct api_ctx *ctx)
+{
+	long long max = ctx->cfg->api_workers - 2, busy = 0;
+
+	for (long long i = 0; i < ctx->cfg->api_workers && i < API_MAX_WORKERS; i++)
+		busy += ctx->board->waiting[i] != 0;
+	if (busy >= max)
+		return 0;
+	ctx->board->waiting[ctx->slot] = 1;
+	return 1;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Polls the job's state until it is terminal, the deadline passes or we stop. */
+static enum jobs_rc wait_terminal(struct api_ctx *ctx, const char *id, long long secs)
+{
+	double deadline = now_s() + (double)secs;
+	long delay = 5;
+	char state[24];
+	enum jobs_rc rc = JOBS_OK;
+
+	while (!*ctx->stop && now_s() < deadline) {
+		sleep_ms(delay);
+		delay = delay * 3 / 2 > 100 ? 100 : delay * 3 / 2;
+		rc = jobs_state(ctx->db, id, state);
+		if (rc != JOBS_OK || render_is_terminal(state))
+			break;
+	}
+	return rc;
+}
+
+static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		  const char *id)
+{
+	static const char *const names[] = { "wait", NULL };
+	char vals[1][128] = { "" };
+	int present[1] = { 0 };
+	long long wait = 0;
+	json_t *job;
+	enum jobs_rc rc;
+
+	if (parse_query(r, names, vals, present) < 0)
+		return;
+	if (present[0] && util_parse_ll(vals[0], 0, WAIT_MAX_SECONDS, &wait) < 0) {
+		http_send_error(r, 400, "invalid_request",
+				"wait must be an integer number of seconds from 0 to 30", "wait",
+				NULL);
+		return;
+	}
+	rc = jobs_get(ctx->db, who, id, &job);
+	if (rc == JOBS_OK && wait > 0 &&
+	    !render_is_terminal(json_string_value(json_object_get(job, "status"))) &&
+	    wait_slot_take(ctx)) {
+		rc = wait_terminal(ctx, id, wait);
+		ctx->board->waiting[ctx->slot] = 0;
+		if (rc == JOBS_OK) {
+			json_decref(job);
+			rc = jobs_get(ctx->db, who, id, &job);
+		}
+	}
+	if (rc == JOBS_NOT_FOUND)
+		send_not_found(r);
+	else if (rc != JOBS_OK)
+		send_db_error(ctx, r);
+	else
+		http_send_json(r, 200, job, NULL);
+}
+
+static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *who)
+{
+	static const char *const names[] = { "status", "limit", "cursor", NULL };
+	char vals[3][128] = { "", "", "" };
+	int present[3] = { 0, 0, 0 };
+	long long limit = LIST_DEFAULT;
+	json_t *out;
+	enum jobs_rc rc;
+
+	if (parse_query(r, names, vals, present) < 0)
+		return;
+	if (present[0] && !render_is_state(vals[0])) {
+		http_send_error(r, 400, "invalid_request", "status is not a job state", "status",
+				NULL);
+		return;
+	}
+	if (present[1] && util_parse_ll(vals[1], 1, LIST_MAX, &limit) < 0) {
+		http_send_error(r, 400, "invalid_request", "limit must be an integer from 1 to 100",
+				"limit", NULL);
+		return;
+	}
+	rc = jobs_list(ctx->db, who, present[0] ? vals[0] : NULL, limit,
+		       present[2] ? vals[2] : NULL, &out);
+	if (rc == JOBS_BAD_CURSOR)
+		http_send_error(r, 400, "invalid_request", "cursor is not valid", "cursor", NULL);
+	else if (rc != JOBS_OK)
+		send_db_error(ctx, r);
+	else
+		http_send_json(r, 200, out, NULL);
+}
+
+static void h_cancel(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		     const char *id)
+{
+	enum jobs_rc rc = jobs_cancel(ctx->db, who, id);
+	json_t *job;
+
+	if (rc == JOBS_OK)
+		rc = jobs_get(ctx->db, who, id, &job);
+	if (rc == JOBS_NOT_FOUND) {
+		send_not_found(r);
+		return;
+	}
+	if (rc != JOBS_OK) {
+		send_db_error(ctx, r);
+		return;
+	}
+	log_kv("info", "job_cancel", "job", id, "key", who->key_id, (char *)NULL);
+	http_send_json(r, 200, job, NULL);
+}
+
+static void h_artifacts(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			const char *id)
+{
+	json_t *arr;
+	enum jobs_rc rc = jobs_artifacts(ctx->db, who, id, &arr);
+
+	if (rc == JOBS_NOT_FOUND)
+		send_not_found(r);
+	else if (rc != JOBS_OK)
+		send_db_error(ctx, r);
+	else
+		http_send_json(r, 200, arr, NULL);
+}
+
+static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		       const char *id, const char *raw_path)
+{
+	char path[1100];
+	struct db_res *res;
+	enum jobs_rc rc;
+
+	if (http_pct_decode(raw_path, strlen(raw_path), path, sizeof path) < 0 ||
+	    val_rel_path(path, 1024) != NULL) {
+		http_send_error(r, 404, "not_found", "no such artifact", NULL, NULL);
+		return;
+	}
+	rc = jobs_artifact(ctx->db, who, id, path, &res);
+	if (rc == JOBS_NOT_FOUND) {
+		/* Same body whether the job or only the artifact is unknown: no leak. */
+		send_not_found(r);
+		return;
+	}
+	if (rc != JOBS_OK) {
+		send_db_error(ctx, r);
+		return;
+	}
+	http_send_bytes(r, 200, "application/octet-stream", db_res_str(res, 0, 0),
+			db_res_len(res, 0, 0), NULL);
+	db_res_free(res);
+}
+
+enum route { R_NONE, R_HEALTH, R_JOBS, R_JOB, R_CANCEL, R_ARTIFACTS, R_ARTIFACT };
+
+/* Splits /v1/jobs/{id}[/cancel|/artifacts[/{path}]]. */
+static enum route match(const char *path, char *id, size_t idn, const char **rest)
+{
+	const char *p, *slash;
+	size_t n;
+
+	*rest = NULL;
+	if (strcmp(path, "/v1/health") == 0)
+		return R_HEALTH;
+	if (strcmp(path, "/v1/jobs") == 0)
+		return R_JOBS;
+	if (strncmp(path, "/v1/jobs/", 9) != 0)
+		return R_NONE;
+	p = path + 9;
+	slash = strchr(p, '/');
+	n = slash ? (size_t)(slash - p) : strlen(p);
+	if (n == 0 || n >= idn)
+		return R_NONE;
+	memcpy(id, p, n);
+	id[n] = '\0';
+	if (slash == NULL)
+		return R_JOB;
+	if (strcmp(slash, "/cancel") == 0)
+		return R_CANCEL;
+	if (strcmp(slash, "/artifacts") == 0)
+		return R_ARTIFACTS;
+	if (strncmp(slash, "/artifacts/", 11) == 0 && slash[11] != '\0') {
+		*rest = slash + 11;
+		return R_ARTIFACT;
+	}
+	return R_NONE;
+}
+
+static const char *allowed(enum route rt)
+{
+	switch (rt) {
+	case R_JOBS: return "GET, POST";
+	case R_CANCEL: return "POST";
+	default: return "GET";
+	}
+}
+
+static int method_ok(enum route rt, const char *m)
+{
+	if (rt == R_JOBS)
+		return strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0;
+	if (rt == R_CANCEL)
+		return strcmp(m, "POST") == 0;
+	return strcmp(m, "GET") == 0;
+}
+
+void routes_handle(struct api_ctx *ctx, struct req *r)
+{
+	char id[64], hdr[64];
+	const char *rest;
+	struct identity who;
+	enum route rt = match(r->path, id, sizeof id, &rest);
+
+	if (rt == R_NONE) {
+		http_send_error(r, 404, "not_found", "no such endpoint", NULL, NULL);
+		return;
+	}
+	if (!method_ok(rt, r->method)) {
+		snprintf(hdr, sizeof hdr, "Allow: %s\r\n", allowed(rt));
+		http_send_error(r, 405, "method_not_allowed", "method not allowed", NULL, hdr);
+		return;
+	}
+	if (rt == R_HEALTH) {
+		h_health(ctx, r);
+		return;
+	}
+	if (authenticate(ctx, r, &who) < 0)
+		return;
+	switch (rt) {
+	case R_JOBS:
+		if (strcmp(r->method, "POST") == 0) {
+			if (*r->query != '\0') {
+				http_send_error(r, 400, "invalid_request",
+						"POST /v1/jobs takes no query parameters", NULL, NULL);
+				return;
+			}
+			h_submit(ctx, r, &who);
+		} else {
+			h_list(ctx, r, &who);
+		}
+		break;
+	case R_JOB: h_get(ctx, r, &who, id); break;
+	case R_CANCEL: h_cancel(ctx, r, &who, id); break;
+	case R_ARTIFACTS: h_artifacts(ctx, r, &who, id); break;
+	case R_ARTIFACT: h_artifact(ctx, r, &who, id, rest); break;
+	default: send_not_found(r);
+	}
+}

@@ -1,0 +1,449 @@
+#include "validate.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+#define MAX_ENV_BYTES 65536
+#define MAX_ARGV 1024
+#define MAX_COMMAND_BYTES 65536
+#define MAX_META_KEY 64
+#define MAX_META_KEYS 64
+
+static int fail(struct val_err *e, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct val_err *e, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->status = 400;
+	e->code = "invalid_request";
+	snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof e->message, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *val_rel_path(const char *p, size_t max)
+{
+	const char *c = p;
+
+	if (*p == '\0')
+		return "must not be empty";
+	if (strlen(p) > max)
+		return "is too long";
+	if (*p == '/')
+		return "must be relative";
+	for (const char *s = p; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\')
+			return "must not contain control characters or backslashes";
+	while (*c) {
+		size_t n = strcspn(c, "/");
+		if (n == 0)
+			return "must not contain empty components";
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "must not contain '.' or '..' components";
+		c += n;
+		if (*c == '/') {
+			c++;
+			if (*c == '\0')
+				return "must not end with '/'";
+		}
+	}
+	return NULL;
+}
+
+int val_env_name(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+int val_reserved_meta_key(const char *k)
+{
+	static const char *const exact[] = { "identity",   "identity_namespace", "tenant_id",
+					     "subject_type", "subject_id",       "actor_type",
+					     "actor_id" };
+
+	for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+		if (strcasecmp(k, exact[i]) == 0)
+			return 1;
+	return strncasecmp(k, "sandbox", 7) == 0 || strncasecmp(k, "x-sandbox", 9) == 0;
+}
+
+static int meta_key_ok(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (n == 0 || n > MAX_META_KEY)
+		return 0;
+	for (; *k; k++)
+		if (!(isalnum((unsigned char)*k) || strchr("_.:-", *k)))
+			return 0;
+	return 1;
+}
+
+/* A string or NULL (absent/null) field; -1 if present with another type. */
+static int opt_string(json_t *root, const char *key, const char **out, struct val_err *e)
+{
+	json_t *v = json_object_get(root, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return fail(e, key, "%s must be a string", key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int check_unknown(json_t *obj, const char *const *known, const char *prefix,
+			 struct val_err *e)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v) {
+		size_t i;
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(k, known[i]) == 0)
+				break;
+		if (known[i] == NULL) {
+			char field[160];
+			snprintf(field, sizeof field, "%s%.120s", prefix, k);
+			return fail(e, field, "unknown field '%s'", field);
+		}
+	}
+	return 0;
+}
+
+static int v_command(json_t *root, struct job_req *r, struct val_err *e)
+{
+	json_t *argv = json_object_get(root, "argv");
+	const char *cmd;
+
+	if (opt_string(root, "command", &cmd, e) < 0)
+		return -1;
+	if (argv != NULL && json_is_null(argv))
+		argv = NULL;
+	if ((cmd == NULL) == (argv == NULL))
+		return fail(e, "command", "exactly one of command and argv is required");
+	if (cmd != NULL) {
+		if (*cmd == '\0' || strlen(cmd) > MAX_COMMAND_BYTES)
+			return fail(e, "command", "command must be 1 to %d bytes",
+				    MAX_COMMAND_BYTES);
+		r->command = cmd;
+		return 0;
+	}
+	if (!json_is_array(argv) || json_array_size(argv) == 0 ||
+	    json_array_size(argv) > MAX_ARGV)
+		return fail(e, "argv", "argv must be an array of 1 to %d strings", MAX_ARGV);
+	size_t i, total = 0;
+	json_t *a;
+	json_array_foreach(argv, i, a) {
+		if (!json_is_string(a))
+			return fail(e, "argv", "argv[%zu] must be a string", i);
+		total += json_string_length(a);
+	}
+	if (json_string_length(json_array_get(argv, 0)) == 0)
+		return fail(e, "argv", "argv[0] must not be empty");
+	if (total > MAX_COMMAND_BYTES)
+		return fail(e, "argv", "argv is longer than %d bytes", MAX_COMMAND_BYTES);
+	r->argv = argv;
+	return 0;
+}
+
+/* Decodes `content` or `content_base64` style pairs. */
+static int text_or_b64(json_t *obj, const char *tkey, const char *bkey, const char *prefix,
+		       int required, unsigned char **out, size_t *len, struct val_err *e)
+{
+	json_t *t = json_object_get(obj, tkey), *b = json_object_get(obj, bkey);
+	char ft[160], fb[160];
+
+	snprintf(ft, sizeof ft, "%s%s", prefix, tkey);
+	snprintf(fb, sizeof fb, "%s%s", prefix, bkey);
+	if (t != NULL && b != NULL)
+		return fail(e, ft, "%s and %s are mutually exclusive", ft, fb);
+	if (t == NULL && b == NULL && required)
+		return fail(e, ft, "%s or %s is required", ft, fb);
+	if (t != NULL) {
+		if (!json_is_string(t))
+			return fail(e, ft, "%s must be a string", ft);
+		*len = json_string_length(t);
+		*out = malloc(*len + 1);
+		if (*out == NULL)
+			return fail(e, ft, "out of memory");
+		memcpy(*out, json_string_value(t), *len + 1);
+	} else if (b != NULL) {
+		if (!json_is_string(b))
+			return fail(e, fb, "%s must be a string", fb);
+		*out = util_b64_decode(json_string_value(b), json_string_length(b), len);
+		if (*out == NULL)
+			return fail(e, fb, "%s is not valid base64", fb);
+	} else {
+		*out = calloc(1, 1);
+		*len = 0;
+		if (*out == NULL)
+			return fail(e, ft, "out of memory");
+	}
+	return 0;
+}
+
+static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	json_t *env = json_object_get(root, "env"), *v;
+	const char *k;
+	size_t total = 0;
+
+	if (env == NULL || json_is_null(env)) {
+		r->env = json_object();
+		return r->env ? 0 : fail(e, "env", "out of memory");
+	}
+	if (!json_is_object(env))
+		return fail(e, "env", "env must be an object of strings");
+	if (json_object_size(env) > (size_t)cfg->max_env)
+		return fail(e, "env", "env has more than %lld entries", cfg->max_env);
+	json_object_foreach(env, k, v) {
+		if (!val_env_name(k))
+			return fail(e, "env", "env name '%.64s' must match [A-Za-z_][A-Za-z0-9_]*",
+				    k);
+		if (!json_is_string(v))
+			return fail(e, "env", "env value of %.64s must be a string", k);
+		total += strlen(k) + json_string_length(v) + 2;
+	}
+	if (total > MAX_ENV_BYTES)
+		return fail(e, "env", "env is larger than %d bytes", MAX_ENV_BYTES);
+	r->env = json_incref(env);
+	return 0;
+}
+
+static int v_one_file(json_t *f, size_t i, const struct cfg *cfg, struct job_file *out,
+		      struct val_err *e)
+{
+	static const char *const known[] = { "path", "content", "content_base64", "executable",
+					     NULL };
+	char prefix[48], field[64];
+	json_t *p, *x;
+	const char *why;
+
+	snprintf(prefix, sizeof prefix, "files[%zu].", i);
+	if (!json_is_object(f)) {
+		snprintf(field, sizeof field, "files[%zu]", i);
+		return fail(e, field, "%s must be an object", field);
+	}
+	if (check_unknown(f, known, prefix, e) < 0)
+		return -1;
+	snprintf(field, sizeof field, "%spath", prefix);
+	p = json_object_get(f, "path");
+	if (!json_is_string(p))
+		return fail(e, field, "%s must be a string", field);
+	why = val_rel_path(json_string_value(p), (size_t)cfg->max_path_bytes);
+	if (why != NULL)
+		return fail(e, field, "%s %s", field, why);
+	out->path = json_string_value(p);
+	x = json_object_get(f, "executable");
+	snprintf(field, sizeof field, "%sexecutable", prefix);
+	if (x != NULL && !json_is_boolean(x))
+		return fail(e, field, "%s must be a boolean", field);
+	out->executable = x != NULL && json_is_true(x);
+	return text_or_b64(f, "content", "content_base64", prefix, 1, &out->data, &out->len, e);
+}
+
+/* "a" and "a/b" cannot both be files; neither can two equal paths. */
+static int paths_clash(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+
+	return strncmp(a, b, n) == 0 && (la == lb || (la < lb ? b[la] : a[lb]) == '/');
+}
+
+static int v_files(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	json_t *files = json_object_get(root, "files"), *f;
+	size_t i, total = r->stdin_len;
+
+	if (files == NULL || json_is_null(files))
+		return 0;
+	if (!json_is_array(files))
+		return fail(e, "files", "files must be an array");
+	if (json_array_size(files) > (size_t)cfg->max_files)
+		return fail(e, "files", "files has more than %lld entries", cfg->max_files);
+	r->files = calloc(json_array_size(files) + 1, sizeof *r->files);
+	if (r->files == NULL)
+		return fail(e, "files", "out of memory");
+	json_array_foreach(files, i, f) {
+		if (v_one_file(f, i, cfg, &r->files[i], e) < 0) {
+			r->nfiles = i + 1; /* so val_job_free releases a partial decode */
+			return -1;
+		}
+		r->nfiles = i + 1;
+		total += r->files[i].len;
+		if (total > (size_t)cfg->max_files_bytes)
+			return fail(e, "files", "files and stdin exceed %lld bytes",
+				    cfg->max_files_bytes);
+		for (size_t j = 0; j < i; j++) {
+			if (paths_clash(r->files[j].path, r->files[i].path)) {
+				char field[64];
+				snprintf(field, sizeof field, "files[%zu].path", i);
+				return fail(e, field, "%s clashes with files[%zu].path", field, j);
+			}
+		}
+	}
+	return 0;
+}
+
+static int v_limits(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	json_t *lim = json_object_get(root, "limits"), *v;
+	const char *k;
+
+	for (int i = 0; i < LIM_COUNT; i++)
+		r->limits[i] = cfg->limit_default[i];
+	if (lim == NULL || json_is_null(lim))
+		return 0;
+	if (!json_is_object(lim))
+		return fail(e, "limits", "limits must be an object");
+	json_object_foreach(lim, k, v) {
+		int id = limit_lookup(k);
+		char field[96];
+		long long lo, hi;
+
+		snprintf(field, sizeof field, "limits.%.64s", k);
+		if (id < 0)
+			return fail(e, field, "unknown field '%s'", field);
+		lo = limit_specs[id].min;
+		hi = cfg->limit_max[id];
+		if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+			return fail(e, field, "%s must be an integer from %lld to %lld", field, lo,
+				    hi);
+		r->limits[id] = json_integer_value(v);
+	}
+	return 0;
+}
+
+static int v_metadata(json_t *root, const struct cfg *cfg, struct job_req *r,
+		      struct val_err *e)
+{
+	json_t *m = json_object_get(root, "metadata"), *v;
+	const char *k;
+	char *dump;
+	size_t n;
+
+	if (m == NULL || json_is_null(m)) {
+		r->metadata = json_object();
+		return r->metadata ? 0 : fail(e, "metadata", "out of memory");
+	}
+	if (!json_is_object(m))
+		return fail(e, "metadata", "metadata must be an object of strings");
+	if (json_object_size(m) > MAX_META_KEYS)
+		return fail(e, "metadata", "metadata has more than %d keys", MAX_META_KEYS);
+	json_object_foreach(m, k, v) {
+		if (!meta_key_ok(k))
+			return fail(e, "metadata",
+				    "metadata keys must be 1 to %d of [A-Za-z0-9_.:-]",
+				    MAX_META_KEY);
+		if (val_reserved_meta_key(k)) {
+			char field[96];
+			snprintf(field, sizeof field, "metadata.%s", k);
+			return fail(e, field, "%s is reserved for identity", field);
+		}
+		if (!json_is_string(v))
+			return fail(e, "metadata", "metadata.%s must be a string", k);
+	}
+	dump = json_dumps(m, JSON_COMPACT);
+	n = dump ? strlen(dump) : 0;
+	free(dump);
+	if (n > (size_t)cfg->max_metadata_bytes)
+		return fail(e, "metadata", "metadata is larger than %lld bytes",
+			    cfg->max_metadata_bytes);
+	r->metadata = json_incref(m);
+	return 0;
+}
+
+static int v_paths(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	const char *why;
+
+	if (opt_string(root, "cwd", &r->cwd, e) < 0)
+		return -1;
+	if (r->cwd == NULL)
+		r->cwd = "";
+	if (*r->cwd != '\0' && (why = val_rel_path(r->cwd, (size_t)cfg->max_path_bytes)))
+		return fail(e, "cwd", "cwd %s", why);
+	if (opt_string(root, "artifacts", &r->artifacts, e) < 0)
+		return -1;
+	if (r->artifacts != NULL &&
+	    (why = val_rel_path(r->artifacts, (size_t)cfg->max_path_bytes)))
+		return fail(e, "artifacts", "artifacts %s", why);
+	return 0;
+}
+
+static int v_network(json_t *root, int allow_network, struct job_req *r, struct val_err *e)
+{
+	json_t *n = json_object_get(root, "network");
+
+	if (n != NULL && !json_is_null(n) && !json_is_boolean(n))
+		return fail(e, "network", "network must be a boolean");
+	r->network = n != NULL && json_is_true(n);
+	if (r->network && !allow_network) {
+		fail(e, "network", "this key may not run jobs with network access");
+		e->status = 403;
+		e->code = "forbidden";
+		return -1;
+	}
+	return 0;
+}
+
+int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
+		    struct job_req *r, struct val_err *e)
+{
+	static const char *const known[] = { "command", "argv",    "files",   "stdin",
+					     "stdin_base64", "env", "cwd",     "limits",
+					     "network", "artifacts", "metadata", NULL };
+	json_error_t jerr;
+
+	memset(r, 0, sizeof *r);
+	memset(e, 0, sizeof *e);
+	r->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (r->root == NULL) {
+		fail(e, NULL, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
+		     jerr.text);
+		e->code = "invalid_json";
+		return -1;
+	}
+	if (!json_is_object(r->root))
+		return fail(e, NULL, "the request body must be a JSON object");
+	if (check_unknown(r->root, known, "", e) < 0 || v_command(r->root, r, e) < 0 ||
+	    text_or_b64(r->root, "stdin", "stdin_base64", "", 0, &r->stdin_buf, &r->stdin_len,
+			e) < 0 ||
+	    v_env(r->root, cfg, r, e) < 0 || v_files(r->root, cfg, r, e) < 0 ||
+	    v_paths(r->root, cfg, r, e) < 0 || v_limits(r->root, cfg, r, e) < 0 ||
+	    v_network(r->root, allow_network, r, e) < 0 || v_metadata(r->root, cfg, r, e) < 0)
+		return -1;
+	if (r->stdin_len > (size_t)cfg->max_files_bytes)
+		return fail(e, "stdin", "stdin exceeds %lld bytes", cfg->max_files_bytes);
+	return 0;
+}
+
+void val_job_free(struct job_req *r)
+{
+	for (size_t i = 0; i < r->nfiles; i++)
+		free(r->files[i].data);
+	free(r->files);
+	free(r->stdin_buf);
+	json_decref(r->env);
+	json_decref(r->metadata);
+	json_decref(r->root);
+	memset(r, 0, sizeof *r);
+}

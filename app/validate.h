@@ -1,0 +1,55 @@
+/* Validation of a job submission (pure: no I/O). Every rejection names the field. */
+#ifndef SANDBOX_VALIDATE_H
+#define SANDBOX_VALIDATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "limits.h"
+
+struct val_err {
+	int status;          /* 400, or 403 for a permission */
+	const char *code;    /* invalid_json, invalid_request, forbidden */
+	char field[160];     /* empty when the error is about the whole body */
+	char message[256];
+};
+
+struct job_file {
+	const char *path;    /* borrowed from job_req.root */
+	unsigned char *data; /* owned, decoded */
+	size_t len;
+	int executable;
+};
+
+struct job_req {
+	json_t *root;            /* owns everything borrowed below */
+	const char *command;     /* NULL when argv is used */
+	json_t *argv;            /* NULL when command is used */
+	unsigned char *stdin_buf;
+	size_t stdin_len;
+	json_t *env;             /* object of strings, maybe empty, never NULL */
+	const char *cwd;         /* "" = workspace root */
+	long long limits[LIM_COUNT];
+	int network;
+	const char *artifacts;   /* NULL = none */
+	json_t *metadata;        /* object of strings, never NULL */
+	struct job_file *files;
+	size_t nfiles;
+};
+
+/* Parses and validates body. 0 and a filled req (release with val_job_free), or -1
+ * and err filled in. `allow_network` is the key's permission. */
+int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
+		    struct job_req *req, struct val_err *err);
+void val_job_free(struct job_req *req);
+
+/* A relative, normalized path: no leading '/', no empty, '.' or '..' component, no
+ * control byte or backslash, at most max bytes. NULL if fine, else the reason. */
+const char *val_rel_path(const char *p, size_t max);
+/* [A-Za-z_][A-Za-z0-9_]* */
+int val_env_name(const char *s);
+/* Metadata keys that could be taken for identity (case-insensitive). */
+int val_reserved_meta_key(const char *k);
+
+#endif

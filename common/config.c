@@ -1,0 +1,221 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+enum kind { K_STR, K_INT };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	size_t off;
+	size_t size;     /* K_STR: buffer size */
+	long long min, max;
+};
+
+#define S(f) #f, K_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f), 0, 0
+#define I(f, lo, hi) #f, K_INT, offsetof(struct cfg, f), 0, lo, hi
+
+static const struct key keys[] = {
+	{ S(db_socket) },
+	{ S(db_host) },
+	{ I(db_port, 1, 65535) },
+	{ S(db_name) },
+	{ S(db_user) },
+	{ S(db_password_file) },
+	{ I(db_connect_timeout, 1, 60) },
+	{ S(fcgi_socket) },
+	{ I(api_workers, 1, 512) },
+	{ S(schema_dir) },
+	{ I(max_body_bytes, 1024, 1073741824) },
+	{ I(max_files, 0, 10000) },
+	{ I(max_files_bytes, 0, 1073741824) },
+	{ I(max_path_bytes, 1, 1024) },
+	{ I(max_metadata_bytes, 0, 65536) },
+	{ I(max_env, 0, 4096) },
+	{ I(default_max_queued, 1, 1000000) },
+};
+
+void cfg_defaults(struct cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->db_host, sizeof c->db_host, "127.0.0.1");
+	c->db_port = 3306;
+	snprintf(c->db_name, sizeof c->db_name, "sandbox");
+	snprintf(c->db_user, sizeof c->db_user, "sandbox");
+	c->db_connect_timeout = 2;
+	snprintf(c->fcgi_socket, sizeof c->fcgi_socket, "/run/sandbox/api.sock");
+	c->api_workers = 8;
+	snprintf(c->schema_dir, sizeof c->schema_dir, "/usr/share/sandbox/schema");
+	c->max_body_bytes = 10485760;
+	c->max_files = 100;
+	c->max_files_bytes = 8388608;
+	c->max_path_bytes = 255;
+	c->max_metadata_bytes = 4096;
+	c->max_env = 64;
+	c->default_max_queued = 100;
+	for (int i = 0; i < LIM_COUNT; i++) {
+		c->limit_default[i] = limit_specs[i].def;
+		c->limit_max[i] = limit_specs[i].max;
+	}
+}
+
+/* `<limit>_default` / `<limit>_max` keys. */
+static int set_limit(struct cfg *c, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	char name[64];
+	const char *us = strrchr(key, '_');
+	long long v;
+	int id;
+
+	if (us == NULL || (size_t)(us - key) >= sizeof name)
+		return 1;
+	memcpy(name, key, (size_t)(us - key));
+	name[us - key] = '\0';
+	id = limit_lookup(name);
+	if (id < 0 || (strcmp(us, "_default") != 0 && strcmp(us, "_max") != 0))
+		return 1;
+	if (util_parse_ll(value, limit_specs[id].min, limit_specs[id].ceiling, &v) < 0) {
+		snprintf(err, errlen, "%s: expected an integer from %lld to %lld", key,
+			 limit_specs[id].min, limit_specs[id].ceiling);
+		return -1;
+	}
+	if (strcmp(us, "_default") == 0)
+		c->limit_default[id] = v;
+	else
+		c->limit_max[id] = v;
+	return 0;
+}
+
+int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	int r;
+
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const struct key *k = &keys[i];
+		char *field = (char *)c + k->off;
+
+		if (strcmp(k->name, key) != 0)
+			continue;
+		if (k->kind == K_STR) {
+			if ((size_t)snprintf(field, k->size, "%s", value) >= k->size) {
+				snprintf(err, errlen, "%s: value too long", key);
+				return -1;
+			}
+			return 0;
+		}
+		if (util_parse_ll(value, k->min, k->max, (long long *)(void *)field) < 0) {
+			snprintf(err, errlen, "%s: expected an integer from %lld to %lld", key,
+				 k->min, k->max);
+			return -1;
+		}
+		return 0;
+	}
+	r = set_limit(c, key, value, err, errlen);
+	if (r <= 0)
+		return r;
+	snprintf(err, errlen, "unknown key '%s'", key);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static int cfg_check(const struct cfg *c, char *err, size_t errlen)
+{
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (c->limit_default[i] > c->limit_max[i]) {
+			snprintf(err, errlen, "%s_default (%lld) exceeds %s_max (%lld)",
+				 limit_specs[i].name, c->limit_default[i], limit_specs[i].name,
+				 c->limit_max[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f;
+	char line[1024], msg[256];
+	int lineno = 0, rc = 0;
+
+	cfg_defaults(c);
+	f = fopen(path, "re");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *s, *eq;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			snprintf(err, errlen, "%s:%d: line too long", path, lineno);
+			rc = -1;
+			break;
+		}
+		s = trim(line);
+		if (*s == '\0' || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (eq == NULL) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		if (cfg_set(c, trim(s), trim(eq + 1), msg, sizeof msg) < 0) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
+			rc = -1;
+			break;
+		}
+	}
+	fclose(f);
+	if (rc == 0 && cfg_check(c, msg, sizeof msg) < 0) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		rc = -1;
+	}
+	return rc;
+}
+
+int cfg_db_password(const struct cfg *c, char *buf, size_t n, char *err, size_t errlen)
+{
+	char *data;
+	size_t len;
+
+	buf[0] = '\0';
+	if (c->db_password_file[0] == '\0')
+		return 0;
+	data = util_read_file(c->db_password_file, 4096, &len);
+	if (data == NULL) {
+		snprintf(err, errlen, "db_password_file %s: %s", c->db_password_file,
+			 strerror(errno));
+		return -1;
+	}
+	data[strcspn(data, "\r\n")] = '\0';
+	if ((size_t)snprintf(buf, n, "%s", data) >= n) {
+		snprintf(err, errlen, "db_password_file %s: password too long",
+			 c->db_password_file);
+		explicit_bzero(data, len);
+		free(data);
+		return -1;
+	}
+	explicit_bzero(data, len);
+	free(data);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* The service configuration file: `key = value` lines, `#` comments. */
+#ifndef SANDBOX_CONFIG_H
+#define SANDBOX_CONFIG_H
+
+#include <stddef.h>
+
+#include "limits.h"
+
+#define CFG_PATH_MAX 512
+
+struct cfg {
+	char db_socket[CFG_PATH_MAX];
+	char db_host[256];
+	long long db_port;
+	char db_name[64];
+	char db_user[64];
+	char db_password_file[CFG_PATH_MAX];
+	long long db_connect_timeout;
+	char fcgi_socket[CFG_PATH_MAX];
+	long long api_workers;
+	char schema_dir[CFG_PATH_MAX];
+	long long max_body_bytes;
+	long long max_files;
+	long long max_files_bytes;
+	long long max_path_bytes;
+	long long max_metadata_bytes;
+	long long max_env;
+	long long default_max_queued;
+	long long limit_default[LIM_COUNT];
+	long long limit_max[LIM_COUNT];
+};
+
+void cfg_defaults(struct cfg *c);
+/* Parses one `key = value` pair into c; -1 with a message in err. */
+int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t errlen);
+/* Defaults, then the file; -1 with "path:line: reason" in err. Unknown keys are
+ * errors: a typo must never silently fall back to a default. */
+int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen);
+/* Reads the DB password file into buf (first line). -1 with err. */
+int cfg_db_password(const struct cfg *c, char *buf, size_t n, char *err, size_t errlen);
+
+#endif

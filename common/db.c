@@ -1,0 +1,470 @@
+#include "db.h"
+
+#include <errno.h>
+#include <mysql.h>
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redact.h"
+
+#define DB_MAX_PARAMS 48
+#define DB_MAX_CELL (256u << 20) /* a cell larger than this is refused, not fetched */
+
+struct db {
+	MYSQL *my;
+	unsigned err;
+	char msg[512];
+};
+
+struct cell {
+	char *data;
+	size_t len;
+	bool null;
+};
+
+struct db_res {
+	size_t rows, cols, cap;
+	struct cell *cells;
+};
+
+static void set_err(struct db *db, unsigned code, const char *msg)
+{
+	db->err = code;
+	snprintf(db->msg, sizeof db->msg, "%s", msg);
+	redact(db->msg);
+}
+
+static void stmt_err(struct db *db, MYSQL_STMT *st)
+{
+	set_err(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+}
+
+struct db *db_open(const struct cfg *cfg, char *err, size_t errlen)
+{
+	struct db *db = calloc(1, sizeof *db);
+	char pw[256], perr[256];
+	unsigned timeout = (unsigned)cfg->db_connect_timeout, rw = timeout * 5;
+	my_bool off = 0;
+	const char *init = "SET time_zone='+00:00', innodb_lock_wait_timeout=5";
+
+	if (db == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (cfg_db_password(cfg, pw, sizeof pw, perr, sizeof perr) < 0) {
+		snprintf(err, errlen, "%s", perr);
+		free(db);
+		return NULL;
+	}
+	db->my = mysql_init(NULL);
+	if (db->my == NULL) {
+		snprintf(err, errlen, "mysql_init failed");
+		explicit_bzero(pw, sizeof pw);
+		free(db);
+		return NULL;
+	}
+	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rw);
+	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rw);
+	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
+	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(db->my, MYSQL_INIT_COMMAND, init);
+	if (mysql_real_connect(db->my, cfg->db_socket[0] ? NULL : cfg->db_host, cfg->db_user, pw,
+			       cfg->db_name, (unsigned)cfg->db_port,
+			       cfg->db_socket[0] ? cfg->db_socket : NULL, 0) == NULL) {
+		char m[512];
+		snprintf(m, sizeof m, "%s", mysql_error(db->my));
+		redact(m);
+		snprintf(err, errlen, "connect: %s (%u)", m, mysql_errno(db->my));
+		explicit_bzero(pw, sizeof pw);
+		mysql_close(db->my);
+		free(db);
+		return NULL;
+	}
+	explicit_bzero(pw, sizeof pw);
+	return db;
+}
+
+void db_close(struct db *db)
+{
+	if (db == NULL)
+		return;
+	mysql_close(db->my);
+	free(db);
+}
+
+unsigned db_errno(const struct db *db)
+{
+	return db->err;
+}
+
+const char *db_error(const struct db *db)
+{
+	return db->msg;
+}
+
+int db_conn_lost(const struct db *db)
+{
+	switch (db->err) {
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_SERVER_LOST_EXTENDED:
+	case CR_COMMANDS_OUT_OF_SYNC:
+	case ER_CONNECTION_KILLED:
+	case ER_SERVER_SHUTDOWN:
+	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int db_retryable(const struct db *db)
+{
+	return db->err == ER_LOCK_DEADLOCK || db->err == ER_LOCK_WAIT_TIMEOUT;
+}
+
+/* Collects the varargs described by types into p[]. */
+static int params_from_va(struct db *db, const char *types, va_list ap, struct db_param *p,
+			  size_t *n)
+{
+	*n = strlen(types);
+	if (*n > DB_MAX_PARAMS) {
+		set_err(db, CR_UNKNOWN_ERROR, "too many parameters");
+		return -1;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		p[i].type = types[i];
+		switch (types[i]) {
+		case 's':
+			p[i].p = va_arg(ap, const char *);
+			break;
+		case 'b':
+			p[i].p = va_arg(ap, const void *);
+			p[i].len = va_arg(ap, size_t);
+			break;
+		case 'i':
+			p[i].i = va_arg(ap, long long);
+			break;
+		default:
+			set_err(db, CR_UNKNOWN_ERROR, "bad parameter type");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int bind_params(struct db *db, MYSQL_STMT *st, const struct db_param *p, size_t n,
+		       MYSQL_BIND *b, long long *ints, unsigned long *lens, my_bool *nulls)
+{
+	if (n > DB_MAX_PARAMS || n != mysql_stmt_param_count(st)) {
+		set_err(db, CR_UNKNOWN_ERROR, "parameter count mismatch");
+		return -1;
+	}
+	memset(b, 0, n * sizeof *b);
+	for (size_t i = 0; i < n; i++) {
+		nulls[i] = 0;
+		b[i].is_null = &nulls[i];
+		switch (p[i].type) {
+		case 's':
+		case 'b':
+			b[i].buffer_type = p[i].type == 's' ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+			b[i].buffer = (void *)p[i].p;
+			lens[i] = p[i].p == NULL ? 0
+				  : p[i].type == 's' ? (unsigned long)strlen(p[i].p)
+						     : (unsigned long)p[i].len;
+			b[i].length = &lens[i];
+			nulls[i] = p[i].p == NULL;
+			break;
+		case 'i':
+			ints[i] = p[i].i;
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = &ints[i];
+			break;
+		default:
+			set_err(db, CR_UNKNOWN_ERROR, "bad parameter type");
+			return -1;
+		}
+	}
+	if (n > 0 && mysql_stmt_bind_param(st, b)) {
+		stmt_err(db, st);
+		return -1;
+	}
+	return 0;
+}
+
+static MYSQL_STMT *prepare_exec(struct db *db, const char *sql, const struct db_param *p,
+				size_t n)
+{
+	MYSQL_BIND b[DB_MAX_PARAMS];
+	long long ints[DB_MAX_PARAMS];
+	unsigned long lens[DB_MAX_PARAMS];
+	my_bool nulls[DB_MAX_PARAMS];
+	MYSQL_STMT *st;
+
+	db->err = 0;
+	db->msg[0] = '\0';
+	st = mysql_stmt_init(db->my);
+	if (st == NULL) {
+		set_err(db, mysql_errno(db->my), mysql_error(db->my));
+		return NULL;
+	}
+	if (mysql_stmt_prepare(st, sql, strlen(sql)) ||
+	    bind_params(db, st, p, n, b, ints, lens, nulls) < 0 || mysql_stmt_execute(st)) {
+		if (db->err == 0)
+			stmt_err(db, st);
+		mysql_stmt_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+long long db_execa(struct db *db, const char *sql, const struct db_param *p, size_t n)
+{
+	MYSQL_STMT *st = prepare_exec(db, sql, p, n);
+	long long rows;
+
+	if (st == NULL)
+		return -1;
+	rows = (long long)mysql_stmt_affected_rows(st);
+	mysql_stmt_close(st);
+	return rows;
+}
+
+long long db_exec(struct db *db, const char *sql, const char *types, ...)
+{
+	struct db_param p[DB_MAX_PARAMS];
+	size_t n;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = params_from_va(db, types, ap, p, &n);
+	va_end(ap);
+	return rc < 0 ? -1 : db_execa(db, sql, p, n);
+}
+
+unsigned long long db_insert_id(struct db *db)
+{
+	return mysql_insert_id(db->my);
+}
+
+static struct cell *res_add_row(struct db_res *r)
+{
+	if (r->rows == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 8;
+		struct cell *c = reallocarray(r->cells, cap * r->cols, sizeof *c);
+		if (c == NULL)
+			return NULL;
+		r->cells = c;
+		r->cap = cap;
+	}
+	memset(&r->cells[r->rows * r->cols], 0, r->cols * sizeof(struct cell));
+	return &r->cells[r->rows++ * r->cols];
+}
+
+/* Copies every column of the fetched row, pulling long values in full. */
+static int fetch_row(struct db *db, MYSQL_STMT *st, struct db_res *r, MYSQL_BIND *b,
+		     unsigned long *lens, my_bool *nulls)
+{
+	struct cell *row = res_add_row(r);
+
+	if (row == NULL) {
+		set_err(db, CR_OUT_OF_MEMORY, "out of memory");
+		return -1;
+	}
+	for (size_t c = 0; c < r->cols; c++) {
+		if (nulls[c]) {
+			row[c].null = true;
+			continue;
+		}
+		if (lens[c] > DB_MAX_CELL) {
+			set_err(db, CR_UNKNOWN_ERROR, "result cell too large");
+			return -1;
+		}
+		row[c].data = malloc(lens[c] + 1);
+		if (row[c].data == NULL) {
+			set_err(db, CR_OUT_OF_MEMORY, "out of memory");
+			return -1;
+		}
+		row[c].len = lens[c];
+		if (lens[c] > 0) {
+			MYSQL_BIND one;
+			memset(&one, 0, sizeof one);
+			one.buffer_type = MYSQL_TYPE_BLOB;
+			one.buffer = row[c].data;
+			one.buffer_length = lens[c];
+			if (mysql_stmt_fetch_column(st, &one, (unsigned)c, 0)) {
+				stmt_err(db, st);
+				return -1;
+			}
+		}
+		row[c].data[lens[c]] = '\0';
+		(void)b;
+	}
+	return 0;
+}
+
+static struct db_res *collect(struct db *db, MYSQL_STMT *st)
+{
+	struct db_res *r = calloc(1, sizeof *r);
+	MYSQL_BIND *b = NULL;
+	unsigned long *lens = NULL;
+	my_bool *nulls = NULL;
+	int rc;
+
+	if (r == NULL)
+		goto oom;
+	r->cols = mysql_stmt_field_count(st);
+	if (r->cols == 0)
+		return r;
+	b = calloc(r->cols, sizeof *b);
+	lens = calloc(r->cols, sizeof *lens);
+	nulls = calloc(r->cols, sizeof *nulls);
+	if (b == NULL || lens == NULL || nulls == NULL)
+		goto oom;
+	/* Zero-length buffers: each fetch reports lengths, then fetch_column copies. */
+	for (size_t c = 0; c < r->cols; c++) {
+		b[c].buffer_type = MYSQL_TYPE_BLOB;
+		b[c].length = &lens[c];
+		b[c].is_null = &nulls[c];
+	}
+	if (mysql_stmt_bind_result(st, b) || mysql_stmt_store_result(st)) {
+		stmt_err(db, st);
+		goto fail;
+	}
+	while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+		if (fetch_row(db, st, r, b, lens, nulls) < 0)
+			goto fail;
+	}
+	if (rc != MYSQL_NO_DATA) {
+		stmt_err(db, st);
+		goto fail;
+	}
+	free(b);
+	free(lens);
+	free(nulls);
+	return r;
+oom:
+	set_err(db, CR_OUT_OF_MEMORY, "out of memory");
+fail:
+	free(b);
+	free(lens);
+	free(nulls);
+	db_res_free(r);
+	return NULL;
+}
+
+struct db_res *db_querya(struct db *db, const char *sql, const struct db_param *p, size_t n)
+{
+	MYSQL_STMT *st = prepare_exec(db, sql, p, n);
+	struct db_res *r;
+
+	if (st == NULL)
+		return NULL;
+	r = collect(db, st);
+	mysql_stmt_close(st);
+	return r;
+}
+
+struct db_res *db_query(struct db *db, const char *sql, const char *types, ...)
+{
+	struct db_param p[DB_MAX_PARAMS];
+	size_t n;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = params_from_va(db, types, ap, p, &n);
+	va_end(ap);
+	return rc < 0 ? NULL : db_querya(db, sql, p, n);
+}
+
+int db_run(struct db *db, const char *sql)
+{
+	db->err = 0;
+	if (mysql_query(db->my, sql)) {
+		set_err(db, mysql_errno(db->my), mysql_error(db->my));
+		return -1;
+	}
+	/* Drain any result sets (multi statements are off: at most one). */
+	MYSQL_RES *res = mysql_store_result(db->my);
+	if (res != NULL)
+		mysql_free_result(res);
+	return 0;
+}
+
+int db_begin(struct db *db)
+{
+	return db_run(db, "START TRANSACTION");
+}
+
+int db_commit(struct db *db)
+{
+	return db_run(db, "COMMIT");
+}
+
+void db_rollback(struct db *db)
+{
+	unsigned e = db->err;
+	char m[sizeof db->msg];
+
+	/* Keep the error that caused the rollback, not the rollback's own. */
+	memcpy(m, db->msg, sizeof m);
+	if (mysql_query(db->my, "ROLLBACK") == 0) {
+		MYSQL_RES *res = mysql_store_result(db->my);
+		if (res != NULL)
+			mysql_free_result(res);
+	}
+	db->err = e;
+	memcpy(db->msg, m, sizeof m);
+}
+
+size_t db_res_rows(const struct db_res *r)
+{
+	return r->rows;
+}
+
+const char *db_res_str(const struct db_res *r, size_t row, size_t col)
+{
+	if (row >= r->rows || col >= r->cols)
+		return NULL;
+	return r->cells[row * r->cols + col].null ? NULL : r->cells[row * r->cols + col].data;
+}
+
+size_t db_res_len(const struct db_res *r, size_t row, size_t col)
+{
+	if (row >= r->rows || col >= r->cols)
+		return 0;
+	return r->cells[row * r->cols + col].len;
+}
+
+long long db_res_int(const struct db_res *r, size_t row, size_t col, long long dflt)
+{
+	const char *s = db_res_str(r, row, col);
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return dflt;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return (errno || *end) ? dflt : v;
+}
+
+void db_res_free(struct db_res *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->rows * r->cols; i++)
+		free(r->cells[i].data);
+	free(r->cells);
+	free(r);
+}

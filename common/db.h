@@ -1,0 +1,62 @@
+/* MariaDB access: one connection per process, prepared statements only.
+ *
+ * Parameters are described by a type string, one letter each:
+ *   's' const char *   (NULL binds SQL NULL)
+ *   'b' const void *, size_t   (bytes; NULL pointer binds SQL NULL)
+ *   'i' long long
+ * Every result column is fetched as bytes (NUL-terminated for convenience):
+ * callers convert with db_res_int(). Dates are best selected with DATE_FORMAT. */
+#ifndef SANDBOX_DB_H
+#define SANDBOX_DB_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+struct db;
+struct db_res;
+
+/* Opens a connection (utf8mb4, UTC session time zone, timeouts from cfg, no
+ * auto-reconnect). NULL with a message in err. */
+struct db *db_open(const struct cfg *cfg, char *err, size_t errlen);
+void db_close(struct db *db);
+
+struct db_param {
+	char type;        /* 's', 'b' or 'i' as above */
+	const void *p;    /* 's': const char *, 'b': bytes */
+	size_t len;       /* 'b' */
+	long long i;      /* 'i' */
+};
+
+/* Array forms, for statements built from fixed fragments. */
+long long db_execa(struct db *db, const char *sql, const struct db_param *p, size_t n);
+struct db_res *db_querya(struct db *db, const char *sql, const struct db_param *p, size_t n);
+
+/* Affected rows, or -1 on error. */
+long long db_exec(struct db *db, const char *sql, const char *types, ...);
+/* All rows of a SELECT, or NULL on error. */
+struct db_res *db_query(struct db *db, const char *sql, const char *types, ...);
+unsigned long long db_insert_id(struct db *db);
+
+int db_begin(struct db *db);
+int db_commit(struct db *db);
+void db_rollback(struct db *db);
+/* Runs SQL text with no parameters (DDL, migrations): 0 or -1. */
+int db_run(struct db *db, const char *sql);
+
+/* The last error: server/client errno (0 if none), and its redacted message. */
+unsigned db_errno(const struct db *db);
+const char *db_error(const struct db *db);
+/* The last error means the connection is gone: close it and reconnect later. */
+int db_conn_lost(const struct db *db);
+/* The last error was a deadlock or lock-wait timeout: retry the transaction. */
+int db_retryable(const struct db *db);
+
+size_t db_res_rows(const struct db_res *r);
+/* Cell as NUL-terminated bytes; NULL when the value is SQL NULL. */
+const char *db_res_str(const struct db_res *r, size_t row, size_t col);
+size_t db_res_len(const struct db_res *r, size_t row, size_t col);
+long long db_res_int(const struct db_res *r, size_t row, size_t col, long long dflt);
+void db_res_free(struct db_res *r);
+
+#endif

@@ -1,0 +1,31 @@
+/* Small pure helpers shared by every binary: randomness, ids, encodings, UTF-8. */
+#ifndef SANDBOX_UTIL_H
+#define SANDBOX_UTIL_H
+
+#include <stddef.h>
+
+#define UUID_STR_LEN 37 /* 36 chars + NUL */
+
+/* Fills buf from the kernel CSPRNG; -1 (errno set) only if getrandom fails. */
+int util_random(void *buf, size_t n);
+/* UUIDv7: 48-bit ms timestamp then 74 random bits: unguessable, index-friendly. */
+int util_uuid7(char out[UUID_STR_LEN]);
+/* Lower-case canonical 8-4-4-4-12 hex form only. */
+int util_is_uuid(const char *s);
+void util_hex(const unsigned char *in, size_t n, char *out /* 2n+1 */);
+
+/* Strict RFC 4648 base64 with padding; no whitespace. Returns malloc'd bytes
+ * (NUL-terminated for convenience) or NULL on bad input (errno EINVAL) or ENOMEM. */
+unsigned char *util_b64_decode(const char *in, size_t len, size_t *outlen);
+char *util_b64_encode(const unsigned char *in, size_t len);
+
+/* Well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+int util_utf8_valid(const unsigned char *s, size_t n);
+
+/* strtoll with full-string, range and overflow checks: 0 ok, -1 bad. */
+int util_parse_ll(const char *s, long long min, long long max, long long *out);
+
+/* Reads a whole small file; NUL-terminated; NULL (errno) on error or if > max. */
+char *util_read_file(const char *path, size_t max, size_t *len);
+
+#endif

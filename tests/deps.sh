@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs to build, run and test.
+#
+#   bash tests/deps.sh
+#
+# As root: `apt-get update` once and installs whatever is missing (nothing when all is
+# there). As another user: prints the apt-get command that would install what is
+# missing and exits 1. Exit 0 means every package is installed.
+#
+# The stack (tests/stack.sh) runs its own MariaDB and nginx on a private socket, port
+# and datadir; it never uses the system services these packages ship. We keep the
+# package scripts from starting those services during the install, and only report
+# them if something else started them.
+set -euo pipefail
+
+PACKAGES=(
+    build-essential pkg-config
+    libfcgi-dev libjansson-dev libmariadb-dev libcunit1-dev libseccomp-dev
+    mariadb-server mariadb-client nginx-light bubblewrap
+    openssl curl jq python3 python3-yaml procps psmisc ca-certificates
+)
+
+POLICY_RC=/usr/sbin/policy-rc.d
+policy_rc_ours=0
+
+say() { printf 'deps: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+is_installed() {
+    local status
+    status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+    [[ $status == "install ok installed" ]]
+}
+
+missing_packages() {
+    local p
+    for p in "${PACKAGES[@]}"; do
+        is_installed "$p" || printf '%s\n' "$p"
+    done
+}
+
+# Debian's invoke-rc.d (and deb-systemd-invoke) ask policy-rc.d whether a package may
+# start its service; 101 means "no". Containers usually have one; if this machine does
+# not, put one in place for the duration of the install only.
+block_service_starts() {
+    [[ -e $POLICY_RC ]] && return 0
+    printf '#!/bin/sh\n# temporary, from tests/deps.sh: no service starts during install\nexit 101\n' >"$POLICY_RC"
+    chmod 0755 "$POLICY_RC"
+    policy_rc_ours=1
+}
+
+unblock_service_starts() {
+    if ((policy_rc_ours)); then
+        rm -f "$POLICY_RC"
+        policy_rc_ours=0
+    fi
+}
+
+# A system mariadbd/nginx does not collide with the stack (its own socket, datadir and
+# port), but say so, so nobody mistakes it for the stack's. It is left alone.
+report_system_services() {
+    local pidfile pid
+    for pidfile in /run/mysqld/mysqld.pid /run/nginx.pid; do
+        [[ -r $pidfile ]] || continue
+        read -r pid <"$pidfile" 2>/dev/null || continue
+        if ! [[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]]; then
+            continue
+        fi
+        say "note: a system service is running (pid $pid, $pidfile); left alone:" \
+            "the stack uses its own socket and port and does not depend on it"
+    done
+}
+
+main() {
+    local -a missing
+    mapfile -t missing < <(missing_packages)
+    if ((${#missing[@]} == 0)); then
+        return 0
+    fi
+
+    local install=(apt-get install -y --no-install-recommends "${missing[@]}")
+    if [[ $(id -u) != 0 ]]; then
+        say "missing Debian packages: ${missing[*]}"
+        say "run as root:"
+        printf '  apt-get update && DEBIAN_FRONTEND=noninteractive %s\n' "${install[*]}" >&2
+        say "(or: sudo bash tests/deps.sh)"
+        exit 1
+    fi
+
+    say "installing: ${missing[*]}"
+    trap unblock_service_starts EXIT
+    block_service_starts
+    apt-get update || die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive "${install[@]}" || die "apt-get install failed: ${missing[*]}"
+    unblock_service_starts
+
+    mapfile -t missing < <(missing_packages)
+    if ((${#missing[@]} != 0)); then
+        die "still not installed after apt-get: ${missing[*]}"
+    fi
+    report_system_services
+    say "all packages installed"
+}
+
+main "$@"
