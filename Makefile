@@ -3,7 +3,7 @@
 # against a real MariaDB, nginx and bubblewrap; `make run` starts the local stack.
 
 CC      ?= cc
-PKGS    := jansson libmariadb fcgi
+PKGS    := jansson libmariadb fcgi libseccomp
 BUILD   ?= build
 PREFIX  ?= /usr/local
 
@@ -11,7 +11,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp \
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner \
               $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -21,18 +21,21 @@ COMMON_SRC := $(wildcard common/*.c)
 APP_LIB_SRC := app/validate.c app/render.c app/http_util.c
 API_SRC    := app/api_main.c app/http.c app/routes.c app/auth.c app/jobs.c $(APP_LIB_SRC)
 CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/auth.c app/http_util.c
+RUN_LIB_SRC := sandbox-runner/outcome.c
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC),$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC) \
+              app/validate.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 .PHONY: all deps run up down test unit unit-asan integration clean install
-all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl
+all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner
 
-$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h)
+$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
 
-$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h)
+$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined -c $< -o $@
@@ -43,10 +46,13 @@ $(BUILD)/sandbox-api: $(call obj,rel,$(API_SRC) $(COMMON_SRC))
 $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
-$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(COMMON_SRC))
+$(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
 
-$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(COMMON_SRC))
+$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
 deps:
@@ -78,6 +84,7 @@ test: deps
 install: all
 	install -D -m 0755 $(BUILD)/sandbox-api $(DESTDIR)$(PREFIX)/bin/sandbox-api
 	install -D -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(PREFIX)/bin/sandboxctl
+	install -D -m 0755 $(BUILD)/sandbox-runner $(DESTDIR)$(PREFIX)/bin/sandbox-runner
 	install -d $(DESTDIR)/usr/share/sandbox/schema
 	install -m 0644 schema/*.sql $(DESTDIR)/usr/share/sandbox/schema/
 

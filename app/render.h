@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "limits.h"
+#include "joblimits.h"
 
 /* Everything as read from the database: strings may be NULL for SQL NULL. */
 struct job_view {

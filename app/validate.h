@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "limits.h"
+#include "joblimits.h"
 
 struct val_err {
 	int status;          /* 400, or 403 for a permission */

@@ -38,6 +38,18 @@ static const struct key keys[] = {
 	{ I(max_metadata_bytes, 0, 65536) },
 	{ I(max_env, 0, 4096) },
 	{ I(default_max_queued, 1, 1000000) },
+	{ I(runner_slots, 1, 256) },
+	{ I(runner_uid_base, 1000, 2000000000) },
+	{ S(runner_state_dir) },
+	{ I(runner_lease_seconds, 5, 3600) },
+	{ I(runner_poll_ms, 5, 10000) },
+	{ S(runner_limits_mode) },
+	{ S(runner_cgroup_name) },
+	{ I(runner_tmp_mb, 1, 65536) },
+	{ I(runner_max_artifact_files, 0, 100000) },
+	{ I(runner_max_artifact_bytes, 0, 1073741824) },
+	{ I(runner_max_artifacts_bytes, 0, 1073741824) },
+	{ S(bwrap_path) },
 };
 
 void cfg_defaults(struct cfg *c)
@@ -58,6 +70,18 @@ void cfg_defaults(struct cfg *c)
 	c->max_metadata_bytes = 4096;
 	c->max_env = 64;
 	c->default_max_queued = 100;
+	c->runner_slots = 2;
+	c->runner_uid_base = 200000;
+	snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "/var/lib/sandbox-runner");
+	c->runner_lease_seconds = 30;
+	c->runner_poll_ms = 50;
+	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
+	snprintf(c->runner_cgroup_name, sizeof c->runner_cgroup_name, "sandbox");
+	c->runner_tmp_mb = 64;
+	c->runner_max_artifact_files = 100;
+	c->runner_max_artifact_bytes = 16777216;
+	c->runner_max_artifacts_bytes = 33554432;
+	snprintf(c->bwrap_path, sizeof c->bwrap_path, "/usr/bin/bwrap");
 	for (int i = 0; i < LIM_COUNT; i++) {
 		c->limit_default[i] = limit_specs[i].def;
 		c->limit_max[i] = limit_specs[i].max;
@@ -137,6 +161,17 @@ static char *trim(char *s)
 
 static int cfg_check(const struct cfg *c, char *err, size_t errlen)
 {
+	if (strcmp(c->runner_limits_mode, "cgroup") != 0 &&
+	    strcmp(c->runner_limits_mode, "rlimit-only") != 0) {
+		snprintf(err, errlen, "runner_limits_mode must be 'cgroup' or 'rlimit-only'");
+		return -1;
+	}
+	for (const char *p = c->runner_cgroup_name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		      *p == '_')) {
+			snprintf(err, errlen, "runner_cgroup_name must be [a-z0-9_-]+");
+			return -1;
+		}
 	for (int i = 0; i < LIM_COUNT; i++) {
 		if (c->limit_default[i] > c->limit_max[i]) {
 			snprintf(err, errlen, "%s_default (%lld) exceeds %s_max (%lld)",

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "limits.h"
+#include "joblimits.h"
 
 #define CFG_PATH_MAX 512
 
@@ -26,6 +26,19 @@ struct cfg {
 	long long max_metadata_bytes;
 	long long max_env;
 	long long default_max_queued;
+	/* runner */
+	long long runner_slots;
+	long long runner_uid_base;
+	char runner_state_dir[CFG_PATH_MAX];
+	long long runner_lease_seconds;
+	long long runner_poll_ms;
+	char runner_limits_mode[16];   /* "cgroup" or "rlimit-only" */
+	char runner_cgroup_name[64];
+	long long runner_tmp_mb;
+	long long runner_max_artifact_files;
+	long long runner_max_artifact_bytes;
+	long long runner_max_artifacts_bytes;
+	char bwrap_path[CFG_PATH_MAX];
 	long long limit_default[LIM_COUNT];
 	long long limit_max[LIM_COUNT];
 };

@@ -229,30 +229,29 @@ comp_pids() {
     return 0
 }
 
-# The component's main pid: the pid file's, if that process is alive and has the
-# right name; else a process of ours whose parent is not one of ours (a master whose
-# pid file was lost).
+# The component's main pid: the pid file's, if that names a live process of the right
+# name. Anything else of ours (comp_pids) is a leftover of a crash: it is stopped
+# before the component starts again, and by `down`.
 comp_master() {
-    local pid name p pp
-    local -a pids
-    name=$(comp_name "$1")
-    if pid=$(pid_from_file "$(comp_pidfile "$1")") && proc_alive "$pid" &&
-        [[ $(proc_comm "$pid") == "$name" ]]; then
-        printf '%s' "$pid"
-        return 0
-    fi
-    mapfile -t pids < <(comp_pids "$1")
-    for p in "${pids[@]}"; do
-        pp=$(proc_ppid "$p") || continue
-        if [[ " ${pids[*]} " != *" $pp "* ]]; then
-            printf '%s' "$p"
-            return 0
-        fi
-    done
-    return 1
+    local pid
+    pid=$(pid_from_file "$(comp_pidfile "$1")") || return 1
+    proc_alive "$pid" && [[ $(proc_comm "$pid") == "$(comp_name "$1")" ]] || return 1
+    printf '%s' "$pid"
 }
 
 comp_running() { comp_master "$1" >/dev/null; }
+
+# Before starting a component that is not running: stop its leftovers (nginx workers
+# whose master was killed still hold the port) and remove stale pid file and socket.
+comp_reset() {
+    local -a left
+    mapfile -t left < <(comp_pids "$1")
+    if ((${#left[@]})); then
+        comp_stop "$1" 10
+    else
+        comp_clean "$1"
+    fi
+}
 
 # Remove what a crashed component leaves behind. Only called when it is not running.
 comp_clean() {
@@ -327,10 +326,10 @@ comp_stop() {
 # --------------------------------------------------------------------------- MariaDB
 
 db_install() {
-    [[ -f $DB_INSTALLED ]] && return 0
+    [[ -f $DB_INSTALLED && -d $DATADIR/mysql ]] && return 0
     # A datadir without the marker is a half-finished install: start over.
     rm -rf "$DATADIR"
-    mkdir -p "$DATADIR"
+    mkdir -m 0700 "$DATADIR"
     local -a cmd=(mariadb-install-db --no-defaults "--datadir=$DATADIR"
         --auth-root-authentication-method=socket --skip-test-db)
     if is_root; then
@@ -357,7 +356,7 @@ db_start() {
         return 0
     fi
     check_socket_path "$DB_SOCK"
-    comp_clean db
+    comp_reset db
     db_install
     local -a cmd=(mariadbd --no-defaults "--datadir=$DATADIR" "--socket=$DB_SOCK"
         "--pid-file=$DB_PID" --skip-networking
@@ -488,11 +487,12 @@ demo_key() {
 
 # --------------------------------------------------------------------------------- API
 
-# True when the running API was started from an older binary than $BIN/sandbox-api.
+# True when the running API is not $BIN/sandbox-api as it is now: another binary, or
+# one that was rebuilt since the process started.
 api_stale_binary() {
     local pid=$1 exe age mtime
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-    [[ $exe == *" (deleted)" ]] && return 0
+    [[ $exe == *" (deleted)" || $exe != "$(realpath -- "$BIN/sandbox-api")" ]] && return 0
     age=$(ps -o etimes= -p "$pid" 2>/dev/null | tr -d ' ') || return 1
     mtime=$(stat -c %Y "$BIN/sandbox-api" 2>/dev/null) || return 1
     [[ $age =~ ^[0-9]+$ ]] && (($(date +%s) - age < mtime))
@@ -514,7 +514,7 @@ api_start() {
         comp_stop api "$API_STOP_WAIT"
     fi
     check_socket_path "$API_SOCK"
-    comp_clean api
+    comp_reset api
     pid=$(spawn "$RUN_DIR" "$API_LOG" "$BIN/sandbox-api" --config "$CONF" --pid-file "$API_PID")
     STARTED+=(api)
     deadline=$((SECONDS + API_START_WAIT))
@@ -599,7 +599,7 @@ nginx_start() {
             say "nginx: already running (pid $pid)"
         fi
     else
-        comp_clean nginx
+        comp_reset nginx
         if ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q .; then
             die "port $PORT is already in use (see: ss -ltnp 'sport = :$PORT'); set SANDBOX_PORT"
         fi
@@ -659,11 +659,11 @@ banner() {
   logs          $LOG_DIR/
 
   Submit a job:
-    curl --cacert $cacert -H $auth -H 'Content-Type: application/json' -d '{"command":"echo hello"}' $url/v1/jobs
+    curl -sS --cacert $cacert -H $auth -H 'Content-Type: application/json' -d '{"command":"echo hello"}' $url/v1/jobs
 
   Submit one and fetch it (GET waits up to 10 s for a result):
-    JOB=\$(curl -s --cacert $cacert -H $auth -H 'Content-Type: application/json' -d '{"command":"echo hello"}' $url/v1/jobs | jq -r .id)
-    curl --cacert $cacert -H $auth "$url/v1/jobs/\$JOB?wait=10"
+    JOB=\$(curl -sS --cacert $cacert -H $auth -H 'Content-Type: application/json' -d '{"command":"echo hello"}' $url/v1/jobs | jq -r .id)
+    curl -sS --cacert $cacert -H $auth "$url/v1/jobs/\$JOB?wait=10"
 
 EOF
 }
@@ -694,7 +694,11 @@ cmd_up() {
     need_bin sandboxctl
     make_dirs
     take_lock
+    # An interrupted `up` rolls back too (bash skips the EXIT trap on a signal death).
     trap rollback EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
     db_start
     db_setup
     write_config
@@ -703,7 +707,7 @@ cmd_up() {
     api_start
     nginx_start
     write_env
-    trap - EXIT
+    trap - EXIT INT TERM HUP
     drop_lock
     banner
 }
@@ -744,29 +748,41 @@ cmd_run() {
     cmd_down
 }
 
+# One component's line; returns 1 when it is not running.
+status_line() {
+    local comp=$1 label pid extra port code n
+    local -a left
+    label=$(comp_label "$comp")
+    if pid=$(comp_master "$comp"); then
+        case $comp in
+            db) extra="socket $DB_SOCK" ;;
+            api)
+                n=$(pgrep -c -P "$pid" 2>/dev/null) || n=0
+                extra="$n workers, socket $API_SOCK"
+                ;;
+            nginx)
+                port=$(nginx_port)
+                code=$(https_code "${port:-$PORT}")
+                extra="https://127.0.0.1:${port:-$PORT}, /v1/health: ${code:-none}"
+                ;;
+        esac
+        say "$label: running (pid $pid, $extra)"
+        return 0
+    fi
+    mapfile -t left < <(comp_pids "$comp")
+    if ((${#left[@]})); then
+        say "$label: stopped, but leftover processes run: ${left[*]} (tests/stack.sh down stops them)"
+    else
+        say "$label: stopped"
+    fi
+    return 1
+}
+
 cmd_status() {
-    local rc=0 pid port code workers
-    if pid=$(comp_master db); then
-        say "mariadb: running (pid $pid, socket $DB_SOCK)"
-    else
-        say "mariadb: stopped"
-        rc=3
-    fi
-    if pid=$(comp_master api); then
-        workers=$(pgrep -c -P "$pid" 2>/dev/null) || workers=0
-        say "api: running (pid $pid, $workers workers, socket $API_SOCK)"
-    else
-        say "api: stopped"
-        rc=3
-    fi
-    if pid=$(comp_master nginx); then
-        port=$(nginx_port)
-        code=$(https_code "${port:-$PORT}")
-        say "nginx: running (pid $pid, https://127.0.0.1:${port:-$PORT}, /v1/health: ${code:-none})"
-    else
-        say "nginx: stopped"
-        rc=3
-    fi
+    local rc=0 comp
+    for comp in db api nginx; do
+        status_line "$comp" || rc=3
+    done
     say "state: $VAR"
     return "$rc"
 }

@@ -1,6 +1,6 @@
 /* The per-job limits: names, hard floors, defaults and operator maxima. */
-#ifndef SANDBOX_LIMITS_H
-#define SANDBOX_LIMITS_H
+#ifndef SANDBOX_JOBLIMITS_H
+#define SANDBOX_JOBLIMITS_H
 
 enum limit_id {
 	LIM_WALL_SECONDS,

@@ -1,4 +1,4 @@
-#include "limits.h"
+#include "joblimits.h"
 
 #include <string.h>
 

@@ -1,0 +1,38 @@
+/* Per-slot cgroups: v2 where the unified hierarchy has the controllers, v1
+ * (memory, pids, cpuacct, freezer) otherwise. Which one was used is reported in
+ * every job's diagnostics. */
+#ifndef SANDBOX_CGROUP_H
+#define SANDBOX_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+
+struct cg {
+	int version; /* 0: none, 1, 2 */
+	char v2[PATH_MAX];
+	char mem[PATH_MAX], pids[PATH_MAX], cpu[PATH_MAX], freezer[PATH_MAX];
+};
+
+struct cg_usage {
+	long long cpu_ns;
+	long long mem_peak;
+	long long oom_kills;
+	long long pids_denied; /* forks refused by pids.max */
+};
+
+/* 2, 1 or 0 (no usable controllers). */
+int cg_detect(void);
+/* Creates (after cleaning a stale one) the slot's cgroup with the limits. */
+int cg_setup(struct cg *g, const char *name, int slot, long long mem_bytes, long long pids,
+	     char *err, size_t errlen);
+/* Moves the calling process in (used in the child before exec). */
+int cg_enter(const struct cg *g);
+/* Kills every process in the cgroup and waits for it to empty: 0, or -1. */
+int cg_kill_all(const struct cg *g);
+int cg_nprocs(const struct cg *g);
+void cg_read(const struct cg *g, struct cg_usage *u);
+/* Kill, then remove the directories: 0, or -1 if anything is left. */
+int cg_destroy(struct cg *g);
+const char *cg_describe(const struct cg *g);
+
+#endif

@@ -1,0 +1,265 @@
+#include "profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "joblimits.h"
+#include "scfilter.h"
+#include "sha256.h"
+
+/* "@etc" is runner_state_dir/etc, "@ws" the job's workspace, "@tmp" a tmpfs of
+ * runner_tmp_mb. Nothing else from the host is visible: no /home, /root, /var,
+ * /run, /sys, no DB socket, no runner config. */
+static const struct mnt {
+	const char *op, *src, *dst;
+} mounts[] = {
+	{ "--ro-bind", "/usr", "/usr" },
+	{ "--symlink", "usr/bin", "/bin" },
+	{ "--symlink", "usr/sbin", "/sbin" },
+	{ "--symlink", "usr/lib", "/lib" },
+	{ "--symlink", "usr/lib64", "/lib64" },
+	{ "--ro-bind", "@etc", "/etc" },
+	{ "--proc", NULL, "/proc" },
+	{ "--dev", NULL, "/dev" },
+	{ "--tmpfs", "@tmp", "/tmp" },
+	{ "--bind", "@ws", "/workspace" },
+	{ "--remount-ro", NULL, "/" },
+};
+
+static const char *const ns_opts[] = { "--unshare-all", "--unshare-user", "--disable-userns",
+				       "--die-with-parent", "--new-session", "--cap-drop",
+				       "ALL", "--hostname", "sandbox", "--clearenv" };
+
+static const char *const env_defaults[][2] = {
+	{ "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" },
+	{ "HOME", "/workspace" },
+	{ "TMPDIR", "/tmp" },
+	{ "LANG", "C.UTF-8" },
+	{ "USER", "sandbox" },
+	{ "LOGNAME", "sandbox" },
+	{ "SHELL", "/bin/sh" },
+};
+
+static const char *const etc_files[][2] = {
+	{ "passwd", "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+		    "sandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n"
+		    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
+	{ "group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n" },
+	{ "hosts", "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n" },
+	{ "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n" },
+	{ "resolv.conf", "# no network by default\n" },
+	{ "hostname", "sandbox\n" },
+};
+
+void prof_print(FILE *f, const struct cfg *cfg)
+{
+	fprintf(f, "# sandbox profile (compiled in)\n");
+	fprintf(f, "runner uid: unprivileged per slot, host uid %lld + slot; in sandbox %d\n",
+		cfg->runner_uid_base, SANDBOX_UID);
+	for (size_t i = 0; i < sizeof ns_opts / sizeof ns_opts[0]; i++)
+		fprintf(f, "namespace-option %s\n", ns_opts[i]);
+	fprintf(f, "network: own empty network namespace (loopback only); never --share-net\n");
+	for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
+		const char *src = mounts[i].src;
+		if (src && strcmp(src, "@etc") == 0)
+			fprintf(f, "mount %s %s/etc %s\n", mounts[i].op, cfg->runner_state_dir,
+				mounts[i].dst);
+		else if (src && strcmp(src, "@tmp") == 0)
+			fprintf(f, "mount %s size=%lldMiB %s\n", mounts[i].op, cfg->runner_tmp_mb,
+				mounts[i].dst);
+		else if (src && strcmp(src, "@ws") == 0)
+			fprintf(f, "mount %s <workspace: tmpfs of disk_mb> %s\n", mounts[i].op,
+				mounts[i].dst);
+		else
+			fprintf(f, "mount %s %s%s%s\n", mounts[i].op, src ? src : "",
+				src ? " " : "", mounts[i].dst);
+	}
+	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
+		fprintf(f, "env %s=%s\n", env_defaults[i][0], env_defaults[i][1]);
+	fprintf(f, "env + the job's validated variables ([A-Za-z_][A-Za-z0-9_]*)\n");
+	fprintf(f, "process: setsid, rlimits CPU FSIZE NOFILE=1024 CORE=0 NPROC, "
+		   "setresgid, setgroups(0), setresuid, PR_SET_NO_NEW_PRIVS, fds closed\n");
+	sc_print(f);
+	fprintf(f, "limits mode: %s; cgroup name: %s\n", cfg->runner_limits_mode,
+		cfg->runner_cgroup_name);
+	for (int i = 0; i < LIM_COUNT; i++)
+		fprintf(f, "limit %s default %lld max %lld\n", limit_specs[i].name,
+			cfg->limit_default[i], cfg->limit_max[i]);
+}
+
+int prof_digest(const struct cfg *cfg, char out[PROFILE_DIGEST_LEN])
+{
+	char *buf = NULL, hex[65];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return -1;
+	prof_print(f, cfg);
+	fclose(f);
+	sha256_hex(buf, len, hex);
+	free(buf);
+	snprintf(out, PROFILE_DIGEST_LEN, "sha256:%s", hex);
+	return 0;
+}
+
+static int check_path(const char *p, int want_dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(p, &st) < 0) {
+		snprintf(err, errlen, "profile path %s: %s", p, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen, "profile path %s is a symbolic link", p);
+		return -1;
+	}
+	if ((want_dir && !S_ISDIR(st.st_mode)) || (!want_dir && !S_ISREG(st.st_mode))) {
+		snprintf(err, errlen, "profile path %s has the wrong type", p);
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "profile path %s must be owned by root and not group or "
+				      "world writable", p);
+		return -1;
+	}
+	return 0;
+}
+
+int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
+{
+	char etc[CFG_PATH_MAX + 8];
+
+	snprintf(etc, sizeof etc, "%s/etc", cfg->runner_state_dir);
+	if (check_path("/usr", 1, err, errlen) < 0 || check_path("/usr/bin", 1, err, errlen) < 0 ||
+	    check_path("/usr/lib", 1, err, errlen) < 0 ||
+	    check_path(cfg->runner_state_dir, 1, err, errlen) < 0 ||
+	    check_path(etc, 1, err, errlen) < 0 || check_path(cfg->bwrap_path, 0, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++) {
+		char p[CFG_PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/%s", etc, etc_files[i][0]);
+		if (check_path(p, 0, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int mkdir_root(const char *p, mode_t mode, char *err, size_t errlen)
+{
+	if (mkdir(p, mode) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
+		return -1;
+	}
+	if (chmod(p, mode) < 0) {
+		snprintf(err, errlen, "chmod %s: %s", p, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen)
+{
+	char dir[CFG_PATH_MAX + 8];
+
+	snprintf(dir, sizeof dir, "%s/etc", cfg->runner_state_dir);
+	if (mkdir_root(cfg->runner_state_dir, 0711, err, errlen) < 0 ||
+	    mkdir_root(dir, 0755, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++) {
+		char p[CFG_PATH_MAX + 64], tmp[CFG_PATH_MAX + 72];
+		const char *data = etc_files[i][1];
+		int fd;
+
+		snprintf(p, sizeof p, "%s/%s", dir, etc_files[i][0]);
+		snprintf(tmp, sizeof tmp, "%s.tmp", p);
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, data, strlen(data)) != (ssize_t)strlen(data) ||
+		    fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, p) < 0) {
+			snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int put(int fd, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return write(fd, s, n) == (ssize_t)n ? 0 : -1;
+}
+
+static int put_mounts(int fd, const struct cfg *cfg, const char *workspace, long long tmp_mb)
+{
+	char etc[CFG_PATH_MAX + 8], size[32];
+	int rc = 0;
+
+	snprintf(etc, sizeof etc, "%s/etc", cfg->runner_state_dir);
+	snprintf(size, sizeof size, "%lld", tmp_mb * 1024 * 1024);
+	for (size_t i = 0; rc == 0 && i < sizeof mounts / sizeof mounts[0]; i++) {
+		const char *src = mounts[i].src;
+		if (src && strcmp(src, "@tmp") == 0) {
+			rc = put(fd, "--size") | put(fd, size) | put(fd, mounts[i].op) |
+			     put(fd, mounts[i].dst);
+			continue;
+		}
+		if (src && strcmp(src, "@etc") == 0)
+			src = etc;
+		else if (src && strcmp(src, "@ws") == 0)
+			src = workspace;
+		rc = put(fd, mounts[i].op);
+		if (src)
+			rc |= put(fd, src);
+		rc |= put(fd, mounts[i].dst);
+	}
+	return rc;
+}
+
+int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
+		    long long tmp_mb, const json_t *env, int seccomp_fd, int status_fd,
+		    char *err, size_t errlen)
+{
+	char num[24], dir[1200];
+	const char *k;
+	json_t *v;
+	int fd = memfd_create("sandbox-args", MFD_CLOEXEC), rc = 0;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof ns_opts / sizeof ns_opts[0]; i++)
+		rc |= put(fd, ns_opts[i]);
+	snprintf(num, sizeof num, "%d", SANDBOX_UID);
+	rc |= put(fd, "--uid") | put(fd, num) | put(fd, "--gid") | put(fd, num);
+	rc |= put_mounts(fd, cfg, workspace, tmp_mb);
+	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
+		rc |= put(fd, "--setenv") | put(fd, env_defaults[i][0]) | put(fd, env_defaults[i][1]);
+	/* The job's env travels in this memfd, never on a command line: values are
+	 * secrets and /proc/PID/cmdline is world-readable. */
+	json_object_foreach((json_t *)env, k, v)
+		rc |= put(fd, "--setenv") | put(fd, k) | put(fd, json_string_value(v));
+	snprintf(dir, sizeof dir, "/workspace%s%s", *cwd ? "/" : "", cwd);
+	rc |= put(fd, "--chdir") | put(fd, dir);
+	snprintf(num, sizeof num, "%d", seccomp_fd);
+	rc |= put(fd, "--seccomp") | put(fd, num);
+	snprintf(num, sizeof num, "%d", status_fd);
+	rc |= put(fd, "--json-status-fd") | put(fd, num);
+	if (rc != 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		snprintf(err, errlen, "writing bwrap arguments: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

@@ -1,0 +1,165 @@
+/*
+ * sandbox-runner: runs queued jobs in bubblewrap.
+ *
+ * Theory of operation. The dispatcher (daemon, or --once for cron) polls MariaDB,
+ * recovers jobs whose lease expired (-> lost), and for every free slot claims the
+ * oldest queued job with a conditional UPDATE (atomic across runners and hosts).
+ * A slot is a flock()ed file under runner_state_dir/slots; slot N also owns host
+ * uid runner_uid_base+N, workspace work/slot-N and cgroup <name>/slot-N, so stale
+ * leftovers of a dead supervisor are cleaned when the slot is next used.
+ *
+ * Each claimed job gets a supervisor: a double-forked, setsid'd fresh exec of this
+ * binary (--supervise), holding the slot lock, with its own DB connection. It
+ * mounts a size-limited tmpfs workspace, writes the inputs without following
+ * links, sets up the cgroup, builds the seccomp BPF and the bwrap arguments in
+ * memfds, and forks a child that joins the cgroup, sets rlimits, drops to the
+ * slot's uid (never root), sets no_new_privs and execs bwrap. The supervisor
+ * pumps stdin/stdout/stderr, enforces wall clock, output caps, pids/cpu/memory,
+ * renews the lease and checks cancellation every 500 ms, then kills whatever is
+ * left, collects artifacts (openat2, no symlinks), unmounts and stores the result
+ * in one transaction, retrying until the database takes it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dispatch.h"
+#include "log.h"
+#include "profile.h"
+#include "supervise.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "sandbox-runner: %s\n", msg);
+	log_kv("fatal", "startup", "error", msg, (char *)NULL);
+	exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sandbox-runner [--config FILE] [--once [--max-seconds N]]\n"
+			"       sandbox-runner [--config FILE] --print-profile\n");
+	exit(2);
+}
+
+struct args {
+	const char *config, *job, *runner_id;
+	int once, print, slot, lockfd;
+	long long max_seconds;
+};
+
+static void parse(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "max-seconds", required_argument, NULL, 'm' },
+		{ "print-profile", no_argument, NULL, 'p' },
+		{ "supervise", required_argument, NULL, 's' },
+		{ "slot", required_argument, NULL, 'n' },
+		{ "runner-id", required_argument, NULL, 'r' },
+		{ "lock-fd", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 }
+	};
+	long long v;
+	int c;
+
+	memset(a, 0, sizeof *a);
+	a->config = "/etc/sandbox/sandbox.conf";
+	a->max_seconds = 50;
+	a->slot = -1;
+	a->lockfd = -1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': a->config = optarg; break;
+		case 'o': a->once = 1; break;
+		case 'p': a->print = 1; break;
+		case 's': a->job = optarg; break;
+		case 'r': a->runner_id = optarg; break;
+		case 'm':
+			if (util_parse_ll(optarg, 1, 86400, &a->max_seconds) < 0)
+				die("--max-seconds must be 1..86400");
+			break;
+		case 'n':
+			if (util_parse_ll(optarg, 0, 255, &v) < 0)
+				die("--slot must be 0..255");
+			a->slot = (int)v;
+			break;
+		case 'l':
+			if (util_parse_ll(optarg, 3, 65535, &v) < 0)
+				die("--lock-fd must be 3..65535");
+			a->lockfd = (int)v;
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct cfg cfg;
+	struct sigaction sa;
+	char err[512];
+
+	parse(argc, argv, &a);
+	log_init(a.job ? "sandbox-supervisor" : "sandbox-runner");
+	if (cfg_load(&cfg, a.config, err, sizeof err) < 0)
+		die("config: %s", err);
+	if (a.print) {
+		char digest[PROFILE_DIGEST_LEN];
+		prof_print(stdout, &cfg);
+		prof_digest(&cfg, digest);
+		printf("digest %s\n", digest);
+		return 0;
+	}
+	if (geteuid() != 0)
+		die("must run as root: it mounts workspaces, manages cgroups and drops each "
+		    "job to an unprivileged uid (bwrap itself never runs as root)");
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	umask(022);
+	if (a.job) {
+		if (a.slot < 0 || a.runner_id == NULL || !util_is_uuid(a.job) || a.lockfd < 0)
+			usage();
+		/* A supervisor ignores the dispatcher's signals: the job outlives it. */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		return supervise_main(&cfg, a.job, a.slot, a.runner_id);
+	}
+	if (prof_prepare_etc(&cfg, err, sizeof err) < 0)
+		die("%s", err);
+	if (prof_check_host(&cfg, err, sizeof err) < 0)
+		die("refusing to start: %s", err);
+	struct dispatch_opts o = { .config_path = a.config, .once = a.once,
+				   .max_seconds = a.max_seconds, .stop = &stop_flag };
+	return dispatch_run(&cfg, &o);
+}

@@ -1,0 +1,168 @@
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SB_FD_ERR 6
+
+static void __attribute__((noreturn)) child_fail(const char *step)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(errno));
+
+	if (n > 0 && write(SB_FD_ERR, msg, (size_t)n) < 0)
+		_exit(126);
+	_exit(126);
+}
+
+static void set_rlimits(const struct sb_spawn *s)
+{
+	const long long *l = s->limits;
+	struct {
+		int res;
+		rlim_t soft, hard;
+		const char *name;
+	} r[] = {
+		/* SIGXCPU at the limit, SIGKILL one second later. */
+		{ RLIMIT_CPU, (rlim_t)l[LIM_CPU_SECONDS], (rlim_t)l[LIM_CPU_SECONDS] + 1, "cpu" },
+		{ RLIMIT_FSIZE, (rlim_t)l[LIM_DISK_MB] << 20, (rlim_t)l[LIM_DISK_MB] << 20, "fsize" },
+		{ RLIMIT_NOFILE, 1024, 1024, "nofile" },
+		{ RLIMIT_CORE, 0, 0, "core" },
+		/* Per uid, and the uid is the slot's own: bwrap's two helpers + the job. */
+		{ RLIMIT_NPROC, (rlim_t)l[LIM_PIDS] + 4, (rlim_t)l[LIM_PIDS] + 4, "nproc" },
+		/* Without a memory cgroup, address space is the only memory bound. */
+		{ RLIMIT_AS, (rlim_t)l[LIM_MEMORY_MB] << 20, (rlim_t)l[LIM_MEMORY_MB] << 20, "as" },
+	};
+	size_t n = sizeof r / sizeof r[0] - (s->cg ? 1 : 0);
+
+	for (size_t i = 0; i < n; i++) {
+		struct rlimit rl = { r[i].soft, r[i].hard };
+		if (setrlimit(r[i].res, &rl) < 0)
+			child_fail(r[i].name);
+	}
+}
+
+/* Moves fds to their fixed numbers without clobbering one another. */
+static void place_fds(const struct sb_spawn *s, int errw)
+{
+	int src[] = { s->stdin_fd, s->stdout_fd, s->stderr_fd, s->args_fd, s->seccomp_fd,
+		      s->status_fd, errw };
+	int tmp[7];
+
+	for (int i = 0; i < 7; i++) {
+		tmp[i] = fcntl(src[i], F_DUPFD, 100);
+		if (tmp[i] < 0)
+			child_fail("dup");
+	}
+	for (int i = 0; i < 7; i++) {
+		if (dup2(tmp[i], i) < 0)
+			child_fail("dup2");
+		close(tmp[i]);
+	}
+	/* fd 6 reports failures to the parent and must vanish on exec. */
+	fcntl(SB_FD_ERR, F_SETFD, FD_CLOEXEC);
+	for (int i = 0; i < 6; i++)
+		fcntl(i, F_SETFD, 0);
+}
+
+static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
+{
+	char *argv[512];
+	char *envp[] = { NULL };
+	char fdnum[16];
+	size_t n = 0;
+
+	if (setsid() < 0)
+		child_fail("setsid");
+	if (s->cg && cg_enter(s->cg) < 0)
+		child_fail("cgroup placement");
+	set_rlimits(s);
+	place_fds(s, errw);
+	if (setresgid(s->uid, s->uid, s->uid) < 0)
+		child_fail("setresgid");
+	if (setgroups(0, NULL) < 0)
+		child_fail("setgroups");
+	if (setresuid(s->uid, s->uid, s->uid) < 0)
+		child_fail("setresuid");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail("no_new_privs");
+	if (syscall(SYS_close_range, SB_FD_ERR + 1, ~0U, 0) < 0)
+		child_fail("close_range");
+	snprintf(fdnum, sizeof fdnum, "%d", SB_FD_ARGS);
+	argv[n++] = (char *)"bwrap";
+	argv[n++] = (char *)"--args";
+	argv[n++] = fdnum;
+	argv[n++] = (char *)"--";
+	for (size_t i = 0; s->cmd[i] && n + 1 < sizeof argv / sizeof argv[0]; i++)
+		argv[n++] = s->cmd[i];
+	argv[n] = NULL;
+	signal(SIGPIPE, SIG_DFL);
+	execve(s->bwrap, argv, envp);
+	child_fail("exec bwrap");
+}
+
+pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen)
+{
+	int p[2];
+	pid_t pid;
+	char msg[256];
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child(s, p[1]);
+	}
+	close(p[1]);
+	do
+		r = read(p[0], msg, sizeof msg - 1);
+	while (r < 0 && errno == EINTR);
+	close(p[0]);
+	if (r > 0) {
+		msg[r] = '\0';
+		snprintf(err, errlen, "%s", msg);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+void sb_kill_uid(uid_t uid)
+{
+	pid_t pid;
+
+	if (uid == 0)
+		return; /* never: kill(-1) as root would end the host */
+	pid = fork();
+	if (pid == 0) {
+		if (setresgid(uid, uid, uid) < 0 || setgroups(0, NULL) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(1);
+		/* Every process of this uid but ourselves: the whole job, even the ones
+		 * that left its session or process group. */
+		kill(-1, SIGKILL);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}

@@ -1,0 +1,32 @@
+/* Starting bwrap for one job as the slot's unprivileged uid, never as root. */
+#ifndef SANDBOX_SANDBOX_H
+#define SANDBOX_SANDBOX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "joblimits.h"
+
+/* Where the child finds its fds when bwrap starts (the args memfd names 4 and 5). */
+#define SB_FD_ARGS 3
+#define SB_FD_SECCOMP 4
+#define SB_FD_STATUS 5
+
+struct sb_spawn {
+	const char *bwrap;
+	uid_t uid;
+	const struct cg *cg;      /* NULL: rlimits only */
+	const long long *limits;  /* LIM_COUNT effective limits */
+	int args_fd, seccomp_fd, status_fd, stdin_fd, stdout_fd, stderr_fd;
+	char *const *cmd;         /* the command: argv after "--" */
+};
+
+/* Forks; the child joins the cgroup, sets rlimits, drops to uid, sets
+ * no_new_privs, closes every other fd and execs bwrap. -1 with err when the child
+ * could not get as far as exec. */
+pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen);
+/* SIGKILLs every process of uid (from a child that becomes uid: kill(-1)). */
+void sb_kill_uid(uid_t uid);
+
+#endif

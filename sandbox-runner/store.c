@@ -1,0 +1,283 @@
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_event(struct db *db, const char *id, const char *from, const char *to,
+		     const char *actor, const char *detail)
+{
+	return db_exec(db,
+		       "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
+		       " VALUES (?, ?, ?, ?, ?)",
+		       "sssss", id, from, to, actor, detail) < 0 ? -1 : 0;
+}
+
+int store_claim(struct db *db, const char *runner_id, long long lease_s, const char *digest,
+		char id[UUID_STR_LEN])
+{
+	struct db_res *res = db_query(db,
+				      "SELECT id FROM jobs WHERE state = 'queued'"
+				      " ORDER BY seq LIMIT 8",
+				      "");
+	int rc = 0;
+
+	if (res == NULL)
+		return -1;
+	/* Candidates may be taken by another runner between SELECT and UPDATE: the
+	 * conditional UPDATE decides (also under Galera, where row locks are local). */
+	for (size_t i = 0; i < db_res_rows(res) && rc == 0; i++) {
+		const char *cand = db_res_str(res, i, 0);
+		long long n;
+
+		if (db_begin(db) < 0) {
+			rc = -1;
+			break;
+		}
+		n = db_exec(db,
+			    "UPDATE jobs SET state = 'running', runner_id = ?,"
+			    " started_at = CURRENT_TIMESTAMP(3),"
+			    " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
+			    " attempt = attempt + 1, profile_digest = ?"
+			    " WHERE id = ? AND state = 'queued'",
+			    "siss", runner_id, lease_s, digest, cand);
+		if (n == 1 && add_event(db, cand, "queued", "running", runner_id, "claimed") == 0 &&
+		    db_commit(db) == 0) {
+			snprintf(id, UUID_STR_LEN, "%s", cand);
+			rc = 1;
+		} else if (n < 0 || n == 1) {
+			db_rollback(db);
+			if (!db_retryable(db))
+				rc = -1;
+		} else {
+			db_commit(db);
+		}
+	}
+	db_res_free(res);
+	return rc;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int load_files(struct db *db, struct job *j)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT path, content, executable FROM job_files"
+				      " WHERE job_id = ? ORDER BY idx",
+				      "s", j->id);
+
+	if (res == NULL)
+		return -1;
+	j->nfiles = db_res_rows(res);
+	j->files = calloc(j->nfiles + 1, sizeof *j->files);
+	if (j->files == NULL) {
+		db_res_free(res);
+		return -1;
+	}
+	for (size_t i = 0; i < j->nfiles; i++) {
+		size_t len = db_res_len(res, i, 1);
+		j->files[i].path = strdup(db_res_str(res, i, 0));
+		j->files[i].data = malloc(len + 1);
+		if (j->files[i].path == NULL || j->files[i].data == NULL) {
+			db_res_free(res);
+			return -1;
+		}
+		memcpy(j->files[i].data, db_res_str(res, i, 1), len);
+		j->files[i].len = len;
+		j->files[i].executable = db_res_int(res, i, 2, 0) != 0;
+	}
+	db_res_free(res);
+	return 0;
+}
+
+int store_load(struct db *db, const char *id, struct job *j)
+{
+	struct db_res *res;
+	const char *argv, *env;
+
+	memset(j, 0, sizeof *j);
+	snprintf(j->id, sizeof j->id, "%s", id);
+	res = db_query(db,
+		       "SELECT command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
+		       " wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
+		       " FROM jobs WHERE id = ?",
+		       "s", id);
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return -1;
+	}
+	j->command = dup_or_null(db_res_str(res, 0, 0));
+	argv = db_res_str(res, 0, 1);
+	env = db_res_str(res, 0, 2);
+	j->argv = argv ? json_loads(argv, 0, NULL) : NULL;
+	j->env = env ? json_loads(env, 0, NULL) : json_object();
+	j->stdin_len = db_res_len(res, 0, 3);
+	j->stdin_buf = malloc(j->stdin_len + 1);
+	if (j->stdin_buf)
+		memcpy(j->stdin_buf, db_res_str(res, 0, 3) ? db_res_str(res, 0, 3) : "",
+		       j->stdin_len);
+	j->cwd = strdup(db_res_str(res, 0, 4) ? db_res_str(res, 0, 4) : "");
+	j->artifacts_dir = dup_or_null(db_res_str(res, 0, 5));
+	j->network = db_res_int(res, 0, 6, 0) != 0;
+	for (int i = 0; i < LIM_COUNT; i++)
+		j->limits[i] = db_res_int(res, 0, 7 + (size_t)i, 0);
+	/* the env values are secrets: wipe the copy in the result set */
+	if (env)
+		explicit_bzero((char *)env, strlen(env));
+	db_res_free(res);
+	if (j->env == NULL || j->stdin_buf == NULL || j->cwd == NULL ||
+	    (argv && j->argv == NULL) || (j->command == NULL && j->argv == NULL))
+		return -1;
+	return load_files(db, j);
+}
+
+void store_job_free(struct job *j)
+{
+	for (size_t i = 0; i < j->nfiles; i++) {
+		free(j->files[i].path);
+		free(j->files[i].data);
+	}
+	free(j->files);
+	free(j->command);
+	json_decref(j->argv);
+	json_decref(j->env);
+	free(j->stdin_buf);
+	free(j->cwd);
+	free(j->artifacts_dir);
+	memset(j, 0, sizeof *j);
+}
+
+int store_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,
+		    int *cancel)
+{
+	struct db_res *res;
+	long long n = db_exec(db,
+			      "UPDATE jobs SET lease_expires_at = CURRENT_TIMESTAMP(3) +"
+			      " INTERVAL ? SECOND WHERE id = ? AND state = 'running'"
+			      " AND runner_id = ?",
+			      "iss", lease_s, id, runner_id);
+
+	if (n < 0)
+		return -1;
+	res = db_query(db, "SELECT cancel_requested, state, runner_id FROM jobs WHERE id = ?",
+		       "s", id);
+	if (res == NULL)
+		return -1;
+	*cancel = db_res_rows(res) == 1 && db_res_int(res, 0, 0, 0) != 0;
+	n = db_res_rows(res) == 1 && strcmp(db_res_str(res, 0, 1), "running") == 0 &&
+	    db_res_str(res, 0, 2) && strcmp(db_res_str(res, 0, 2), runner_id) == 0;
+	db_res_free(res);
+	return n ? 0 : 1;
+}
+
+static int insert_result(struct db *db, const char *id, const struct job_result *r)
+{
+	char *diag = json_dumps(r->diagnostics, JSON_COMPACT);
+	char *fail = r->failure ? json_dumps(r->failure, JSON_COMPACT) : NULL;
+	char ec[16], sig[16], wall[24], cpu[24], mem[24];
+	long long n;
+
+	snprintf(ec, sizeof ec, "%d", r->exit_code);
+	snprintf(sig, sizeof sig, "%d", r->signal);
+	snprintf(wall, sizeof wall, "%lld", r->wall_ms);
+	snprintf(cpu, sizeof cpu, "%lld", r->cpu_ms);
+	snprintf(mem, sizeof mem, "%lld", r->mem_peak);
+	n = db_exec(db,
+		    "INSERT INTO job_results (job_id, exit_code, term_signal, stdout, stderr,"
+		    " stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,"
+		    " memory_peak_bytes, failure_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "sssbbiisssss", id, r->exit_code >= 0 ? ec : NULL, r->signal ? sig : NULL,
+		    r->out ? (const void *)r->out : "", r->out_len,
+		    r->err ? (const void *)r->err : "", r->err_len, (long long)r->out_trunc,
+		    (long long)r->err_trunc, diag ? diag : "[]", r->wall_ms >= 0 ? wall : NULL,
+		    r->cpu_ms >= 0 ? cpu : NULL, r->mem_peak >= 0 ? mem : NULL, fail);
+	free(diag);
+	free(fail);
+	for (size_t i = 0; n >= 0 && i < r->nartifacts; i++)
+		n = db_exec(db,
+			    "INSERT INTO job_artifacts (job_id, path, size, sha256, content)"
+			    " VALUES (?, ?, ?, ?, ?)",
+			    "ssisb", id, r->artifacts[i].path, (long long)r->artifacts[i].size,
+			    r->artifacts[i].sha256, r->artifacts[i].data, r->artifacts[i].size);
+	return n < 0 ? -1 : 0;
+}
+
+int store_finish(struct db *db, const char *id, const char *runner_id,
+		 const struct job_result *r)
+{
+	long long n;
+
+	if (db_begin(db) < 0)
+		return -1;
+	n = db_exec(db,
+		    "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
+		    " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
+		    "sss", r->state, id, runner_id);
+	if (n == 0) {
+		db_rollback(db);
+		return 1;
+	}
+	if (n < 0 || insert_result(db, id, r) < 0 ||
+	    add_event(db, id, "running", r->state, runner_id, "finished") < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return db_commit(db) < 0 ? -1 : 0;
+}
+
+int store_recover_lost(struct db *db)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT id, runner_id FROM jobs WHERE state = 'running'"
+				      " AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT 50",
+				      "");
+	int count = 0;
+
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		const char *id = db_res_str(res, i, 0);
+		long long n;
+
+		if (db_begin(db) < 0)
+			break;
+		n = db_exec(db,
+			    "UPDATE jobs SET state = 'lost', finished_at = CURRENT_TIMESTAMP(3),"
+			    " lease_expires_at = NULL WHERE id = ? AND state = 'running'"
+			    " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
+			    "s", id);
+		if (n == 1 &&
+		    db_exec(db,
+			    "INSERT INTO job_results (job_id, exit_code, stdout, stderr,"
+			    " diagnostics_json, failure_json) VALUES (?, 125, '', '', ?, ?)",
+			    "sss", id, "[\"runner lost during execution\"]",
+			    "{\"stage\":\"execution\",\"instance_status\":\"unknown\","
+			    "\"cleanup_status\":\"unknown\",\"error\":\"lease expired\"}") >= 0 &&
+		    add_event(db, id, "running", "lost", "lease-recovery", "lease expired") == 0 &&
+		    db_commit(db) == 0) {
+			count++;
+		} else {
+			db_rollback(db);
+		}
+	}
+	db_res_free(res);
+	return count;
+}
+
+int store_state(struct db *db, const char *id, char state[24])
+{
+	struct db_res *res = db_query(db, "SELECT state FROM jobs WHERE id = ?", "s", id);
+
+	if (res == NULL || db_res_rows(res) != 1) {
+		db_res_free(res);
+		return -1;
+	}
+	snprintf(state, 24, "%s", db_res_str(res, 0, 0));
+	db_res_free(res);
+	return 0;
+}

@@ -1,0 +1,657 @@
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "outcome.h"
+#include "profile.h"
+#include "sandbox.h"
+#include "scfilter.h"
+#include "store.h"
+#include "validate.h"
+#include "workspace.h"
+
+#define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
+#define CG_CHECK_MS 50
+#define SPAWN_ATTEMPTS 3
+
+struct buf {
+	unsigned char *data;
+	size_t len, cap, limit;
+	int trunc, eof;
+};
+
+struct sup {
+	const struct cfg *cfg;
+	struct db *db;
+	struct job job;
+	int slot;
+	uid_t uid;
+	const char *runner_id;
+	json_t *diag;
+	char ws_path[CFG_PATH_MAX + 64];
+	int wsfd;
+	struct cg cg;
+	int cg_on;
+	pid_t pid;
+	enum stop_reason reason;
+	int status_known, code;
+	struct buf out, err;
+	double t0;
+	struct rusage ru;
+	struct cg_usage usage; /* read before the cgroup is removed */
+	char failure_stage[32], failure_error[600];
+	const char *cleanup_status;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void diag(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void diag(struct sup *s, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	json_array_append_new(s->diag, json_string(line));
+}
+
+/* Logs one retry attempt the way DESIGN.md asks: step, job, attempt, max, type. */
+static void log_attempt(const struct sup *s, const char *step, int attempt, int max,
+			const char *type, int retry)
+{
+	char a[16], m[16];
+
+	snprintf(a, sizeof a, "%d", attempt);
+	snprintf(m, sizeof m, "%d", max);
+	log_kv("warn", "retry", "step", step, "job", s->job.id[0] ? s->job.id : "-", "attempt", a,
+	       "max_attempts", m, "error_type", type, "retry", retry ? "yes" : "no",
+	       (char *)NULL);
+}
+
+static int db_ready(struct sup *s)
+{
+	char err[256];
+
+	if (s->db)
+		return 0;
+	s->db = db_open(s->cfg, err, sizeof err);
+	if (s->db == NULL) {
+		log_kv("warn", "db_connect", "job", s->job.id, "error", err, (char *)NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static void db_drop_if_lost(struct sup *s)
+{
+	if (s->db && (db_conn_lost(s->db) || db_errno(s->db) >= 2000)) {
+		db_close(s->db);
+		s->db = NULL;
+	}
+}
+
+static void kill_job(struct sup *s)
+{
+	if (s->cg_on)
+		cg_kill_all(&s->cg);
+	if (s->pid > 0)
+		kill(-s->pid, SIGKILL);
+	sb_kill_uid(s->uid);
+}
+
+static void stop(struct sup *s, enum stop_reason why)
+{
+	if (s->reason == STOP_NONE)
+		s->reason = why;
+	kill_job(s);
+}
+
+static int setup_fail(struct sup *s, const char *stage, const char *diagnostic,
+		      const char *error)
+{
+	snprintf(s->failure_stage, sizeof s->failure_stage, "%s", stage);
+	snprintf(s->failure_error, sizeof s->failure_error, "%s", error);
+	diag(s, "%s", diagnostic);
+	return -1;
+}
+
+/* Re-checks what the API validated: the runner trusts no row blindly. */
+static const char *policy_check(const struct sup *s)
+{
+	static char why[160];
+	const char *r;
+
+	if (*s->job.cwd && (r = val_rel_path(s->job.cwd, 255)) != NULL) {
+		snprintf(why, sizeof why, "cwd %s", r);
+		return why;
+	}
+	if (s->job.artifacts_dir && (r = val_rel_path(s->job.artifacts_dir, 255)) != NULL) {
+		snprintf(why, sizeof why, "artifacts %s", r);
+		return why;
+	}
+	for (size_t i = 0; i < s->job.nfiles; i++)
+		if ((r = val_rel_path(s->job.files[i].path, 1024)) != NULL) {
+			snprintf(why, sizeof why, "file path %s", r);
+			return why;
+		}
+	if (s->job.network)
+		return "network access is not available on this runner";
+	return NULL;
+}
+
+static int prepare_workspace(struct sup *s)
+{
+	char err[512], root[CFG_PATH_MAX + 8];
+
+	snprintf(root, sizeof root, "%s/work", s->cfg->runner_state_dir);
+	s->wsfd = ws_create(root, s->slot, s->uid, s->job.limits[LIM_DISK_MB], s->ws_path,
+			    sizeof s->ws_path, err, sizeof err);
+	if (s->wsfd < 0)
+		return setup_fail(s, "workspace", "workspace setup failed", err);
+	for (size_t i = 0; i < s->job.nfiles; i++) {
+		const struct job_file_in *f = &s->job.files[i];
+		if (ws_write_file(s->wsfd, f->path, f->data, f->len, f->executable, s->uid, err,
+				  sizeof err) < 0)
+			return setup_fail(s, "workspace", "writing input files failed", err);
+	}
+	if (*s->job.cwd && ws_mkdirs(s->wsfd, s->job.cwd, s->uid, err, sizeof err) < 0)
+		return setup_fail(s, "workspace", "creating cwd failed", err);
+	return 0;
+}
+
+static int prepare_limits(struct sup *s)
+{
+	char err[512];
+	long long mem = s->job.limits[LIM_MEMORY_MB] << 20;
+
+	if (strcmp(s->cfg->runner_limits_mode, "rlimit-only") == 0) {
+		diag(s, "limits: rlimit-only mode (operator setting): memory by RLIMIT_AS, pids "
+			"by RLIMIT_NPROC, cpu by RLIMIT_CPU; no cgroup");
+		return 0;
+	}
+	/* bwrap's monitor and its pid 1 live in the cgroup too. */
+	if (cg_setup(&s->cg, s->cfg->runner_cgroup_name, s->slot, mem,
+		     s->job.limits[LIM_PIDS] + 2, err, sizeof err) < 0)
+		return setup_fail(s, "limits", "resource limits were not applied", err);
+	s->cg_on = 1;
+	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
+		"NOFILE, CORE=0, NPROC)", cg_describe(&s->cg));
+	return 0;
+}
+
+static char **command_argv(const struct job *j)
+{
+	size_t n = j->argv ? json_array_size(j->argv) : 3;
+	char **v = calloc(n + 1, sizeof *v);
+
+	if (v == NULL)
+		return NULL;
+	if (j->argv == NULL) {
+		v[0] = (char *)"/bin/sh";
+		v[1] = (char *)"-c";
+		v[2] = j->command;
+		return v;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = (char *)json_string_value(json_array_get(j->argv, i));
+	return v;
+}
+
+static void nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* The pipes; ours are close-on-exec, the child's ends are placed by sb_spawn. */
+struct fds {
+	int in[2], out[2], err[2], status[2], sc, args;
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void close_fds(struct fds *f)
+{
+	close_fd(&f->in[0]), close_fd(&f->in[1]), close_fd(&f->out[0]), close_fd(&f->out[1]);
+	close_fd(&f->err[0]), close_fd(&f->err[1]), close_fd(&f->status[0]);
+	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
+}
+
+static int start(struct sup *s, struct fds *f)
+{
+	char err[512];
+	char **cmd = command_argv(&s->job);
+	struct sb_spawn sp;
+
+	memset(f, -1, sizeof *f);
+	if (cmd == NULL || pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
+	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0) {
+		free(cmd);
+		return setup_fail(s, "sandbox", "sandbox setup failed", strerror(errno));
+	}
+	f->sc = sc_build_fd(err, sizeof err);
+	if (f->sc < 0) {
+		free(cmd);
+		return setup_fail(s, "sandbox", "seccomp filter could not be built", err);
+	}
+	f->args = prof_bwrap_args(s->cfg, s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb,
+				  s->job.env, SB_FD_SECCOMP, SB_FD_STATUS, err, sizeof err);
+	if (f->args < 0) {
+		free(cmd);
+		return setup_fail(s, "sandbox", "sandbox setup failed", err);
+	}
+	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid,
+				.cg = s->cg_on ? &s->cg : NULL, .limits = s->job.limits,
+				.args_fd = f->args, .seccomp_fd = f->sc,
+				.status_fd = f->status[1], .stdin_fd = f->in[0],
+				.stdout_fd = f->out[1], .stderr_fd = f->err[1], .cmd = cmd };
+	for (int attempt = 1; attempt <= SPAWN_ATTEMPTS; attempt++) {
+		s->pid = sb_spawn(&sp, err, sizeof err);
+		if (s->pid > 0)
+			break;
+		int transient = strstr(err, "Resource temporarily") || strstr(err, "fork");
+		log_attempt(s, "sandbox_start", attempt, SPAWN_ATTEMPTS, "spawn",
+			    transient && attempt < SPAWN_ATTEMPTS);
+		diag(s, "retry step=sandbox_start attempt=%d/%d error=%s retry=%s", attempt,
+		     SPAWN_ATTEMPTS, err, transient && attempt < SPAWN_ATTEMPTS ? "yes" : "no");
+		if (!transient || attempt == SPAWN_ATTEMPTS) {
+			free(cmd);
+			return setup_fail(s, "sandbox", "sandbox start failed", err);
+		}
+		sleep_ms(100L << attempt);
+	}
+	free(cmd);
+	/* Our copies of the child's ends must go, or EOF never comes. */
+	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
+	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
+	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
+	return 0;
+}
+
+/* Reads what is there; past the cap the job is stopped (output_limit). */
+static void drain(struct sup *s, int *fd, struct buf *b)
+{
+	unsigned char tmp[65536];
+
+	for (;;) {
+		ssize_t r = read(*fd, tmp, sizeof tmp);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return; /* EAGAIN */
+		if (r == 0) {
+			b->eof = 1;
+			close_fd(fd);
+			return;
+		}
+		size_t keep = (size_t)r;
+		if (b->len + keep > b->limit) {
+			keep = b->limit - b->len;
+			b->trunc = 1;
+			stop(s, STOP_OUTPUT);
+		}
+		if (b->len + keep > b->cap) {
+			size_t cap = b->cap ? b->cap : 65536;
+			while (cap < b->len + keep)
+				cap *= 2;
+			unsigned char *n = realloc(b->data, cap);
+			if (n == NULL) {
+				stop(s, STOP_OUTPUT);
+				return;
+			}
+			b->data = n;
+			b->cap = cap;
+		}
+		memcpy(b->data + b->len, tmp, keep);
+		b->len += keep;
+	}
+}
+
+/* bwrap's --json-status-fd: {"child-pid": N} then {"exit-code": N}. */
+static void read_status(struct sup *s, int *fd, char *acc, size_t accn)
+{
+	char tmp[512];
+	ssize_t r;
+
+	while ((r = read(*fd, tmp, sizeof tmp - 1)) > 0) {
+		size_t used = strlen(acc);
+		tmp[r] = '\0';
+		snprintf(acc + used, accn - used, "%s", tmp);
+	}
+	if (r == 0)
+		close_fd(fd);
+	const char *p = strstr(acc, "\"exit-code\"");
+	if (p && (p = strchr(p, ':')) != NULL) {
+		char *end;
+		long v = strtol(p + 1, &end, 10);
+		if (end != p + 1 && v >= 0 && v <= 255) {
+			s->code = (int)v;
+			s->status_known = 1;
+		}
+	}
+}
+
+static void heartbeat(struct sup *s)
+{
+	int cancel = 0, rc;
+
+	if (db_ready(s) < 0)
+		return; /* the job keeps running; the result waits for the DB */
+	rc = store_heartbeat(s->db, s->job.id, s->runner_id, s->cfg->runner_lease_seconds,
+			     &cancel);
+	if (rc < 0) {
+		log_attempt(s, "heartbeat", 1, 1, "db", 1);
+		db_drop_if_lost(s);
+		return;
+	}
+	if (cancel)
+		stop(s, STOP_CANCEL);
+	else if (rc == 1) /* marked lost or taken over: nobody wants this result */
+		stop(s, STOP_CANCEL);
+}
+
+static void check_cgroup(struct sup *s)
+{
+	struct cg_usage u;
+
+	if (!s->cg_on)
+		return;
+	cg_read(&s->cg, &u);
+	if (u.pids_denied > 0)
+		stop(s, STOP_PIDS);
+	else if (u.cpu_ns > s->job.limits[LIM_CPU_SECONDS] * 1000000000LL)
+		stop(s, STOP_CPU);
+	else if (u.oom_kills > 0)
+		stop(s, STOP_MEMORY);
+}
+
+static void run_loop(struct sup *s, struct fds *f)
+{
+	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3;
+	double next_hb = now_ms() + HEARTBEAT_MS, next_cg = 0;
+	size_t in_off = 0;
+	char status[1024] = "";
+	int exited = 0, wst;
+
+	if (s->job.stdin_len == 0)
+		close_fd(&f->in[1]);
+	while (!exited || f->out[0] >= 0 || f->err[0] >= 0) {
+		struct pollfd p[4];
+		int n = 0;
+		double now = now_ms();
+
+		if (f->out[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = f->out[0], .events = POLLIN };
+		if (f->err[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = f->err[0], .events = POLLIN };
+		if (f->status[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = f->status[0], .events = POLLIN };
+		if (f->in[1] >= 0)
+			p[n++] = (struct pollfd){ .fd = f->in[1], .events = POLLOUT };
+		poll(p, (nfds_t)n, exited ? 20 : CG_CHECK_MS);
+		if (f->out[0] >= 0)
+			drain(s, &f->out[0], &s->out);
+		if (f->err[0] >= 0)
+			drain(s, &f->err[0], &s->err);
+		if (f->status[0] >= 0)
+			read_status(s, &f->status[0], status, sizeof status);
+		if (f->in[1] >= 0) {
+			ssize_t w = write(f->in[1], s->job.stdin_buf + in_off,
+					  s->job.stdin_len - in_off);
+			if (w > 0)
+				in_off += (size_t)w;
+			if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
+			    in_off == s->job.stdin_len)
+				close_fd(&f->in[1]);
+		}
+		if (!exited && wait4(s->pid, &wst, WNOHANG, &s->ru) == s->pid) {
+			exited = 1;
+			/* The pid namespace is gone with bwrap; anything that escaped
+			 * it into the cgroup or the uid goes now. */
+			kill_job(s);
+		}
+		now = now_ms();
+		if (!exited && now >= deadline)
+			stop(s, STOP_WALL);
+		if (!exited && now >= next_cg) {
+			check_cgroup(s);
+			next_cg = now + CG_CHECK_MS;
+		}
+		if (!exited && now >= next_hb) {
+			heartbeat(s);
+			next_hb = now_ms() + HEARTBEAT_MS;
+		}
+		if (exited && now >= deadline + 5000)
+			break; /* pipes held open by something unkillable: give up on them */
+	}
+	if (f->status[0] >= 0)
+		read_status(s, &f->status[0], status, sizeof status);
+	if (!s->status_known && WIFEXITED(wst) && strstr(status, "child-pid")) {
+		s->code = WEXITSTATUS(wst);
+		s->status_known = 1;
+	}
+	if (!strstr(status, "child-pid") && s->reason == STOP_NONE) {
+		/* bwrap failed before starting the command: its stderr says why */
+		char msg[200];
+		snprintf(msg, sizeof msg, "%.*s", (int)(s->err.len < 190 ? s->err.len : 190),
+			 s->err.data ? (const char *)s->err.data : "");
+		msg[strcspn(msg, "\n")] = '\0';
+		setup_fail(s, "sandbox", "sandbox start failed", msg);
+	}
+}
+
+static void cleanup(struct sup *s)
+{
+	int bad = 0;
+
+	kill_job(s);
+	if (s->cg_on && cg_destroy(&s->cg) < 0)
+		bad = 1;
+	if (s->wsfd >= 0)
+		close(s->wsfd);
+	s->wsfd = -1;
+	if (s->ws_path[0] && ws_destroy(s->ws_path) < 0)
+		bad = 1;
+	s->cleanup_status = bad ? "failed" : "ok";
+	if (bad)
+		diag(s, "process-group cleanup failed");
+}
+
+static json_t *failure_json(const struct sup *s)
+{
+	if (!s->failure_stage[0] && strcmp(s->cleanup_status, "ok") == 0)
+		return NULL;
+	return json_pack("{s:s, s:s, s:s, s:s}", "stage",
+			 s->failure_stage[0] ? s->failure_stage : "cleanup", "instance_status",
+			 s->pid > 0 ? "stopped" : "not_started", "cleanup_status",
+			 s->cleanup_status, "error",
+			 s->failure_error[0] ? s->failure_error : "cleanup failed");
+}
+
+/* The result must not be lost to a DB outage: retry, capped backoff, until it is
+ * stored or the job turns out to be no longer ours. */
+static void store_result(struct sup *s, struct job_result *r)
+{
+	long delay = 100;
+
+	for (int attempt = 1;; attempt++) {
+		int rc = db_ready(s) < 0 ? -1 : store_finish(s->db, s->job.id, s->runner_id, r);
+		if (rc == 0)
+			return;
+		if (rc == 1) {
+			log_kv("warn", "result_discarded", "job", s->job.id, "reason",
+			       "job no longer owned by this runner", (char *)NULL);
+			return;
+		}
+		log_attempt(s, "store_result", attempt, 0, "db", 1);
+		db_drop_if_lost(s);
+		sleep_ms(delay);
+		delay = delay * 2 > 10000 ? 10000 : delay * 2;
+	}
+}
+
+static void finish(struct sup *s, struct artifact *arts, size_t narts)
+{
+	struct outcome o;
+	struct outcome_in in = { s->reason, s->status_known, s->code, 0 };
+	struct cg_usage u = s->usage;
+	struct job_result r;
+	json_t *fail;
+	char ec[16];
+
+	in.oom_kills = u.oom_kills;
+	if (s->failure_stage[0]) {
+		o = (struct outcome){ strcmp(s->failure_stage, "policy") == 0 ? "blocked" : "error",
+				      strcmp(s->failure_stage, "policy") == 0 ? 126 : 125, 0,
+				      NULL };
+	} else {
+		outcome_map(&in, &o);
+		if (o.diagnostic)
+			diag(s, "%s", o.diagnostic);
+		if (strcmp(s->cleanup_status, "ok") != 0)
+			o = (struct outcome){ "error", 125, 0, NULL };
+	}
+	fail = failure_json(s);
+	memset(&r, 0, sizeof r);
+	r.state = o.state;
+	r.exit_code = o.exit_code;
+	r.signal = o.signal;
+	r.out = s->out.data, r.out_len = s->out.len, r.out_trunc = s->out.trunc;
+	r.err = s->err.data, r.err_len = s->err.len, r.err_trunc = s->err.trunc;
+	r.diagnostics = s->diag;
+	r.failure = fail;
+	r.wall_ms = s->pid > 0 ? (long long)(now_ms() - s->t0) : -1;
+	r.cpu_ms = u.cpu_ns >= 0 ? u.cpu_ns / 1000000
+		   : s->pid > 0 ? (long long)(s->ru.ru_utime.tv_sec + s->ru.ru_stime.tv_sec) * 1000 +
+					  (s->ru.ru_utime.tv_usec + s->ru.ru_stime.tv_usec) / 1000
+				: -1;
+	r.mem_peak = u.mem_peak >= 0 ? u.mem_peak : s->pid > 0 ? s->ru.ru_maxrss * 1024L : -1;
+	r.artifacts = arts;
+	r.nartifacts = narts;
+	store_result(s, &r);
+	snprintf(ec, sizeof ec, "%d", o.exit_code);
+	log_kv("info", "job_finished", "job", s->job.id, "state", o.state, "exit_code", ec,
+	       "cleanup", s->cleanup_status, (char *)NULL);
+	json_decref(fail);
+}
+
+static void collect(struct sup *s, struct artifact **arts, size_t *n)
+{
+	struct artifact_caps caps = { s->cfg->runner_max_artifact_files,
+				      s->cfg->runner_max_artifact_bytes,
+				      s->cfg->runner_max_artifacts_bytes };
+	char notes[2048];
+
+	*arts = NULL;
+	*n = 0;
+	if (s->job.artifacts_dir == NULL || s->wsfd < 0)
+		return;
+	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, notes, sizeof notes) < 0) {
+		diag(s, "artifacts could not be collected");
+		return;
+	}
+	for (char *line = strtok(notes, "\n"); line; line = strtok(NULL, "\n"))
+		diag(s, "%s", line);
+}
+
+static int load_job(struct sup *s, const char *id)
+{
+	long delay = 200;
+
+	for (int attempt = 1; attempt <= 10; attempt++) {
+		if (db_ready(s) == 0 && store_load(s->db, id, &s->job) == 0)
+			return 0;
+		store_job_free(&s->job);
+		snprintf(s->job.id, sizeof s->job.id, "%s", id);
+		log_attempt(s, "load_job", attempt, 10, "db", attempt < 10);
+		if (s->db)
+			db_drop_if_lost(s);
+		sleep_ms(delay);
+		delay = delay * 2 > 5000 ? 5000 : delay * 2;
+	}
+	return -1;
+}
+
+int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const char *runner_id)
+{
+	struct sup s;
+	struct fds f;
+	struct artifact *arts = NULL;
+	size_t narts = 0;
+	const char *why;
+
+	memset(&s, 0, sizeof s);
+	memset(&f, -1, sizeof f);
+	s.cfg = cfg;
+	s.slot = slot;
+	s.uid = (uid_t)(cfg->runner_uid_base + slot);
+	s.runner_id = runner_id;
+	s.wsfd = -1;
+	s.diag = json_array();
+	s.cleanup_status = "ok";
+	s.usage = (struct cg_usage){ -1, -1, -1, -1 };
+	snprintf(s.job.id, sizeof s.job.id, "%s", job_id);
+	if (load_job(&s, job_id) < 0) {
+		log_kv("error", "job_load_failed", "job", job_id, (char *)NULL);
+		return 1; /* the lease expires and the job ends as lost */
+	}
+	s.out.limit = s.err.limit = (size_t)s.job.limits[LIM_OUTPUT_BYTES];
+	log_kv("info", "job_started", "job", job_id, "runner", runner_id, (char *)NULL);
+	if ((why = policy_check(&s)) != NULL) {
+		diag(&s, "blocked by policy: %s", why);
+		snprintf(s.failure_stage, sizeof s.failure_stage, "policy");
+		snprintf(s.failure_error, sizeof s.failure_error, "%s", why);
+	} else if (prepare_workspace(&s) == 0 && prepare_limits(&s) == 0 && start(&s, &f) == 0) {
+		s.t0 = now_ms();
+		run_loop(&s, &f);
+		if (s.cg_on)
+			cg_read(&s.cg, &s.usage);
+		collect(&s, &arts, &narts);
+	}
+	close_fds(&f);
+	cleanup(&s);
+	if (strcmp(s.failure_stage, "policy") == 0)
+		s.cleanup_status = "ok";
+	finish(&s, arts, narts);
+	ws_free_artifacts(arts, narts);
+	free(s.out.data);
+	free(s.err.data);
+	json_decref(s.diag);
+	store_job_free(&s.job);
+	db_close(s.db);
+	return 0;
+}

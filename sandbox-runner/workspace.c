@@ -1,0 +1,340 @@
+#include "workspace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "util.h"
+
+#define MAX_DEPTH 32
+
+int ws_destroy(const char *path)
+{
+	/* Unmounting discards the job's tree without walking it. */
+	while (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+		;
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int ws_create(const char *root, int slot, uid_t uid, long long disk_mb, char *path,
+	      size_t pathlen, char *err, size_t errlen)
+{
+	char opts[128];
+	int fd;
+
+	if ((size_t)snprintf(path, pathlen, "%s/slot-%d", root, slot) >= pathlen) {
+		snprintf(err, errlen, "workspace path too long");
+		return -1;
+	}
+	if (ws_destroy(path) < 0) {
+		snprintf(err, errlen, "stale workspace %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (mkdir(path, 0700) < 0) {
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(opts, sizeof opts, "size=%lldm,nr_inodes=%lld,mode=0700,uid=%u,gid=%u", disk_mb,
+		 disk_mb * 256 < 4096 ? 4096 : disk_mb * 256, (unsigned)uid, (unsigned)uid);
+	if (mount("sandbox-ws", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		snprintf(err, errlen, "mount tmpfs on %s: %s", path, strerror(errno));
+		rmdir(path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		ws_destroy(path);
+		return -1;
+	}
+	return fd;
+}
+
+/* Walks all but the last component of rel, creating directories; returns a new
+ * fd for the parent and points *last at the final component. */
+static int walk_parent(int wsfd, const char *rel, uid_t uid, int create, const char **last,
+		       char *err, size_t errlen)
+{
+	char comp[256];
+	const char *p = rel;
+	int fd = dup(wsfd);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "dup: %s", strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t n = strcspn(p, "/");
+		int next;
+
+		if (p[n] == '\0') {
+			*last = p;
+			return fd;
+		}
+		if (n >= sizeof comp) {
+			close(fd);
+			snprintf(err, errlen, "path component too long");
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (create && mkdirat(fd, comp, 0755) == 0 && fchownat(fd, comp, uid, uid,
+									AT_SYMLINK_NOFOLLOW) < 0) {
+			snprintf(err, errlen, "chown %s: %s", comp, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0) {
+			snprintf(err, errlen, "open directory %s: %s", comp, strerror(errno));
+			return -1;
+		}
+		fd = next;
+		p += n + 1;
+	}
+}
+
+int ws_write_file(int wsfd, const char *rel, const unsigned char *data, size_t len,
+		  int executable, uid_t uid, char *err, size_t errlen)
+{
+	const char *name;
+	int dir = walk_parent(wsfd, rel, uid, 1, &name, err, errlen), fd;
+	size_t off = 0;
+
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    executable ? 0755 : 0644);
+	close(dir);
+	if (fd < 0) {
+		snprintf(err, errlen, "create %s: %s", rel, strerror(errno));
+		return -1;
+	}
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			snprintf(err, errlen, "write %s: %s", rel,
+				 w < 0 ? strerror(errno) : "short write");
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (fchown(fd, uid, uid) < 0 || fchmod(fd, executable ? 0755 : 0644) < 0) {
+		snprintf(err, errlen, "chown %s: %s", rel, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int ws_mkdirs(int wsfd, const char *rel, uid_t uid, char *err, size_t errlen)
+{
+	char buf[1100];
+	const char *name;
+	int dir;
+
+	/* walk_parent creates all but the last component; add a dummy last one. */
+	if ((size_t)snprintf(buf, sizeof buf, "%s/x", rel) >= sizeof buf) {
+		snprintf(err, errlen, "path too long");
+		return -1;
+	}
+	dir = walk_parent(wsfd, buf, uid, 1, &name, err, errlen);
+	if (dir < 0)
+		return -1;
+	close(dir);
+	return 0;
+}
+
+struct collect {
+	const struct artifact_caps *caps;
+	struct artifact *a;
+	size_t n, cap;
+	long long total;
+	char *notes;
+	size_t noteslen;
+};
+
+/* One line per skipped entry: "artifact PATH skipped: WHY". */
+static void note(struct collect *c, const char *path, const char *why)
+{
+	size_t used = strlen(c->notes);
+
+	if (used + 1 < c->noteslen)
+		snprintf(c->notes + used, c->noteslen - used, "artifact %s skipped: %s\n", path,
+			 why);
+}
+
+static void note_dir(struct collect *c, const char *dir, const char *why)
+{
+	snprintf(c->notes, c->noteslen, "artifacts directory %s: %s\n", dir, why);
+}
+
+static int add_file(struct collect *c, int dir, const char *name, const char *rel,
+		    const struct stat *st0)
+{
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	struct artifact *a;
+	size_t got = 0;
+
+	if (fd < 0)
+		return 0;
+	/* The entry must still be the regular file we saw. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != st0->st_ino) {
+		close(fd);
+		return 0;
+	}
+	if ((long long)c->n >= c->caps->max_files) {
+		note(c, rel, "too many files");
+		close(fd);
+		return 0;
+	}
+	if (st.st_size > c->caps->max_file_bytes ||
+	    c->total + st.st_size > c->caps->max_total_bytes) {
+		note(c, rel, "size limit");
+		close(fd);
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct artifact *na = reallocarray(c->a, cap, sizeof *na);
+		if (na == NULL) {
+			close(fd);
+			return -1;
+		}
+		c->a = na;
+		c->cap = cap;
+	}
+	a = &c->a[c->n];
+	memset(a, 0, sizeof *a);
+	a->data = malloc((size_t)st.st_size + 1);
+	a->path = strdup(rel);
+	if (a->data == NULL || a->path == NULL) {
+		free(a->data);
+		free(a->path);
+		close(fd);
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, a->data + got, (size_t)st.st_size - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	a->size = got;
+	sha256_hex(a->data, got, a->sha256);
+	c->total += (long long)got;
+	c->n++;
+	return 0;
+}
+
+static int walk(struct collect *c, int dir, const char *prefix, int depth)
+{
+	int dfd = dup(dir), rc = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (dfd < 0)
+		return -1;
+	d = fdopendir(dfd);
+	if (d == NULL) {
+		close(dfd);
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		char rel[1100];
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "",
+				     e->d_name) >= 1024 ||
+		    !util_utf8_valid((const unsigned char *)rel, strlen(rel))) {
+			note(c, "(unnamed)", "name too long or not UTF-8");
+			continue;
+		}
+		if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (depth >= MAX_DEPTH) {
+				note(c, rel, "too deep");
+				continue;
+			}
+			int sub = openat(dir, e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0)
+				continue;
+			rc = walk(c, sub, rel, depth + 1);
+			close(sub);
+		} else if (S_ISREG(st.st_mode)) {
+			rc = add_file(c, dir, e->d_name, rel, &st);
+		} else {
+			note(c, rel,
+			     S_ISLNK(st.st_mode) ? "symbolic link" : "not a regular file");
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct artifact *)a)->path, ((const struct artifact *)b)->path);
+}
+
+int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
+	       struct artifact **out, size_t *n, char *notes, size_t noteslen)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+	struct collect c = { .caps = caps, .notes = notes, .noteslen = noteslen };
+	int fd, rc;
+
+	*out = NULL;
+	*n = 0;
+	notes[0] = '\0';
+	fd = (int)syscall(SYS_openat2, wsfd, dir, &how, sizeof how);
+	if (fd < 0) {
+		note_dir(&c, dir,
+		     errno == ENOENT ? "not found" : errno == ELOOP ? "is a symbolic link"
+									: strerror(errno));
+		return 0;
+	}
+	rc = walk(&c, fd, dir, 0);
+	close(fd);
+	if (rc < 0) {
+		ws_free_artifacts(c.a, c.n);
+		return -1;
+	}
+	qsort(c.a, c.n, sizeof *c.a, by_path);
+	*out = c.a;
+	*n = c.n;
+	return 0;
+}
+
+void ws_free_artifacts(struct artifact *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(a[i].path);
+		free(a[i].data);
+	}
+	free(a);
+}

@@ -1,0 +1,552 @@
+#!/usr/bin/env bash
+# tests/integration/faults.sh: fault-injection suite. Stops and starts parts of a running
+# local stack (tests/stack.sh) and checks what clients see through nginx:
+#
+#   1. MariaDB down: health and authenticated requests answer 503 service_unavailable +
+#      Retry-After at once (never hang); after `start-db` the pool recovers by itself.
+#   2. A worker killed with SIGKILL is replaced by the master (and logged).
+#   3. SIGTERM to the API master: the long-poll in flight still gets its 200 job body,
+#      then master and workers exit; `start-api` brings the API back.
+#   4. Secrets never reach a log: tokens (real, revoked, bogus, token-shaped canaries in
+#      the URL), job env values and the DB password are grepped for in every file of
+#      $SANDBOX_VAR/log/ after all the other cases have run.
+#   5. nginx's own errors are JSON: 502 bad_gateway with the API stopped, 413
+#      payload_too_large for an 11 MiB body.
+#
+# Needs a running stack; it is left running and healthy at the end, also on failure or
+# Ctrl-C (an EXIT trap restarts whatever the suite stopped). By hand:
+#   SANDBOX_VAR=/tmp/x SANDBOX_PORT=8743 bash tests/stack.sh up
+#   SANDBOX_VAR=/tmp/x bash tests/integration/faults.sh
+# Environment, from $SANDBOX_VAR/env: SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN,
+# SANDBOX_CONFIG, SANDBOX_DB_SOCKET; SANDBOX_BIN defaults to <repo>/build.
+#
+# Not for a stack that others use at the same time: it stops the database and the API.
+
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+: "${SANDBOX_VAR:=$REPO/var}"
+: "${SANDBOX_BIN:=$REPO/build}"
+if [ -r "$SANDBOX_VAR/env" ]; then
+	set -a
+	. "$SANDBOX_VAR/env"
+	set +a
+fi
+for v in SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET; do
+	if [ -z "${!v:-}" ]; then
+		echo "Bail out! $v is not set (is the stack up? see tests/stack.sh)"
+		exit 2
+	fi
+done
+SANDBOX_URL=${SANDBOX_URL%/}
+export SANDBOX_VAR SANDBOX_BIN
+[ -n "${SANDBOX_PORT:-}" ] && export SANDBOX_PORT
+
+. "$HERE/lib.sh"
+
+STACK="$REPO/tests/stack.sh"
+LOG_DIR=$SANDBOX_VAR/log
+API_LOG=$LOG_DIR/api.log
+API_PID_FILE=$SANDBOX_VAR/run/api.pid
+API_SOCK=$(sed -n 's/^[[:space:]]*fcgi_socket[[:space:]]*=[[:space:]]*//p' "$SANDBOX_CONFIG" | tail -n 1)
+: "${API_SOCK:=$SANDBOX_VAR/run/api.sock}"
+NWORKERS=$(sed -n 's/^[[:space:]]*api_workers[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$SANDBOX_CONFIG" | tail -n 1)
+: "${NWORKERS:=8}"
+
+RUN="$RANDOM$RANDOM"
+JOB='{"command":"echo hi"}'
+UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+
+# ---------------------------------------------------------------- helpers
+
+ctl() { "$SANDBOX_BIN/sandboxctl" --config "$SANDBOX_CONFIG" "$@"; }
+hex() { od -An -v -N "$1" -tx1 /dev/urandom | tr -d ' \n'; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+fails() { ! "$@"; }
+note() { echo "# $*"; }
+
+# stack CMD: run tests/stack.sh CMD for this $SANDBOX_VAR, output as comments.
+stack() {
+	local rc
+	bash "$STACK" "$1" > "$T_DIR/stack.out" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$T_DIR/stack.out"
+	return "$rc"
+}
+
+# alive PID: exists and is not a zombie.
+alive() {
+	local stat
+	[[ ${1:-} =~ ^[0-9]+$ ]] || return 1
+	{ read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}
+
+# The API master's pid (from the pid file, if alive), or nothing and status 1.
+api_master() {
+	local pid
+	{ read -r pid < "$API_PID_FILE"; } 2> /dev/null || return 1
+	alive "$pid" || return 1
+	printf '%s' "$pid"
+}
+
+# Live children of PID, one per line, sorted.
+children() {
+	local p
+	for p in $(pgrep -P "$1" 2> /dev/null); do
+		alive "$p" && echo "$p"
+	done | sort -n
+}
+
+# poll SECONDS COMMAND...: run COMMAND every 0.2 s until it succeeds (0) or time is up (1).
+poll() {
+	local deadline=$(($(now_ms) + $1 * 1000))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "$(now_ms)" -ge "$deadline" ] && return 1
+		sleep 0.2
+	done
+}
+
+none_alive() {
+	local p
+	for p in "$@"; do alive "$p" && return 1; done
+	return 0
+}
+
+# health_ok: one GET /v1/health that answered 200 (the nginx health zone allows 5 r/s:
+# pollers call this at most every 0.5 s; lib.sh retries an nginx 429 anyway).
+health_ok() {
+	as '' req GET /v1/health '' --max-time 5
+	[ "$STATUS" = 200 ]
+}
+health_poll() { # health_poll SECONDS
+	local deadline=$(($(now_ms) + $1 * 1000))
+	while :; do
+		health_ok && return 0
+		[ "$(now_ms)" -ge "$deadline" ] && return 1
+		sleep 0.5
+	done
+}
+
+# An established connection on the API's FastCGI socket (a request inside a worker).
+# (No `| grep -q` anywhere: grep quitting early SIGPIPEs the writer and, under pipefail,
+# fails the pipeline at random.)
+api_conn_busy() { ss -xHp state established 2> /dev/null | grep -F -- "$API_SOCK " > /dev/null; }
+
+# pool_recovers STALE: after the DB came back, 3 rounds of GET /v1/jobs over the pool
+# (STALE: 503s already seen since). A worker whose connection died with the old server
+# may answer 503 (+ Retry-After) once; the last round must be all 200.
+pool_recovers() {
+	local stale=$1 last_bad=0 other=0 i
+	for ((i = 0; i < 3 * NWORKERS; i++)); do
+		req GET /v1/jobs
+		[ "$STATUS" = 200 ] && continue
+		if [ "$STATUS" = 503 ] && [ -n "$(hdr Retry-After)" ] &&
+			[ "$(jq -r '.error.code?' "$BODY" 2> /dev/null)" = service_unavailable ]; then
+			stale=$((stale + 1))
+		else
+			other=$((other + 1))
+		fi
+		[ "$i" -ge $((2 * NWORKERS)) ] && last_bad=$((last_bad + 1))
+		note "after start-db, request $i: $LAST_REQ -> $STATUS $(head -c 200 "$BODY")"
+	done
+	note "503s from workers with a stale DB connection after start-db: $stale (pool of $NWORKERS)"
+	expect_true "at most one 503 per worker after the DB is back ($stale <= $NWORKERS)" \
+		test "$stale" -le "$NWORKERS"
+	expect_eq "answers other than 200 or 503 service_unavailable after the DB is back" 0 "$other"
+	expect_eq "the last $NWORKERS requests after recovery: all 200 (failures)" 0 "$last_bad"
+}
+
+# ---------------------------------------------------------------- restore on exit
+
+LP_PID=
+STOPPED=  # components this suite stopped and has not restarted yet ("db api")
+
+restore_stack() {
+	[ -n "$LP_PID" ] && kill "$LP_PID" 2> /dev/null
+	if [[ " $STOPPED " == *" db "* ]] || [[ " $STOPPED " == *" api "* ]] ||
+		! bash "$STACK" status > /dev/null 2>&1; then
+		echo "# restoring the stack (stopped: ${STOPPED:-none})"
+		bash "$STACK" start-db 2>&1 | sed 's/^/#   /'
+		bash "$STACK" start-api 2>&1 | sed 's/^/#   /'
+		STOPPED=
+		if health_poll 20; then
+			echo "# stack restored: /v1/health 200"
+		else
+			echo "# WARNING: stack not healthy after restore: /v1/health $STATUS"
+		fi
+	fi
+}
+at_exit restore_stack
+trap 'exit 130' INT TERM HUP
+
+# ---------------------------------------------------------------- preconditions
+
+if ! bash "$STACK" status > "$T_DIR/status" 2>&1 || ! health_ok; then
+	sed 's/^/# /' "$T_DIR/status"
+	echo "Bail out! the stack is not running and healthy (health: $STATUS)"
+	exit 2
+fi
+
+# The suite's own key: its token is one of the secrets looked for in the logs.
+if ! KEY_OUT=$(ctl keys create --namespace "faults-$RUN" --tenant "t-$RUN" \
+	--subject-type user --subject-id "u-$RUN" --json) ||
+	! jq -e '(.id | type == "string") and (.token | type == "string")' <<< "$KEY_OUT" > /dev/null 2>&1; then
+	echo "Bail out! sandboxctl keys create --json failed"
+	exit 2
+fi
+KEY_ID=$(jq -r .id <<< "$KEY_OUT")
+KEY_TOK=$(jq -r .token <<< "$KEY_OUT")
+unset KEY_OUT
+TOKEN=$KEY_TOK
+
+# Canaries: values that must never show up in any log.
+FAKE_TOK="sbx_$(hex 32)"          # bearer token that is no key
+URL_TOK="sbx_$(hex 32)"           # token-shaped, sent in a URL path and query
+ENV_CANARY="CANARY_ENV_$(hex 12)" # a job env value (a secret by contract)
+DB_PW=
+{ read -r DB_PW < "$SANDBOX_VAR/db_password"; } 2> /dev/null || DB_PW=
+IDEM_KEY="faults-idem-$RUN"
+
+# ========================================================= 4a. secrets: the traffic
+# (the logs are grepped at the end, after every other case has written its lines)
+
+ctx "secrets traffic"
+ENV_JOB=$(jq -cn --arg c "$ENV_CANARY" '{command:"echo hi", env:{CANARY:$c, OTHER:("x" + $c)}}')
+req POST /v1/jobs "$ENV_JOB"
+expect_status 202 "job with an env canary: 202"
+expect_true "env is not echoed in the job object" fails grep -qF -- "$ENV_CANARY" "$BODY"
+ENV_JOB_ID=$(jq -r '.id // empty' "$BODY")
+req GET "/v1/jobs/$ENV_JOB_ID"
+expect_status 200 "GET the env job: 200"
+expect_true "GET does not echo env either" fails grep -qF -- "$ENV_CANARY" "$BODY"
+
+req POST /v1/jobs "$ENV_JOB" -H "Idempotency-Key: $IDEM_KEY"
+expect_status 202 "idempotent submit: 202"
+IDEM_ID=$(jq -r '.id // empty' "$BODY")
+req POST /v1/jobs "$ENV_JOB" -H "Idempotency-Key: $IDEM_KEY"
+expect_status 202 "idempotent replay: 202"
+expect_json .id "$IDEM_ID" "idempotent replay: same id"
+expect_header Idempotent-Replayed '^true$'
+req POST /v1/jobs "$(jq -cn --arg c "$ENV_CANARY" '{command:"echo other", env:{CANARY:$c}}')" \
+	-H "Idempotency-Key: $IDEM_KEY"
+expect_error 409 conflict
+
+# Invalid bodies that carry the canary: a parser error, a validation error.
+req POST /v1/jobs "{\"command\":\"echo hi\",\"env\":{\"CANARY\":\"$ENV_CANARY\""
+expect_error 400 invalid_json
+expect_true "invalid_json answer does not echo the env canary" fails grep -qF -- "$ENV_CANARY" "$BODY"
+req POST /v1/jobs "{\"command\":\"echo hi\",\"env\":{\"1BAD\":\"$ENV_CANARY\"}}"
+expect_error 400 invalid_request env
+expect_true "invalid env answer does not echo the env canary" fails grep -qF -- "$ENV_CANARY" "$BODY"
+req POST /v1/jobs "{\"command\":\"echo hi\",\"env\":{\"CANARY\":[\"$ENV_CANARY\"]}}"
+expect_error 400 invalid_request env
+
+# A bogus bearer token, and tokens in other shapes of Authorization header.
+as "$FAKE_TOK" req GET /v1/jobs
+expect_error 401 unauthorized
+expect_header WWW-Authenticate 'invalid_token'
+as "$FAKE_TOK" req POST /v1/jobs "$ENV_JOB"
+expect_error 401 unauthorized
+req GET /v1/jobs '' -H "Authorization: Token $FAKE_TOK"
+expect_error 401 unauthorized
+req GET /v1/jobs '' -H "Authorization: Bearer $FAKE_TOK $FAKE_TOK"
+expect_error 401 unauthorized
+
+# A token-shaped canary in the URL path and query (clients must never do this; the logs
+# still must not keep it).
+req GET "/v1/jobs/$URL_TOK?cursor=$URL_TOK"
+expect_true "token in path and an unknown query parameter: 400 or 404 JSON error ($STATUS)" \
+	eval '[[ $STATUS == 400 || $STATUS == 404 ]] && jq -e ".error.code | type == \"string\"" "$BODY"'
+expect_true "token-in-URL answer does not echo the token" fails grep -qF -- "$URL_TOK" "$BODY"
+req GET "/v1/jobs?cursor=$URL_TOK"
+expect_true "bad cursor: 400" test "$STATUS" = 400
+expect_true "bad cursor answer does not echo the token" fails grep -qF -- "$URL_TOK" "$BODY"
+req GET "/v1/jobs/$URL_TOK/artifacts/$URL_TOK"
+expect_error 404 not_found
+
+# ========================================================= 1. MariaDB down
+
+ctx "db down"
+STOPPED="$STOPPED db" # before: a stop cut short must be undone too
+if ! stack stop-db; then
+	expect_true "tests/stack.sh stop-db succeeds" false
+else
+	REQ_MAX_TIME=10
+	as '' req GET /v1/health
+	expect_error 503 service_unavailable
+	expect_header Retry-After '^[0-9]+$'
+	expect_true "health answered within 10 s (took ${ELAPSED}s)" test "$STATUS" != 000
+
+	req GET /v1/jobs
+	expect_error 503 service_unavailable
+	expect_header Retry-After '^[0-9]+$'
+	expect_true "GET /v1/jobs answered within 10 s (took ${ELAPSED}s)" test "$STATUS" != 000
+
+	# Every worker: the ones whose connection died with the server and the ones that
+	# must connect afresh. Secrets ride along (they must not be logged on error paths).
+	bad=0
+	for ((i = 0; i < NWORKERS + 2; i++)); do
+		case $((i % 3)) in
+		0) req GET /v1/jobs ;;
+		1) req POST /v1/jobs "$ENV_JOB" ;;
+		2) as "$FAKE_TOK" req GET "/v1/jobs/$(cat /proc/sys/kernel/random/uuid)?wait=2" ;;
+		esac
+		if [ "$STATUS" != 503 ] || [ "$(jq -r '.error.code?' "$BODY" 2> /dev/null)" != service_unavailable ] ||
+			[ -z "$(hdr Retry-After)" ]; then
+			bad=$((bad + 1))
+			note "request $i: $LAST_REQ -> $STATUS $(head -c 200 "$BODY")"
+		fi
+	done
+	expect_eq "$((NWORKERS + 2)) more requests (GET, POST with env, bogus token + wait): all 503 + Retry-After" 0 "$bad"
+	unset REQ_MAX_TIME
+
+	if ! stack start-db; then
+		expect_true "tests/stack.sh start-db succeeds" false
+	else
+		STOPPED=${STOPPED/ db/}
+		t0=$(now_ms)
+		# Health within ~10 s without touching the API.
+		health_poll 10
+		expect_true "health 200 within 10 s of start-db, API not restarted ($(($(now_ms) - t0)) ms)" \
+			test "$STATUS" = 200
+		expect_json .database ok
+		# A submit within the same 10 s. A worker whose connection died with the old
+		# server answers 503 once (docs/ARCHITECTURE.md): counted, then retried.
+		stale=0
+		while :; do
+			req POST /v1/jobs "$JOB"
+			[ "$STATUS" = 202 ] && break
+			[ "$STATUS" = 503 ] && stale=$((stale + 1))
+			[ "$(now_ms)" -ge $((t0 + 10000)) ] && break
+			sleep 0.2
+		done
+		expect_status 202 "submit 202 within 10 s of start-db"
+		expect_json '.id | test("'"$UUID_RE"'")' true "submit returns a job id"
+		pool_recovers "$stale"
+	fi
+fi
+
+# The usual outage: the DB restarts while the pool is idle, so every worker still holds
+# a connection to the old server. Each may answer one 503 (docs/ARCHITECTURE.md: it
+# drops the connection, the next request reconnects); none may stay broken.
+ctx "db restart, idle pool"
+for ((i = 0; i < 2 * NWORKERS; i++)); do req GET /v1/jobs; done
+expect_status 200 "warm-up: every worker has a connection"
+STOPPED="$STOPPED db"
+if stack stop-db; then
+	if stack start-db; then
+		STOPPED=${STOPPED/ db/}
+		pool_recovers 0
+	else
+		expect_true "tests/stack.sh start-db succeeds" false
+	fi
+else
+	expect_true "tests/stack.sh stop-db succeeds" false
+fi
+
+# ========================================================= 2. a worker crashes
+
+ctx "worker crash"
+MASTER=$(api_master)
+mapfile -t BEFORE < <(children "${MASTER:-0}")
+expect_true "API master runs (pid ${MASTER:-none})" test -n "$MASTER"
+expect_eq "worker count is api_workers" "$NWORKERS" "${#BEFORE[@]}"
+if [ -n "$MASTER" ] && [ "${#BEFORE[@]}" -gt 0 ]; then
+	VICTIM=${BEFORE[$((RANDOM % ${#BEFORE[@]}))]}
+	kill -KILL "$VICTIM"
+	replaced() {
+		local -a now
+		alive "$VICTIM" && return 1
+		mapfile -t now < <(children "$MASTER")
+		[ "${#now[@]}" = "${#BEFORE[@]}" ] || return 1
+		[[ " ${now[*]} " != *" $VICTIM "* ]]
+	}
+	poll 5 replaced
+	mapfile -t AFTER < <(children "$MASTER")
+	NEW=$(comm -13 <(printf '%s\n' "${BEFORE[@]}") <(printf '%s\n' "${AFTER[@]}"))
+	expect_true "master $MASTER still runs" alive "$MASTER"
+	expect_true "victim $VICTIM is gone" fails alive "$VICTIM"
+	expect_eq "worker count back to ${#BEFORE[@]} within 5 s" "${#BEFORE[@]}" "${#AFTER[@]}"
+	expect_true "a new worker pid (${NEW//$'\n'/ }) replaced $VICTIM" test -n "$NEW"
+	expect_true "the pid file still names the master" test "$(api_master)" = "$MASTER"
+	died_logged() { grep 'event=worker_died' "$API_LOG" 2> /dev/null | grep -E "pid=$VICTIM( |$)" > /dev/null; }
+	poll 3 died_logged
+	expect_true "api.log has event=worker_died for pid $VICTIM" died_logged
+	grep 'event=worker_died' "$API_LOG" | grep -E "pid=$VICTIM( |$)" | tail -n 1 | sed 's/^/#   /'
+	bad=0
+	for ((i = 0; i < 2 * NWORKERS; i++)); do
+		req GET /v1/jobs
+		[ "$STATUS" = 200 ] || { bad=$((bad + 1)); note "$LAST_REQ -> $STATUS"; }
+	done
+	expect_eq "$((2 * NWORKERS)) requests after the crash: all 200 (failures)" 0 "$bad"
+	req POST /v1/jobs "$JOB"
+	expect_status 202 "submit after the crash: 202"
+fi
+
+# ========================================================= 3. SIGTERM, request in flight
+
+ctx "sigterm"
+req POST /v1/jobs "$JOB"
+expect_status 202 "submit a job to wait on"
+LP_JOB=$(jq -r '.id // empty' "$BODY")
+MASTER=$(api_master)
+expect_true "API master runs (pid ${MASTER:-none})" test -n "$MASTER"
+if [ -n "$LP_JOB" ] && [ -n "$MASTER" ]; then
+	mapfile -t WORKERS < <(children "$MASTER")
+	curl -sS --cacert "$SANDBOX_CACERT" --max-time 20 -H "Authorization: Bearer $TOKEN" \
+		-o "$T_DIR/lp.body" -D "$T_DIR/lp.hdrs" -w '%{http_code} %{time_total}' \
+		"$SANDBOX_URL/v1/jobs/$LP_JOB?wait=3" > "$T_DIR/lp.out" 2> "$T_DIR/lp.err" &
+	LP_PID=$!
+	sleep 0.5
+	# Make sure the request has reached a worker before the signal (bounded).
+	poll 2 api_conn_busy
+	expect_true "the long-poll is in flight in a worker when SIGTERM is sent" \
+		eval 'alive "$LP_PID" && api_conn_busy'
+	t0=$(now_ms)
+	STOPPED="$STOPPED api"
+	kill -TERM "$MASTER"
+	wait "$LP_PID"
+	lp_rc=$?
+	LP_PID=
+	lp_code=000 lp_time=
+	read -r lp_code lp_time < "$T_DIR/lp.out" || : # -w output has no newline
+	[[ $lp_code =~ ^[0-9]{3}$ ]] || lp_code=000
+	note "long-poll: curl exit $lp_rc, HTTP $lp_code after ${lp_time:-?}s, $(($(now_ms) - t0)) ms after SIGTERM"
+	[ -s "$T_DIR/lp.err" ] && note "curl: $(head -c 300 "$T_DIR/lp.err")"
+	expect_eq "in-flight long-poll completes with HTTP 200 (not 502)" 200 "$lp_code"
+	expect_true "its body is the job (JSON, .id = $LP_JOB, .status queued)" \
+		jq -e --arg id "$LP_JOB" '.id == $id and .status == "queued"' "$T_DIR/lp.body"
+	expect_true "its Content-Type is application/json" grep -qi '^content-type: *application/json' "$T_DIR/lp.hdrs"
+	[ "$lp_code" = 200 ] || note "body: $(head -c 300 "$T_DIR/lp.body")"
+
+	gone() { none_alive "$MASTER" "${WORKERS[@]}"; }
+	poll 15 gone
+	expect_true "master $MASTER and its ${#WORKERS[@]} workers exit within 15 s" gone
+	if ! gone; then
+		for p in "$MASTER" "${WORKERS[@]}"; do
+			alive "$p" && note "still running: $p $(tr '\0' ' ' < "/proc/$p/cmdline" 2> /dev/null)"
+		done
+	fi
+	expect_true "api.log has event=stopped from the master" \
+		eval 'grep "event=stopped" "$API_LOG" | grep "pid=$MASTER " > /dev/null'
+	expect_true "the API removed its pid file" test ! -e "$API_PID_FILE"
+
+	if stack start-api; then
+		STOPPED=${STOPPED/ api/}
+		expect_true "tests/stack.sh start-api succeeds" true
+	else
+		expect_true "tests/stack.sh start-api succeeds" false
+	fi
+	health_poll 10
+	expect_true "health 200 after start-api" test "$STATUS" = 200
+	expect_true "a new API master runs" eval '[ -n "$(api_master)" ] && [ "$(api_master)" != "$MASTER" ]'
+fi
+
+# ========================================================= 5. nginx's own errors
+
+ctx "api down"
+STOPPED="$STOPPED api" # before: a stop cut short must be undone too
+if ! stack stop-api; then
+	expect_true "tests/stack.sh stop-api succeeds" false
+else
+	REQ_MAX_TIME=10
+	req GET /v1/jobs
+	expect_error 502 bad_gateway
+	expect_header Content-Type '^application/json'
+	req POST /v1/jobs "$ENV_JOB"
+	expect_error 502 bad_gateway
+	as '' req GET /v1/health
+	expect_error 502 bad_gateway
+	unset REQ_MAX_TIME
+	if stack start-api; then
+		STOPPED=${STOPPED/ api/}
+		expect_true "tests/stack.sh start-api succeeds" true
+	else
+		expect_true "tests/stack.sh start-api succeeds" false
+	fi
+	health_poll 10
+	expect_true "health 200 after start-api" test "$STATUS" = 200
+fi
+
+ctx "too large"
+# 11 MiB of JSON (the env canary inside): nginx refuses it before the API sees it.
+{
+	printf '{"command":"echo hi","env":{"CANARY":"%s"},"stdin":"' "$ENV_CANARY"
+	head -c $((11 * 1024 * 1024)) /dev/zero | tr '\0' 'a'
+	printf '"}'
+} > "$T_DIR/big.json"
+req POST /v1/jobs "@$T_DIR/big.json"
+expect_error 413 payload_too_large
+ctx "too large, chunked (no Content-Length)"
+req POST /v1/jobs "@$T_DIR/big.json" -H 'Transfer-Encoding: chunked'
+expect_error 413 payload_too_large
+ctx "too large"
+rm -f "$T_DIR/big.json"
+req GET /v1/jobs
+expect_status 200 "the API still answers after the 413s"
+
+# ========================================================= 4b. secrets: the logs
+
+ctx "secrets in logs"
+# A revoked key's token is sent once more (the auth failure path for a known key).
+if ctl keys revoke "$KEY_ID" > "$T_DIR/revoke.out" 2>&1; then
+	req GET /v1/jobs
+	expect_error 401 unauthorized
+else
+	expect_true "sandboxctl keys revoke $KEY_ID" false
+	sed 's/^/# /' "$T_DIR/revoke.out"
+fi
+# A last request, and wait until nginx has logged it (it logs after the response).
+LAST_MARK="/v1/jobs?limit=1&faults=$RUN"
+as "${SANDBOX_TOKEN:-}" req GET "$LAST_MARK"
+logged_last() { grep -qF -- "$LAST_MARK" "$LOG_DIR/nginx-access.log" 2> /dev/null; }
+poll 3 logged_last || note "nginx-access.log does not show $LAST_MARK"
+
+# Look for the secret part: a logger that kept the hex after scrubbing "sbx_" still leaks.
+secret_part() { printf '%s' "${1#sbx_}"; }
+declare -A SECRETS=(
+	["suite key token"]=$(secret_part "$KEY_TOK")
+	["bogus bearer token"]=$(secret_part "$FAKE_TOK")
+	["token-shaped canary in a URL"]=$(secret_part "$URL_TOK")
+	["job env canary"]=$ENV_CANARY
+)
+[ -n "${SANDBOX_TOKEN:-}" ] && SECRETS["demo key token"]=$(secret_part "$SANDBOX_TOKEN")
+if [ -n "$DB_PW" ]; then
+	SECRETS["DB password"]=$DB_PW
+else
+	expect_true "$SANDBOX_VAR/db_password is readable" false
+fi
+
+shopt -s nullglob
+LOGS=("$LOG_DIR"/*)
+shopt -u nullglob
+expect_true "there are log files in $LOG_DIR" test "${#LOGS[@]}" -gt 0
+for f in "${LOGS[@]}"; do
+	[ -f "$f" ] || continue
+	for label in "${!SECRETS[@]}"; do
+		s=${SECRETS[$label]}
+		n=$(grep -cF -- "$s" "$f")
+		expect_eq "no $label in $(basename "$f") (lines)" 0 "$n"
+		if [ "$n" != 0 ]; then
+			grep -nF -- "$s" "$f" | tail -n 3 | head -c 1500 |
+				sed "s/$s/<$label>/g; s/^/#   /"
+		fi
+	done
+done
+
+# ========================================================= the stack is left healthy
+
+ctx "end"
+restore_stack
+expect_true "tests/stack.sh status: all components run" bash "$STACK" status
+health_ok
+expect_true "health 200 at the end" test "$STATUS" = 200
+MASTER=$(api_master)
+expect_eq "API workers at the end" "$NWORKERS" "$(children "${MASTER:-0}" | wc -l)"
+
+finish

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Brings up a private test stack (its own MariaDB, API pool and nginx, under
+# var/test on port 8444, so a `make up` stack on 8443 is left alone), runs every
+# end-to-end suite against it through HTTPS, checks the recorded responses against
+# docs/openapi.yaml, and tears the stack down again.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+export SANDBOX_VAR=${SANDBOX_TEST_VAR:-$REPO/var/test}
+export SANDBOX_PORT=${SANDBOX_TEST_PORT:-8444}
+export SANDBOX_BIN=${SANDBOX_BIN:-$REPO/build}
+export SANDBOX_RESPONSES=$SANDBOX_VAR/test/responses.jsonl
+
+cleanup() { bash "$REPO/tests/stack.sh" down >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+bash "$REPO/tests/stack.sh" up || { echo "integration: the test stack did not come up" >&2; exit 1; }
+mkdir -p "$SANDBOX_VAR/test"
+: >"$SANDBOX_RESPONSES"
+set -a
+# shellcheck disable=SC1091
+. "$SANDBOX_VAR/env"
+set +a
+
+failed=()
+for suite in ${SANDBOX_SUITES:-api faults}; do
+  echo "=== integration suite: $suite"
+  if ! bash "$REPO/tests/integration/$suite.sh"; then
+    failed+=("$suite")
+  fi
+done
+
+echo "=== openapi conformance of the recorded responses"
+if ! python3 "$REPO/tests/openapi_check.py" "$REPO/docs/openapi.yaml" "$SANDBOX_RESPONSES"; then
+  failed+=(openapi)
+fi
+if ! python3 "$REPO/tests/openapi_check.py" --self-test "$REPO/docs/openapi.yaml" >/dev/null; then
+  echo "openapi checker self-test failed" >&2
+  failed+=(openapi-self-test)
+fi
+
+if ((${#failed[@]})); then
+  echo "integration: FAILED suites: ${failed[*]}"
+  exit 1
+fi
+echo "integration: all suites passed"

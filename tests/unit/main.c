@@ -1,0 +1,45 @@
+/* Unit test driver: registers every suite, runs them with the basic runner in verbose
+ * mode, and derives the exit status from CUnit's counters. CU_basic_run_tests()
+ * returns success even when assertions fail, and CU_cleanup_registry() resets the
+ * counters, so they are read in between. */
+#include <stdio.h>
+
+#include <CUnit/Basic.h>
+
+#include "tests.h"
+
+int main(void)
+{
+	unsigned run, tests_failed, suites_failed, asserts_failed;
+	CU_ErrorCode rc;
+
+	if (CU_initialize_registry() != CUE_SUCCESS) {
+		fprintf(stderr, "CU_initialize_registry: %s\n", CU_get_error_msg());
+		return 1;
+	}
+	suite_util();
+	suite_sha256();
+	suite_redact();
+	suite_log();
+	suite_config();
+	suite_validate();
+	suite_render();
+	suite_http_util();
+	if (t_registration_failed()) {
+		CU_cleanup_registry();
+		printf("0 passed, 0 failed (registration failed)\n");
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	rc = CU_basic_run_tests();
+	run = CU_get_number_of_tests_run();
+	tests_failed = CU_get_number_of_tests_failed();
+	suites_failed = CU_get_number_of_suites_failed();
+	asserts_failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+
+	printf("\n%u passed, %u failed\n", run - tests_failed, tests_failed);
+	if (rc != CUE_SUCCESS || tests_failed != 0 || suites_failed != 0 || asserts_failed != 0)
+		return 1;
+	return 0;
+}
