@@ -3,7 +3,7 @@
 # 127.0.0.1), everything under one directory, for people (`make run`) and for scripts
 # (`make up` / `make test` / `make down`).
 #
-#   tests/stack.sh up|down|run|status|stop-db|start-db|stop-api|start-api
+#   tests/stack.sh up|down|run|status|stop-db|start-db|stop-api|start-api|stop-runner|start-runner
 #
 # Environment:
 #   SANDBOX_VAR   state directory             (default: <repo>/var)
@@ -41,6 +41,8 @@ DB_INSTALLED=$DB_DIR/.installed
 RUN_DIR=$VAR/run
 API_SOCK=$RUN_DIR/api.sock
 API_PID=$RUN_DIR/api.pid
+RUNNER_PID=$RUN_DIR/runner.pid
+RUNNER_LOG=$VAR/log/runner.log
 NGX_DIR=$VAR/nginx
 NGX_CONF=$NGX_DIR/nginx.conf
 NGX_PID=$RUN_DIR/nginx.pid
@@ -175,6 +177,7 @@ comp_name() {
     case $1 in
         db) printf 'mariadbd' ;;
         api) printf 'sandbox-api' ;;
+        runner) printf 'sandbox-runner' ;;
         nginx) printf 'nginx' ;;
     esac
 }
@@ -182,6 +185,7 @@ comp_pidfile() {
     case $1 in
         db) printf '%s' "$DB_PID" ;;
         api) printf '%s' "$API_PID" ;;
+        runner) printf '%s' "$RUNNER_PID" ;;
         nginx) printf '%s' "$NGX_PID" ;;
     esac
 }
@@ -189,6 +193,7 @@ comp_cwd() {
     case $1 in
         db) printf '%s' "$DATADIR" ;; # mariadbd chdirs to its datadir
         api) printf '%s' "$RUN_DIR" ;; # where we start it
+        runner) printf '%s' "$RUN_DIR/runner-cwd" ;; # supervisors inherit it
         nginx) printf '%s' "$NGX_DIR" ;; # where we start it; nginx never chdirs
     esac
 }
@@ -196,6 +201,7 @@ comp_marker() {
     case $1 in
         db) printf -- '--datadir=%s ' "$DATADIR" ;;
         api) printf -- '--config %s ' "$CONF" ;;
+        runner) printf -- '--config %s ' "$CONF" ;;
         nginx) printf -- '-c %s ' "$NGX_CONF" ;;
     esac
 }
@@ -203,6 +209,7 @@ comp_label() {
     case $1 in
         db) printf 'mariadb' ;;
         api) printf 'api' ;;
+        runner) printf 'runner' ;;
         nginx) printf 'nginx' ;;
     esac
 }
@@ -258,6 +265,7 @@ comp_clean() {
     case $1 in
         db) rm -f "$DB_PID" "$DB_SOCK" "$DB_SOCK.lock" ;;
         api) rm -f "$API_PID" "$API_SOCK" ;;
+        runner) rm -f "$RUNNER_PID" ;;
         nginx) rm -f "$NGX_PID" ;;
     esac
 }
@@ -425,6 +433,12 @@ db_password_file = $PW_FILE
 fcgi_socket = $API_SOCK
 api_workers = 8
 schema_dir = $REPO/schema
+runner_state_dir = $VAR/runner
+runner_slots = 2
+# Per stack, so that two stacks on one host (make up, make test) never share a
+# slot's uid or cgroup.
+runner_uid_base = $(runner_uid_base)
+runner_cgroup_name = $(runner_cgroup_name)
 EOF
     chmod 0644 "$tmp"
     if cmp -s "$tmp" "$CONF"; then
@@ -433,6 +447,37 @@ EOF
         mv -f "$tmp" "$CONF"
         CONF_CHANGED=1
     fi
+}
+
+stack_hash() { printf '%s' "$VAR" | cksum | cut -d' ' -f1; }
+runner_uid_base() { echo $((300000 + ($(stack_hash) % 4000) * 256)); }
+runner_cgroup_name() { echo "sandbox-$(($(stack_hash) % 1000000))"; }
+
+# The runner needs root (workspace mounts, cgroups, dropping each job to its own uid).
+runner_start() {
+    local pid
+    need_bin sandbox-runner
+    if ((EUID != 0)); then
+        warn "runner: not started (it must run as root); jobs stay queued"
+        return 0
+    fi
+    if pid=$(comp_master runner); then
+        if ((CONF_CHANGED)) || api_stale_binary_of "$pid" sandbox-runner; then
+            say "runner: config or binary changed, restarting"
+            comp_stop runner 10
+        else
+            say "runner: already running (pid $pid)"
+            return 0
+        fi
+    fi
+    comp_reset runner
+    mkdir -p "$RUN_DIR/runner-cwd"
+    pid=$(spawn "$RUN_DIR/runner-cwd" "$RUNNER_LOG" "$BIN/sandbox-runner" --config "$CONF")
+    printf '%s\n' "$pid" >"$RUNNER_PID"
+    STARTED+=(runner)
+    sleep 0.3
+    proc_alive "$pid" || { log_tail "$RUNNER_LOG"; die "sandbox-runner exited during start-up (log: $RUNNER_LOG)"; }
+    say "runner: started (pid $pid, log $RUNNER_LOG)"
 }
 
 need_bin() {
@@ -489,12 +534,13 @@ demo_key() {
 
 # True when the running API is not $BIN/sandbox-api as it is now: another binary, or
 # one that was rebuilt since the process started.
-api_stale_binary() {
-    local pid=$1 exe age mtime
+api_stale_binary() { api_stale_binary_of "$1" sandbox-api; }
+api_stale_binary_of() {
+    local pid=$1 bin=$BIN/$2 exe age mtime
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-    [[ $exe == *" (deleted)" || $exe != "$(realpath -- "$BIN/sandbox-api")" ]] && return 0
+    [[ $exe == *" (deleted)" || $exe != "$(realpath -- "$bin")" ]] && return 0
     age=$(ps -o etimes= -p "$pid" 2>/dev/null | tr -d ' ') || return 1
-    mtime=$(stat -c %Y "$BIN/sandbox-api" 2>/dev/null) || return 1
+    mtime=$(stat -c %Y "$bin" 2>/dev/null) || return 1
     [[ $age =~ ^[0-9]+$ ]] && (($(date +%s) - age < mtime))
 }
 
@@ -705,6 +751,7 @@ cmd_up() {
     migrate
     demo_key
     api_start
+    runner_start
     nginx_start
     write_env
     trap - EXIT INT TERM HUP
@@ -717,6 +764,7 @@ cmd_down() {
     take_lock
     comp_stop nginx "$NGX_STOP_WAIT"
     comp_stop api "$API_STOP_WAIT"
+    comp_stop runner 15
     comp_stop db "$DB_STOP_WAIT"
     drop_lock
 }
@@ -731,7 +779,7 @@ cmd_run() {
     while ((STOP_REQUESTED == 0)); do
         sleep 2 &
         wait $! 2>/dev/null || true
-        for comp in db api nginx; do
+        for comp in db api runner nginx; do
             label=$(comp_label "$comp")
             if comp_running "$comp"; then
                 reported[$comp]=
@@ -756,6 +804,7 @@ status_line() {
     if pid=$(comp_master "$comp"); then
         case $comp in
             db) extra="socket $DB_SOCK" ;;
+            runner) extra="log $RUNNER_LOG" ;;
             api)
                 n=$(pgrep -c -P "$pid" 2>/dev/null) || n=0
                 extra="$n workers, socket $API_SOCK"
@@ -780,7 +829,7 @@ status_line() {
 
 cmd_status() {
     local rc=0 comp
-    for comp in db api nginx; do
+    for comp in db api runner nginx; do
         status_line "$comp" || rc=3
     done
     say "state: $VAR"
@@ -813,7 +862,7 @@ cmd_stop() {
 
 usage() {
     cat >&2 <<EOF
-usage: tests/stack.sh up|down|run|status|stop-db|start-db|stop-api|start-api
+usage: tests/stack.sh up|down|run|status|stop-db|start-db|stop-api|start-api|stop-runner|start-runner
 
   up         start MariaDB, the API and nginx in the background (idempotent)
   down       stop all of them
@@ -836,6 +885,8 @@ main() {
         stop-db) cmd_stop db "$DB_STOP_WAIT" ;;
         start-db) cmd_start_db ;;
         stop-api) cmd_stop api "$API_STOP_WAIT" ;;
+        stop-runner) cmd_stop runner 15 ;;
+        start-runner) take_lock; runner_start; drop_lock ;;
         start-api) cmd_start_api ;;
         -h | --help | help) usage ;;
         *) usage ;;

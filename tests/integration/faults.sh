@@ -309,11 +309,13 @@ else
 		expect_true "tests/stack.sh start-db succeeds" false
 	else
 		STOPPED=${STOPPED/ db/}
+		ctx "db back"
 		t0=$(now_ms)
 		# Health within ~10 s without touching the API.
 		health_poll 10
 		expect_true "health 200 within 10 s of start-db, API not restarted ($(($(now_ms) - t0)) ms)" \
 			test "$STATUS" = 200
+		expect_json .status ok
 		expect_json .database ok
 		# A submit within the same 10 s. A worker whose connection died with the old
 		# server answers 503 once (docs/ARCHITECTURE.md): counted, then retried.
@@ -461,6 +463,9 @@ else
 	req POST /v1/jobs "$ENV_JOB"
 	expect_error 502 bad_gateway
 	as '' req GET /v1/health
+	expect_error 502 bad_gateway
+	# nginx's error log quotes the request line of a failed upstream connect.
+	req GET "/v1/jobs/$URL_TOK?cursor=$URL_TOK"
 	expect_error 502 bad_gateway
 	unset REQ_MAX_TIME
 	if stack start-api; then
