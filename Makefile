@@ -55,6 +55,12 @@ $(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(
 $(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
+# Runs inside the sandbox in the security suite: tries each denied operation and
+# prints the errno it got.
+$(BUILD)/seccomp-probe: tests/security/probe.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+
 deps:
 	@bash tests/deps.sh
 
@@ -73,7 +79,7 @@ up: deps all
 down:
 	@bash tests/stack.sh down
 
-integration: all
+integration: all $(BUILD)/seccomp-probe
 	@bash tests/run-integration.sh
 
 test: deps
