@@ -31,11 +31,11 @@ obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 .PHONY: all deps run up down test unit unit-asan integration clean install
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner
 
-$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h)
+$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
 
-$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h)
+$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined -c $< -o $@

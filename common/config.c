@@ -50,6 +50,7 @@ static const struct key keys[] = {
 	{ I(runner_max_artifact_bytes, 0, 1073741824) },
 	{ I(runner_max_artifacts_bytes, 0, 1073741824) },
 	{ S(bwrap_path) },
+	{ S(slirp4netns_path) },
 };
 
 void cfg_defaults(struct cfg *c)
@@ -82,6 +83,7 @@ void cfg_defaults(struct cfg *c)
 	c->runner_max_artifact_bytes = 16777216;
 	c->runner_max_artifacts_bytes = 33554432;
 	snprintf(c->bwrap_path, sizeof c->bwrap_path, "/usr/bin/bwrap");
+	snprintf(c->slirp4netns_path, sizeof c->slirp4netns_path, "/usr/bin/slirp4netns");
 	for (int i = 0; i < LIM_COUNT; i++) {
 		c->limit_default[i] = limit_specs[i].def;
 		c->limit_max[i] = limit_specs[i].max;

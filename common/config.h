@@ -39,6 +39,7 @@ struct cfg {
 	long long runner_max_artifact_bytes;
 	long long runner_max_artifacts_bytes;
 	char bwrap_path[CFG_PATH_MAX];
+	char slirp4netns_path[CFG_PATH_MAX];
 	long long limit_default[LIM_COUNT];
 	long long limit_max[LIM_COUNT];
 };

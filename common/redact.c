@@ -45,8 +45,18 @@ int redact(char *s)
 			continue;
 		}
 		size_t start = i + plen, end = start;
-		while (s[end] != '\0' && is_tok((unsigned char)s[end]))
-			end++;
+		char quote = s[start] == '"' || s[start] == '\'' ? s[start] : 0;
+
+		if (quote) {
+			/* password="..." : everything up to the closing quote */
+			start++;
+			end = start;
+			while (s[end] != '\0' && s[end] != quote)
+				end++;
+		} else {
+			while (s[end] != '\0' && is_tok((unsigned char)s[end]))
+				end++;
+		}
 		if (end == start) {
 			i = start;
 			continue;

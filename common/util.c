@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -210,7 +211,9 @@ int util_parse_ll(const char *s, long long min, long long max, long long *out)
 	char *end;
 	long long v;
 
-	if (s == NULL || *s == '\0' || *s == ' ' || *s == '+')
+	/* strtoll would skip any leading white space and accept a sign: digits only
+	 * (and a leading '-' when negative values are in range). */
+	if (s == NULL || !(isdigit((unsigned char)*s) || (*s == '-' && min < 0)))
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);

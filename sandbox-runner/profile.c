@@ -65,6 +65,10 @@ void prof_print(FILE *f, const struct cfg *cfg)
 	for (size_t i = 0; i < sizeof ns_opts / sizeof ns_opts[0]; i++)
 		fprintf(f, "namespace-option %s\n", ns_opts[i]);
 	fprintf(f, "network: own empty network namespace (loopback only); never --share-net\n");
+	fprintf(f, "network (key permits it, job asks): same namespace plus slirp4netns "
+		   "--configure --disable-host-loopback --enable-sandbox --enable-seccomp, run "
+		   "as the slot uid (%s); /etc/resolv.conf from %s/etc-net\n",
+		cfg->slirp4netns_path, cfg->runner_state_dir);
 	for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
 		const char *src = mounts[i].src;
 		if (src && strcmp(src, "@etc") == 0)
@@ -143,6 +147,10 @@ int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
 	    check_path(cfg->runner_state_dir, 1, err, errlen) < 0 ||
 	    check_path(etc, 1, err, errlen) < 0 || check_path(cfg->bwrap_path, 0, err, errlen) < 0)
 		return -1;
+	snprintf(etc, sizeof etc, "%s/etc-net", cfg->runner_state_dir);
+	if (check_path(etc, 1, err, errlen) < 0)
+		return -1;
+	snprintf(etc, sizeof etc, "%s/etc", cfg->runner_state_dir);
 	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++) {
 		char p[CFG_PATH_MAX + 64];
 		snprintf(p, sizeof p, "%s/%s", etc, etc_files[i][0]);
@@ -165,30 +173,51 @@ static int mkdir_root(const char *p, mode_t mode, char *err, size_t errlen)
 	return 0;
 }
 
+static int write_etc(const char *dir, const char *name, const char *data, char *err,
+		     size_t errlen);
+
 int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen)
 {
-	char dir[CFG_PATH_MAX + 8];
+	char dir[CFG_PATH_MAX + 8], net[CFG_PATH_MAX + 8];
 
 	snprintf(dir, sizeof dir, "%s/etc", cfg->runner_state_dir);
+	snprintf(net, sizeof net, "%s/etc-net", cfg->runner_state_dir);
 	if (mkdir_root(cfg->runner_state_dir, 0711, err, errlen) < 0 ||
-	    mkdir_root(dir, 0755, err, errlen) < 0)
+	    mkdir_root(dir, 0755, err, errlen) < 0 || mkdir_root(net, 0755, err, errlen) < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++) {
-		char p[CFG_PATH_MAX + 64], tmp[CFG_PATH_MAX + 72];
-		const char *data = etc_files[i][1];
-		int fd;
-
-		snprintf(p, sizeof p, "%s/%s", dir, etc_files[i][0]);
-		snprintf(tmp, sizeof tmp, "%s.tmp", p);
-		unlink(tmp);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, data, strlen(data)) != (ssize_t)strlen(data) ||
-		    fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, p) < 0) {
-			snprintf(err, errlen, "write %s: %s", p, strerror(errno));
-			if (fd >= 0)
-				close(fd);
+	/* slirp4netns forwards DNS from 10.0.2.3 to the host's resolver */
+	if (write_etc(net, "resolv.conf", "nameserver 10.0.2.3\n", err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++)
+		if (write_etc(dir, etc_files[i][0], etc_files[i][1], err, errlen) < 0)
 			return -1;
-		}
+	return 0;
+}
+
+/* Atomically replaces dir/name (never following a link planted there). */
+static int write_etc(const char *dir, const char *name, const char *data, char *err,
+		     size_t errlen)
+{
+	char p[CFG_PATH_MAX + 64], tmp[CFG_PATH_MAX + 72];
+	size_t n = strlen(data);
+	int fd;
+
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	snprintf(tmp, sizeof tmp, "%s.tmp", p);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+		return -1;
+	}
+	if (write(fd, data, n) != (ssize_t)n || fchmod(fd, 0644) < 0) {
+		snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (close(fd) < 0 || rename(tmp, p) < 0) {
+		snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+		return -1;
 	}
 	return 0;
 }
@@ -228,12 +257,13 @@ static int put_mounts(int fd, const struct cfg *cfg, const char *workspace, long
 
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
 		    long long tmp_mb, const json_t *env, int seccomp_fd, int status_fd,
-		    char *err, size_t errlen)
+		    int block_fd, char *err, size_t errlen)
 {
 	char num[24], dir[1200];
 	const char *k;
 	json_t *v;
 	int fd = memfd_create("sandbox-args", MFD_CLOEXEC), rc = 0;
+	char net_resolv[CFG_PATH_MAX + 32];
 
 	if (fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
@@ -244,6 +274,14 @@ int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cw
 	snprintf(num, sizeof num, "%d", SANDBOX_UID);
 	rc |= put(fd, "--uid") | put(fd, num) | put(fd, "--gid") | put(fd, num);
 	rc |= put_mounts(fd, cfg, workspace, tmp_mb);
+	if (block_fd >= 0) {
+		/* network job: the command waits until slirp4netns has configured tap0 */
+		snprintf(net_resolv, sizeof net_resolv, "%s/etc-net/resolv.conf",
+			 cfg->runner_state_dir);
+		snprintf(num, sizeof num, "%d", block_fd);
+		rc |= put(fd, "--ro-bind") | put(fd, net_resolv) | put(fd, "/etc/resolv.conf");
+		rc |= put(fd, "--block-fd") | put(fd, num);
+	}
 	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
 		rc |= put(fd, "--setenv") | put(fd, env_defaults[i][0]) | put(fd, env_defaults[i][1]);
 	/* The job's env travels in this memfd, never on a command line: values are

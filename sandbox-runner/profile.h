@@ -23,6 +23,6 @@ int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen);
 struct json_t;
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
 		    long long tmp_mb, const struct json_t *env, int seccomp_fd, int status_fd,
-		    char *err, size_t errlen);
+		    int block_fd, char *err, size_t errlen);
 
 #endif

@@ -56,23 +56,22 @@ static void set_rlimits(const struct sb_spawn *s)
 static void place_fds(const struct sb_spawn *s, int errw)
 {
 	int src[] = { s->stdin_fd, s->stdout_fd, s->stderr_fd, s->args_fd, s->seccomp_fd,
-		      s->status_fd, errw };
-	int tmp[7];
+		      s->status_fd, errw, s->block_fd };
+	int tmp[8], n = s->block_fd >= 0 ? 8 : 7;
 
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < n; i++) {
 		tmp[i] = fcntl(src[i], F_DUPFD, 100);
 		if (tmp[i] < 0)
 			child_fail("dup");
 	}
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < n; i++) {
 		if (dup2(tmp[i], i) < 0)
 			child_fail("dup2");
 		close(tmp[i]);
 	}
 	/* fd 6 reports failures to the parent and must vanish on exec. */
-	fcntl(SB_FD_ERR, F_SETFD, FD_CLOEXEC);
-	for (int i = 0; i < 6; i++)
-		fcntl(i, F_SETFD, 0);
+	for (int i = 0; i < n; i++)
+		fcntl(i, F_SETFD, i == SB_FD_ERR ? FD_CLOEXEC : 0);
 }
 
 static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
@@ -96,7 +95,8 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 		child_fail("setresuid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail("no_new_privs");
-	if (syscall(SYS_close_range, SB_FD_ERR + 1, ~0U, 0) < 0)
+	if (syscall(SYS_close_range, s->block_fd >= 0 ? SB_FD_BLOCK + 1 : SB_FD_ERR + 1, ~0U,
+		    0) < 0)
 		child_fail("close_range");
 	snprintf(fdnum, sizeof fdnum, "%d", SB_FD_ARGS);
 	argv[n++] = (char *)"bwrap";

@@ -12,6 +12,7 @@
 #define SB_FD_ARGS 3
 #define SB_FD_SECCOMP 4
 #define SB_FD_STATUS 5
+#define SB_FD_BLOCK 7 /* network jobs: bwrap waits on it before exec */
 
 struct sb_spawn {
 	const char *bwrap;
@@ -19,6 +20,7 @@ struct sb_spawn {
 	const struct cg *cg;      /* NULL: rlimits only */
 	const long long *limits;  /* LIM_COUNT effective limits */
 	int args_fd, seccomp_fd, status_fd, stdin_fd, stdout_fd, stderr_fd;
+	int block_fd;             /* -1: none */
 	char *const *cmd;         /* the command: argv after "--" */
 };
 

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +54,8 @@ struct sup {
 	int status_known, code;
 	struct buf out, err;
 	double t0;
+	pid_t slirp;
+	char status[1024];   /* bwrap's JSON status documents so far */
 	struct rusage ru;
 	struct cg_usage usage; /* read before the cgroup is removed */
 	char failure_stage[32], failure_error[600];
@@ -145,6 +151,14 @@ static int setup_fail(struct sup *s, const char *stage, const char *diagnostic,
 	return -1;
 }
 
+/* slirp4netns opens /dev/net/tun inside the sandbox's network namespace. */
+static int tun_usable(void)
+{
+	struct stat st;
+
+	return stat("/dev/net/tun", &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 /* Re-checks what the API validated: the runner trusts no row blindly. */
 static const char *policy_check(const struct sup *s)
 {
@@ -164,8 +178,10 @@ static const char *policy_check(const struct sup *s)
 			snprintf(why, sizeof why, "file path %s", r);
 			return why;
 		}
-	if (s->job.network)
-		return "network access is not available on this runner";
+	if (s->job.network && access(s->cfg->slirp4netns_path, X_OK) != 0)
+		return "network access is not available on this runner (no slirp4netns)";
+	if (s->job.network && !tun_usable())
+		return "network access is not available on this runner (no /dev/net/tun)";
 	return NULL;
 }
 
@@ -234,7 +250,7 @@ static void nonblock(int fd)
 
 /* The pipes; ours are close-on-exec, the child's ends are placed by sb_spawn. */
 struct fds {
-	int in[2], out[2], err[2], status[2], sc, args;
+	int in[2], out[2], err[2], status[2], block[2], sc, args;
 };
 
 static void close_fd(int *fd)
@@ -249,6 +265,92 @@ static void close_fds(struct fds *f)
 	close_fd(&f->in[0]), close_fd(&f->in[1]), close_fd(&f->out[0]), close_fd(&f->out[1]);
 	close_fd(&f->err[0]), close_fd(&f->err[1]), close_fd(&f->status[0]);
 	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
+	close_fd(&f->block[0]), close_fd(&f->block[1]);
+}
+
+static void read_status(struct sup *s, int *fd);
+
+/* Waits up to ms for fd to be readable: 1, 0 on timeout, -1. */
+static int wait_readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do
+		r = poll(&p, 1, ms);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* The sandbox's pid on the host, from bwrap's {"child-pid": N}. */
+static pid_t child_pid(struct sup *s, int *fd)
+{
+	const char *p;
+
+	for (int i = 0; i < 100 && *fd >= 0; i++) {
+		if ((p = strstr(s->status, "\"child-pid\"")) && (p = strchr(p, ':')))
+			return (pid_t)strtol(p + 1, NULL, 10);
+		if (wait_readable(*fd, 100) < 0)
+			break;
+		read_status(s, fd);
+	}
+	return -1;
+}
+
+/* slirp4netns runs as root, confined by its own --enable-sandbox (fresh mount
+ * namespace, every capability but CAP_NET_BIND_SERVICE dropped) and
+ * --enable-seccomp. Entering the sandbox's network namespace needs CAP_SYS_ADMIN
+ * in our own user namespace, and joining the sandbox's user namespace instead would
+ * need uid 0 mapped there, which the job's single-uid mapping does not have. */
+static void __attribute__((noreturn)) exec_slirp(const struct sup *s, pid_t child, int ready)
+{
+	char netns[64], readyfd[32];
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dup2(ready, 3) < 0)
+		_exit(126);
+	int devnull = open("/dev/null", O_RDWR);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+	}
+	syscall(SYS_close_range, 4, ~0U, 0);
+	snprintf(netns, sizeof netns, "/proc/%ld/ns/net", (long)child);
+	snprintf(readyfd, sizeof readyfd, "--ready-fd=%d", 3);
+	/* --disable-host-loopback: the job must not reach the host's 127.0.0.1 (the
+	 * database, nginx). */
+	execl(s->cfg->slirp4netns_path, "slirp4netns", "--configure", "--mtu=65520",
+	      "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp", readyfd,
+	      "--netns-type=path", netns, "tap0", (char *)NULL);
+	_exit(127);
+}
+
+/* Network jobs: bwrap is blocked before exec until slirp4netns (as the slot uid)
+ * has configured tap0 in the sandbox's network namespace. */
+static int net_setup(struct sup *s, struct fds *f)
+{
+	int ready[2];
+	char c;
+	pid_t child = child_pid(s, &f->status[0]);
+
+	if (child <= 0)
+		return setup_fail(s, "network", "network setup failed", "sandbox did not start");
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return setup_fail(s, "network", "network setup failed", strerror(errno));
+	s->slirp = fork();
+	if (s->slirp == 0)
+		exec_slirp(s, child, ready[1]);
+	close(ready[1]);
+	if (s->slirp < 0 || wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		return setup_fail(s, "network", "network setup failed",
+				  "slirp4netns did not become ready");
+	}
+	close(ready[0]);
+	if (write(f->block[1], "1", 1) != 1)
+		return setup_fail(s, "network", "network setup failed", strerror(errno));
+	close_fd(&f->block[1]);
+	diag(s, "network: slirp4netns user-mode NAT, host loopback unreachable");
+	return 0;
 }
 
 static int start(struct sup *s, struct fds *f)
@@ -259,7 +361,8 @@ static int start(struct sup *s, struct fds *f)
 
 	memset(f, -1, sizeof *f);
 	if (cmd == NULL || pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
-	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0) {
+	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0 ||
+	    (s->job.network && pipe2(f->block, O_CLOEXEC) < 0)) {
 		free(cmd);
 		return setup_fail(s, "sandbox", "sandbox setup failed", strerror(errno));
 	}
@@ -269,7 +372,8 @@ static int start(struct sup *s, struct fds *f)
 		return setup_fail(s, "sandbox", "seccomp filter could not be built", err);
 	}
 	f->args = prof_bwrap_args(s->cfg, s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb,
-				  s->job.env, SB_FD_SECCOMP, SB_FD_STATUS, err, sizeof err);
+				  s->job.env, SB_FD_SECCOMP, SB_FD_STATUS,
+				  s->job.network ? SB_FD_BLOCK : -1, err, sizeof err);
 	if (f->args < 0) {
 		free(cmd);
 		return setup_fail(s, "sandbox", "sandbox setup failed", err);
@@ -278,7 +382,8 @@ static int start(struct sup *s, struct fds *f)
 				.cg = s->cg_on ? &s->cg : NULL, .limits = s->job.limits,
 				.args_fd = f->args, .seccomp_fd = f->sc,
 				.status_fd = f->status[1], .stdin_fd = f->in[0],
-				.stdout_fd = f->out[1], .stderr_fd = f->err[1], .cmd = cmd };
+				.stdout_fd = f->out[1], .stderr_fd = f->err[1],
+				.block_fd = s->job.network ? f->block[0] : -1, .cmd = cmd };
 	for (int attempt = 1; attempt <= SPAWN_ATTEMPTS; attempt++) {
 		s->pid = sb_spawn(&sp, err, sizeof err);
 		if (s->pid > 0)
@@ -297,8 +402,12 @@ static int start(struct sup *s, struct fds *f)
 	free(cmd);
 	/* Our copies of the child's ends must go, or EOF never comes. */
 	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
+	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
 	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
+	if (s->job.network && net_setup(s, f) < 0) {
+		kill_job(s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -342,8 +451,10 @@ static void drain(struct sup *s, int *fd, struct buf *b)
 }
 
 /* bwrap's --json-status-fd: {"child-pid": N} then {"exit-code": N}. */
-static void read_status(struct sup *s, int *fd, char *acc, size_t accn)
+static void read_status(struct sup *s, int *fd)
 {
+	char *acc = s->status;
+	size_t accn = sizeof s->status;
 	char tmp[512];
 	ssize_t r;
 
@@ -404,8 +515,8 @@ static void run_loop(struct sup *s, struct fds *f)
 	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3;
 	double next_hb = now_ms() + HEARTBEAT_MS, next_cg = 0;
 	size_t in_off = 0;
-	char status[1024] = "";
-	int exited = 0, wst;
+	const char *status = s->status;
+	int exited = 0, wst = 0;
 
 	if (s->job.stdin_len == 0)
 		close_fd(&f->in[1]);
@@ -428,7 +539,7 @@ static void run_loop(struct sup *s, struct fds *f)
 		if (f->err[0] >= 0)
 			drain(s, &f->err[0], &s->err);
 		if (f->status[0] >= 0)
-			read_status(s, &f->status[0], status, sizeof status);
+			read_status(s, &f->status[0]);
 		if (f->in[1] >= 0) {
 			ssize_t w = write(f->in[1], s->job.stdin_buf + in_off,
 					  s->job.stdin_len - in_off);
@@ -459,7 +570,7 @@ static void run_loop(struct sup *s, struct fds *f)
 			break; /* pipes held open by something unkillable: give up on them */
 	}
 	if (f->status[0] >= 0)
-		read_status(s, &f->status[0], status, sizeof status);
+		read_status(s, &f->status[0]);
 	if (!s->status_known && WIFEXITED(wst) && strstr(status, "child-pid")) {
 		s->code = WEXITSTATUS(wst);
 		s->status_known = 1;
@@ -479,6 +590,10 @@ static void cleanup(struct sup *s)
 	int bad = 0;
 
 	kill_job(s);
+	if (s->slirp > 0) {
+		kill(s->slirp, SIGKILL);
+		waitpid(s->slirp, NULL, 0);
+	}
 	if (s->cg_on && cg_destroy(&s->cg) < 0)
 		bad = 1;
 	if (s->wsfd >= 0)

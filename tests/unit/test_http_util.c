@@ -49,6 +49,8 @@ static void test_pct_decode_bounds(void)
 	CHECK_INT(http_pct_decode("ab%41", 2, out, sizeof out), 0);
 	CHECK_STR(out, "ab");
 	CHECK_INT(http_pct_decode("a%4", 2, out, sizeof out), -1);
+	CHECK_INT(http_pct_decode("%41", 2, out, sizeof out), -1); /* escape cut by n */
+	CHECK_INT(http_pct_decode("%41", 1, out, sizeof out), -1);
 	/* out must hold the result and its NUL */
 	CHECK_INT(http_pct_decode("abc", 3, out, sizeof out), 0);
 	CHECK_STR(out, "abc");

@@ -72,6 +72,9 @@ static void test_password_pairs(void)
 		  { "correcthorse", "battery", NULL } },
 		{ "token=abc123&x=1", 1, "token=&x=1", { "abc123", NULL } },
 		{ "secret=averylongsecretvalue", 1, "secret=" REDACTED, { "averylong", NULL } },
+		/* exactly the marker's length (10) is replaced, one less is cut */
+		{ "password=0123456789 x", 1, "password=" REDACTED " x", { "0123456789", NULL } },
+		{ "password=012345678 x", 1, "password= x", { "012345678", NULL } },
 	};
 
 	run_rows(rows, NELEM(rows));

@@ -195,8 +195,13 @@ static void test_utf8(void)
 		CHECK_INT_AT(rows[i].what,
 			     util_utf8_valid((const unsigned char *)rows[i].s, rows[i].n),
 			     rows[i].ok);
-	/* The length bounds the scan: a valid prefix of an invalid buffer is valid. */
+	/* The length bounds the scan: a valid prefix of an invalid buffer is valid, and a
+	 * sequence cut by n is truncated even if the bytes after n would complete it. */
 	CHECK_INT(util_utf8_valid((const unsigned char *)"ab\xff", 2), 1);
+	CHECK_INT(util_utf8_valid((const unsigned char *)"\xc3\xa9", 1), 0);
+	CHECK_INT(util_utf8_valid((const unsigned char *)"\xe2\x82\xac", 2), 0);
+	CHECK_INT(util_utf8_valid((const unsigned char *)"\xf0\x9f\x98\x80", 3), 0);
+	CHECK_INT(util_utf8_valid((const unsigned char *)"a\xf0\x9f\x98\x80", 4), 0);
 }
 
 /* ------------------------------------------------------------------ UUIDs */
