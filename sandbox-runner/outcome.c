@@ -47,8 +47,8 @@ void outcome_map(const struct outcome_in *in, struct outcome *o)
 		return;
 	}
 	if (in->oom_kills > 0) {
-		set(o, "resource_limit", sig ? in->code : 128 + SIGKILL, sig ? sig : SIGKILL,
-		    "command exceeded memory resource limit");
+		/* the OOM killer hit some process of the job: report the code we saw */
+		set(o, "resource_limit", in->code, sig, "command exceeded memory resource limit");
 		return;
 	}
 	if (sig == SIGXCPU) {

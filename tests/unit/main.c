@@ -25,6 +25,7 @@ int main(void)
 	suite_validate();
 	suite_render();
 	suite_http_util();
+	suite_outcome();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
