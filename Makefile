@@ -28,7 +28,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all deps run up down test unit unit-asan integration clean install
+.PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner
 
 $(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
@@ -61,6 +61,23 @@ $(BUILD)/seccomp-probe: tests/security/probe.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
+# Benchmarks (tests/bench/): the launch path without the DB, and claim latency.
+BENCH_RUN_OBJ := sandbox-runner/workspace.c sandbox-runner/cgroup.c sandbox-runner/sandbox.c \
+                 sandbox-runner/profile.c sandbox-runner/scfilter.c
+$(BUILD)/bench-launch: $(call obj,rel,tests/bench/launch.c $(BENCH_RUN_OBJ) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench-claim: $(call obj,rel,tests/bench/claim.c sandbox-runner/store.c $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+BENCH_BINS := $(BUILD)/bench-launch $(BUILD)/bench-claim
+
+bench: all $(BENCH_BINS)
+	@bash tests/bench/run.sh
+
+bench-smoke: all $(BENCH_BINS)
+	@bash tests/bench/run.sh --smoke
+
 deps:
 	@bash tests/deps.sh
 
@@ -86,6 +103,7 @@ test: deps
 	$(MAKE) all $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
 	$(MAKE) unit unit-asan
 	$(MAKE) integration
+	$(MAKE) bench-smoke
 
 install: all
 	install -D -m 0755 $(BUILD)/sandbox-api $(DESTDIR)$(PREFIX)/bin/sandbox-api

@@ -606,7 +606,8 @@ render_nginx_conf() {
     local tmp out
     [[ -r $TEMPLATE ]] || die "nginx template $TEMPLATE is missing"
     tmp=$(mktemp "$NGX_CONF.XXXXXX") || die "cannot write $NGX_CONF"
-    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@REPO@|$REPO|g" "$TEMPLATE" >"$tmp"
+    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@REPO@|$REPO|g" \
+        -e "s|@API_RATE@|${SANDBOX_API_RATE:-2000}|g" "$TEMPLATE" >"$tmp"
     chmod 0644 "$tmp"
     if ! out=$(nginx -t -q -p "$NGX_DIR" -c "$tmp" -e "$NGX_ERR" 2>&1 9>&-); then
         printf '%s\n' "$out" >&2

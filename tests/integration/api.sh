@@ -576,6 +576,12 @@ t_media() {
 	ctx "media: application/json; charset=utf-8"
 	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: application/json; charset=utf-8'
 	expect_status 202
+	ctx "media: application/json;charset=UTF-8"
+	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: application/json;charset=UTF-8'
+	expect_status 202
+	ctx "media: Application/JSON (media types are case-insensitive)"
+	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: Application/JSON'
+	expect_status 202
 	ctx "media: 11 MiB body"
 	head -c $((11 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$f"
 	as "$A_TOK" req POST /v1/jobs "@$f"

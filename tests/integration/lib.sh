@@ -7,8 +7,10 @@
 #   {"method":"GET","path":"/v1/jobs?limit=2","status":200,
 #    "content_type":"application/json","body":{...} | null,"raw_len":123}
 #
-#   req METHOD PATH [BODY] [curl args...]  -> $STATUS, $ELAPSED (s), $BODY (file), $HDRS (file)
-#       BODY '' sends no body; '@file' sends the file's bytes; anything else is sent as is.
+#   req METHOD PATH [BODY] [curl args...]  -> $STATUS (000: no response, not recorded),
+#                                           $ELAPSED (s), $BODY (file), $HDRS (file)
+#       BODY '' sends no body (give it when curl args follow); '@file' sends the file's
+#       bytes; anything else is sent as is.
 #       Sends "Authorization: Bearer $TOKEN" when $TOKEN is non-empty and
 #       "Content-Type: application/json" with a body, unless the curl args carry their own
 #       Authorization / Content-Type header ('-H Content-Type:' sends none at all).
@@ -135,7 +137,7 @@ req() {
 		break
 	done
 	[ "$tries" -gt 0 ] && echo "# $LAST_REQ: retried $tries time(s) after nginx 429"
-	_record "$method" "$path"
+	[ "$STATUS" = 000 ] || _record "$method" "$path"
 	return 0
 }
 

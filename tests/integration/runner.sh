@@ -1,0 +1,716 @@
+#!/usr/bin/env bash
+# tests/integration/runner.sh: end-to-end suite of the runner (sandbox-runner) against a
+# running local stack (tests/stack.sh, with its runner daemon). Jobs go in over HTTPS and
+# their outcomes are checked concretely (status, exit_code, signal, diagnostics, bytes):
+#
+#   1. Outcomes per DESIGN.md section 5: exit codes, signals, wall / output / memory /
+#      pids / cpu limits, stdin (text and binary), non-UTF-8 output, argv, cwd, input
+#      files, env, usage fields, the "limits: cgroup" diagnostic, the profile digest.
+#   2. Artifacts: regular files only (links and fifos skipped, with a diagnostic), sizes,
+#      sha256, downloads; an artifacts directory that is a symlink yields nothing.
+#   3. Cancelling a running job: cancelled within 2 s, exit 137, nothing left running.
+#   4. Lifecycle in MariaDB: job_events queued -> running -> succeeded, timestamps.
+#   5. Exactly once: 200 queued jobs drained by 3 `--once` runners at the same time,
+#      every job with exactly one claim and one finish.
+#   6. Supervisors outlive the dispatcher (kill -9 and SIGTERM of the daemon).
+#   7. A killed supervisor ends as `lost` (125, "runner lost during execution") once its
+#      lease (5 s here, via a config copy) expires.
+#   8. `--once` on an empty queue exits 0 promptly.
+#   9. The runner refuses to start when a profile host path is unsafe.
+#  10. Nothing is left over: no process of the stack's slot uids, no workspace tmpfs, no
+#      process in the slot cgroups.
+#
+# By hand:
+#   SANDBOX_VAR=/tmp/x SANDBOX_PORT=8743 bash tests/stack.sh up
+#   SANDBOX_VAR=/tmp/x bash tests/integration/runner.sh
+# Environment, from $SANDBOX_VAR/env: SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN,
+# SANDBOX_CONFIG, SANDBOX_DB_SOCKET; SANDBOX_BIN defaults to <repo>/build. Must run as
+# root (it inspects the runner's processes, cgroups and mounts, and starts runners).
+#
+# Not for a stack that others use at the same time: it stops and restarts the stack's
+# runner (cases 5-7); the runner is left running at the end, also on failure or Ctrl-C.
+
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+: "${SANDBOX_VAR:=$REPO/var}"
+: "${SANDBOX_BIN:=$REPO/build}"
+if [ -r "$SANDBOX_VAR/env" ]; then
+	set -a
+	. "$SANDBOX_VAR/env"
+	set +a
+fi
+for v in SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET; do
+	if [ -z "${!v:-}" ]; then
+		echo "Bail out! $v is not set (is the stack up? see tests/stack.sh)"
+		exit 2
+	fi
+done
+if [ "$(id -u)" != 0 ]; then
+	echo "Bail out! the runner suite must run as root (the runner itself needs root)"
+	exit 2
+fi
+SANDBOX_URL=${SANDBOX_URL%/}
+export SANDBOX_VAR SANDBOX_BIN
+[ -n "${SANDBOX_PORT:-}" ] && export SANDBOX_PORT
+
+. "$HERE/lib.sh"
+TOKEN=$SANDBOX_TOKEN
+
+STACK="$REPO/tests/stack.sh"
+RUNNER="$SANDBOX_BIN/sandbox-runner"
+RUNNER_LOG=$SANDBOX_VAR/log/runner.log
+RUNNER_PID_FILE=$SANDBOX_VAR/run/runner.pid
+RUN="$RANDOM$RANDOM"
+SUITE_T0=$SECONDS
+
+conf_get() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$SANDBOX_CONFIG" | tail -n 1; }
+UID_BASE=$(conf_get runner_uid_base)
+: "${UID_BASE:=200000}"
+SLOTS=$(conf_get runner_slots)
+: "${SLOTS:=2}"
+CG_NAME=$(conf_get runner_cgroup_name)
+: "${CG_NAME:=sandbox}"
+STATE_DIR=$(conf_get runner_state_dir)
+: "${STATE_DIR:=/var/lib/sandbox-runner}"
+
+# ---------------------------------------------------------------- helpers
+
+ctl() { "$SANDBOX_BIN/sandboxctl" --config "$SANDBOX_CONFIG" "$@"; }
+sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root sandbox -N -B -e "$1"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+note() { echo "# $*"; }
+fails() { ! "$@"; }
+
+# alive PID: exists and is not a zombie.
+alive() {
+	local stat
+	[[ ${1:-} =~ ^[0-9]+$ ]] || return 1
+	{ read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}
+
+# wait_gone SECONDS PID...: true when all are gone within the time.
+wait_gone() {
+	local end=$(($(now_ms) + $1 * 1000)) p any
+	shift
+	while :; do
+		any=0
+		for p in "$@"; do alive "$p" && any=1; done
+		[ "$any" = 0 ] && return 0
+		[ "$(now_ms)" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
+# stack CMD: tests/stack.sh CMD for this $SANDBOX_VAR, its output as comments.
+stack() {
+	local rc
+	bash "$STACK" "$1" > "$T_DIR/stack.out" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$T_DIR/stack.out"
+	return "$rc"
+}
+
+runner_pid() {
+	local pid
+	{ read -r pid < "$RUNNER_PID_FILE"; } 2> /dev/null || return 1
+	alive "$pid" && [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = sandbox-runner ] || return 1
+	echo "$pid"
+}
+
+# The stack's runner must be running when the suite ends, whatever happened.
+RUNNER_STOPPED=0
+EXTRA_PIDS=()
+restore_runner() {
+	local p
+	for p in "${EXTRA_PIDS[@]}"; do
+		alive "$p" && kill -TERM "$p" 2> /dev/null
+	done
+	if [ "$RUNNER_STOPPED" = 1 ] || ! runner_pid > /dev/null; then
+		bash "$STACK" start-runner > /dev/null 2>&1 || echo "# could not restart the stack's runner"
+	fi
+}
+at_exit restore_runner
+
+# submit BODY: POST /v1/jobs; $JOB is the new id ('' and a failed check if not 202).
+submit() {
+	req POST /v1/jobs "$1"
+	JOB=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	if [ "$STATUS" != 202 ] || [ -z "$JOB" ]; then
+		_notok "submit $1" "202 with an id" "$STATUS"
+		JOB=
+	fi
+}
+
+TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|resource_limit|blocked|error|cancelled|lost)$'
+
+# await ID [SECONDS]: long-poll until the job is terminal; $BODY holds the last answer.
+await() {
+	local id=$1 end=$((SECONDS + ${2:-60})) st
+	[ -n "$id" ] || { echo '{}' > "$BODY"; return 1; }
+	while :; do
+		req GET "/v1/jobs/$id?wait=30"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		[[ $st =~ $TERMINAL_RE ]] && return 0
+		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$STATUS" = 200 ] || sleep 0.5
+	done
+}
+
+# state_of ID: the job's status through the API (no wait).
+state_of() {
+	req GET "/v1/jobs/$1"
+	jq -r '.status // empty' "$BODY" 2> /dev/null
+}
+
+# wait_state ID STATE SECONDS: poll (100 ms) until the job has STATE.
+wait_state() {
+	local end=$(($(now_ms) + $3 * 1000))
+	while [ "$(state_of "$1")" != "$2" ]; do
+		[ "$(now_ms)" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
+# The stack's slot uid of a job (from jobs.runner_id ".../slot-N/...").
+slot_of() {
+	sql "SELECT runner_id FROM jobs WHERE id = '$1'" | sed -n 's|.*/slot-\([0-9]*\)/.*|\1|p'
+}
+uid_procs() { ps -eo uid= | awk -v u="$1" '$1 == u' | wc -l; }
+
+# slot_uids_idle SECONDS: no process of any of the stack's slot uids within the time.
+slot_uids_idle() {
+	local end=$(($(now_ms) + $1 * 1000)) i n
+	while :; do
+		n=0
+		for ((i = 0; i < SLOTS; i++)); do n=$((n + $(uid_procs $((UID_BASE + i))))); done
+		[ "$n" = 0 ] && return 0
+		[ "$(now_ms)" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
+# supervisor_pids ID: the supervisor process(es) of a job.
+supervisor_pids() { pgrep -f -- "--supervise $1" 2> /dev/null || true; }
+
+# jstdout: the last job's stdout bytes (stdout or stdout_base64) on stdout.
+jstdout() {
+	if jq -e '.result | has("stdout_base64")' "$BODY" > /dev/null 2>&1; then
+		jq -r '.result.stdout_base64' "$BODY" | base64 -d
+	else
+		jq -j '.result.stdout // empty' "$BODY"
+	fi
+}
+
+runner_log_tail() {
+	note "runner log (last lines of $RUNNER_LOG):"
+	tail -n "${1:-8}" "$RUNNER_LOG" 2> /dev/null | sed 's/^/#   /'
+}
+
+# expect_outcome STATUS EXIT SIGNAL: status, exit_code and signal (null for none).
+expect_outcome() {
+	expect_json '.status' "$1"
+	expect_json '.result.exit_code' "$2"
+	expect_json '.result.signal' "$3"
+}
+# expect_diag TEXT: the diagnostics hold exactly this line.
+expect_diag() {
+	expect_json "[.result.diagnostics[] | select(. == \"$1\")] | length" 1 "diagnostic \"$1\""
+}
+# Every result has a line "limits: cgroup ..." and integer usage fields.
+expect_common() {
+	expect_json 'any(.result.diagnostics[]; startswith("limits: cgroup"))' true \
+		'a diagnostic starts with "limits: cgroup"'
+	expect_json '.result.usage | [.wall_ms, .cpu_ms, .memory_peak_bytes] | map(type == "number" and . == floor) | all' \
+		true 'usage fields are integers'
+	expect_json '.result.usage | .wall_ms > 0 and .cpu_ms >= 0 and .memory_peak_bytes > 0' true \
+		'wall_ms > 0, cpu_ms >= 0, memory_peak_bytes > 0'
+}
+
+if ! runner_pid > /dev/null; then
+	echo "Bail out! the stack's runner is not running (tests/stack.sh start-runner)"
+	exit 2
+fi
+note "stack $SANDBOX_VAR: slot uids $UID_BASE..$((UID_BASE + SLOTS - 1)), cgroup $CG_NAME, state $STATE_DIR"
+
+# ================================================= 1. outcomes (submitted together)
+
+declare -A J
+submit_as() { # NAME BODY
+	submit "$2"
+	J[$1]=$JOB
+}
+submit_as echo '{"command":"echo hi"}'
+submit_as exit3 '{"command":"exit 3"}'
+submit_as kill9 '{"command":"kill -9 $$"}'
+submit_as wall '{"command":"sleep 5","limits":{"wall_seconds":1}}'
+submit_as flood '{"command":"head -c 100000 /dev/zero","limits":{"output_bytes":1000}}'
+submit_as mem '{"command":"python3 -c '"'"'x=bytearray(300*1024*1024)'"'"'","limits":{"memory_mb":64}}'
+submit_as mem2 '{"command":"head -c 300M /dev/zero | tail","limits":{"memory_mb":64}}'
+submit_as fork '{"command":"f(){ f|f & }; f","limits":{"pids":16}}'
+submit_as fork_live '{"command":"f(){ f|f & }; f; exec sleep 3","limits":{"pids":16}}'
+submit_as cpu '{"command":"while :; do :; done","limits":{"cpu_seconds":1,"wall_seconds":10}}'
+submit_as stdin '{"command":"cat","stdin":"abc"}'
+submit_as stdin_b64 '{"command":"od -An -tx1","stdin_base64":"YQBi"}'
+submit_as binout '{"command":"printf \"\\377\\376x\"; printf \"\\377\" >&2"}'
+submit_as argv '{"argv":["/bin/echo","a b"]}'
+submit_as cwd '{"command":"pwd","cwd":"sub/dir"}'
+submit_as files '{"argv":["./bin/tool","x"],"files":[{"path":"data/in.txt","content":"file-content\n"},{"path":"bin/tool","content":"#!/bin/sh\necho \"tool:$1\"\ncat data/in.txt\n[ -x data/in.txt ] || echo in.txt-not-executable\n","executable":true}]}'
+submit_as env '{"command":"echo \"$FOO\"","env":{"FOO":"bar baz"}}'
+
+ctx "echo hi"
+await "${J[echo]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"hi\n"'
+expect_json '.result.stderr|@json' '""'
+expect_common
+expect_json '.profile | test("^sha256:[0-9a-f]{64}$")' true 'profile is sha256:<64 hex>'
+PROFILE_LAST=$("$RUNNER" --config "$SANDBOX_CONFIG" --print-profile 2> /dev/null | tail -n 1)
+expect_json '"digest " + .profile' "$PROFILE_LAST" 'profile == sandbox-runner --print-profile digest'
+ECHO_BODY=$T_DIR/echo.json
+cp "$BODY" "$ECHO_BODY"
+
+ctx "exit 3"
+await "${J[exit3]}"
+expect_outcome failed 3 null
+expect_common
+
+ctx 'kill -9 $$'
+await "${J[kill9]}"
+expect_outcome failed 137 9
+expect_common
+
+ctx "sleep 5, wall_seconds 1"
+await "${J[wall]}"
+expect_outcome timed_out 124 null
+expect_diag "command timed out"
+expect_common
+expect_json '.result.usage.wall_ms >= 1000 and .result.usage.wall_ms < 3000' true \
+	'stopped after about 1 s (1000 <= wall_ms < 3000)'
+
+ctx "output flood, output_bytes 1000"
+await "${J[flood]}"
+expect_outcome output_limit 122 null
+expect_diag "command output limit exceeded"
+expect_json '.result.stdout_truncated' true
+expect_json '.result | has("stdout_base64")' true 'stdout comes as stdout_base64'
+expect_eq "output flood: exactly 1000 bytes kept" 1000 "$(jstdout | wc -c)"
+expect_true "output flood: the kept bytes are the first 1000 bytes written (NULs)" \
+	cmp <(jstdout) <(head -c 1000 /dev/zero)
+expect_common
+
+for k in mem mem2; do
+	if [ "$k" = mem ]; then ctx "memory bomb (python3 bytearray 300 MiB), memory_mb 64"; else ctx "memory bomb (head -c 300M | tail), memory_mb 64"; fi
+	await "${J[$k]}"
+	expect_json '.status' resource_limit
+	expect_diag "command exceeded memory resource limit"
+	expect_json '.result.signal != null and .result.exit_code == 128 + .result.signal' true \
+		'exit_code = 128 + signal'
+	expect_common
+done
+
+ctx "fork bomb f(){ f|f & }; f, pids 16"
+await "${J[fork]}"
+expect_json '.status' resource_limit
+expect_diag "command exceeded pids resource limit"
+expect_json '.result.signal != null and .result.exit_code == 128 + .result.signal' true \
+	'exit_code = 128 + signal'
+expect_common
+if [ "$(jq -r .status "$BODY")" != resource_limit ]; then
+	note "the fork bomb's result: $(jq -c '[.status, .result.exit_code, .result.diagnostics, .result.usage]' "$BODY")"
+	note "the pids limit is only looked at while the command runs (check_cgroup); the final"
+	note "cgroup read after exit (pids.events max) is not mapped to resource_limit (only oom_kill is)"
+fi
+
+ctx "fork bomb that stays alive (...; exec sleep 3), pids 16"
+await "${J[fork_live]}"
+expect_outcome resource_limit 137 9
+expect_diag "command exceeded pids resource limit"
+expect_common
+
+ctx "cpu spin, cpu_seconds 1"
+await "${J[cpu]}"
+expect_json '.status' resource_limit
+expect_diag "command exceeded cpu resource limit"
+expect_json '.result.signal != null and .result.exit_code == 128 + .result.signal' true \
+	'exit_code = 128 + signal'
+expect_json '.result.usage.cpu_ms >= 900' true 'cpu_ms >= 900'
+expect_json '.result.usage.wall_ms < 5000' true 'stopped well before the wall limit (wall_ms < 5000)'
+expect_common
+
+ctx "stdin abc"
+await "${J[stdin]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"abc"'
+
+ctx "stdin_base64 a NUL b"
+await "${J[stdin_b64]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '" 61 00 62\n"' 'od shows the 3 bytes 61 00 62'
+
+ctx "non-UTF-8 output"
+await "${J[binout]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout_base64' '//54'
+expect_json '.result.stderr_base64' '/w=='
+expect_json '.result | has("stdout") or has("stderr")' false 'no stdout/stderr text fields'
+
+ctx 'argv ["/bin/echo","a b"]'
+await "${J[argv]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"a b\n"'
+expect_json '.argv|@json' '["/bin/echo","a b"]'
+
+ctx "cwd sub/dir"
+await "${J[cwd]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"/workspace/sub/dir\n"'
+
+ctx "input files, executable script run by argv"
+await "${J[files]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"tool:x\nfile-content\nin.txt-not-executable\n"'
+
+ctx "env FOO"
+await "${J[env]}"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"bar baz\n"'
+expect_json 'has("env")' false 'env is not echoed in the job object'
+
+# ================================================= 4. lifecycle in MariaDB
+
+ctx "lifecycle"
+EID=${J[echo]}
+expect_eq "lifecycle: job_events of a succeeded job" \
+	"-:queued queued:running running:succeeded" \
+	"$(sql "SELECT CONCAT(IFNULL(from_state,'-'),':',to_state) FROM job_events WHERE job_id = '$EID' ORDER BY id" | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "lifecycle: jobs row state, started_at and finished_at set, attempt 1" \
+	"succeeded 1 1 1" \
+	"$(sql "SELECT state, started_at IS NOT NULL, finished_at IS NOT NULL, attempt FROM jobs WHERE id = '$EID'" | tr '\t' ' ')"
+cp "$ECHO_BODY" "$BODY"
+expect_json '.started_at != null and .finished_at != null' true 'API: started_at and finished_at set'
+expect_json '.created_at <= .started_at and .started_at <= .finished_at' true \
+	'API: created_at <= started_at <= finished_at'
+
+# ================================================= 2. artifacts
+
+ctx "artifacts"
+A_TXT=$'hello artifact\n'
+submit '{"command":"mkdir -p out/sub && printf '"'"'hello artifact\\n'"'"' > out/a.txt && printf '"'"'\\000\\001\\002\\377bin'"'"' > out/sub/b.bin && ln -s /etc/passwd out/link && mkfifo out/fifo","artifacts":"out"}'
+AJ=$JOB
+await "$AJ"
+expect_outcome succeeded 0 null
+SHA_A=$(printf '%s' "$A_TXT" | sha256sum | cut -d' ' -f1)
+SHA_B=$(printf '\000\001\002\377bin' | sha256sum | cut -d' ' -f1)
+expect_json '[.result.artifacts[].path]|@json' '["out/a.txt","out/sub/b.bin"]' \
+	'exactly out/a.txt and out/sub/b.bin, sorted'
+expect_json '.result.artifacts[] | select(.path == "out/a.txt") | "\(.size) \(.sha256)"' \
+	"${#A_TXT} $SHA_A" 'out/a.txt size and sha256'
+expect_json '.result.artifacts[] | select(.path == "out/sub/b.bin") | "\(.size) \(.sha256)"' \
+	"7 $SHA_B" 'out/sub/b.bin size and sha256'
+expect_json 'any(.result.diagnostics[]; test("out/link skipped: symbolic link"))' true \
+	'a diagnostic says "out/link skipped: symbolic link"'
+expect_json 'any(.result.diagnostics[]; test("out/fifo skipped"))' true \
+	'a diagnostic says out/fifo was skipped'
+req GET "/v1/jobs/$AJ/artifacts"
+expect_status 200
+expect_json '[.[] | "\(.path) \(.size) \(.sha256)"] | join(",")' \
+	"out/a.txt ${#A_TXT} $SHA_A,out/sub/b.bin 7 $SHA_B" 'artifact list endpoint'
+req GET "/v1/jobs/$AJ/artifacts/out/a.txt"
+expect_status 200
+expect_eq "artifacts: download out/a.txt returns its bytes" "$SHA_A" "$(sha256sum < "$BODY" | cut -d' ' -f1)"
+req GET "/v1/jobs/$AJ/artifacts/out/sub/b.bin"
+expect_status 200
+expect_eq "artifacts: download out/sub/b.bin returns its bytes" "$SHA_B" "$(sha256sum < "$BODY" | cut -d' ' -f1)"
+req GET "/v1/jobs/$AJ/artifacts/out/link"
+expect_error 404 not_found
+
+ctx "artifacts dir is a symlink to /"
+submit '{"command":"ln -s / out","artifacts":"out"}'
+await "$JOB"
+expect_outcome succeeded 0 null
+expect_json '.result.artifacts|@json' '[]' 'no artifacts'
+expect_json 'any(.result.diagnostics[]; test("artifacts directory out.*symbolic link"))' true \
+	'a diagnostic says the artifacts directory out is a symbolic link'
+
+# ================================================= 3. cancel a running job
+
+ctx "cancel"
+submit '{"command":"sleep 30","limits":{"wall_seconds":60}}'
+CJ=$JOB
+if wait_state "$CJ" running 15; then
+	_ok "cancel: job reached running"
+	sleep 0.3 # let the command start inside the sandbox
+	CSLOT=$(slot_of "$CJ")
+	CSUP=$(supervisor_pids "$CJ")
+	t0=$(now_ms)
+	req POST "/v1/jobs/$CJ/cancel"
+	expect_status 200 "cancel answers 200"
+	if wait_state "$CJ" cancelled 10; then
+		dt=$(($(now_ms) - t0))
+		note "cancelled after $dt ms"
+		expect_true "cancel: cancelled within 2 s of the request (took $dt ms)" test "$dt" -lt 2000
+	else
+		_notok "cancel: reaches cancelled" cancelled "$(jq -r .status "$BODY")"
+		runner_log_tail
+	fi
+	await "$CJ" 10
+	expect_outcome cancelled 137 9
+	expect_common
+	expect_true "cancel: supervisor ${CSUP:-?} gone within 3 s" wait_gone 3 $CSUP
+	if [ -n "$CSLOT" ]; then
+		expect_true "cancel: no process of slot uid $((UID_BASE + CSLOT)) left" slot_uids_idle 3
+	else
+		_notok "cancel: slot of the job known" "runner_id .../slot-N/..." "$(sql "SELECT runner_id FROM jobs WHERE id = '$CJ'")" 0
+	fi
+	expect_eq "cancel: no sleep 30 of the slot uid left" 0 \
+		"$(pgrep -u $((UID_BASE + ${CSLOT:-0})) -f 'sleep 30' | wc -l)"
+else
+	_notok "cancel: job reached running" running "$(state_of "$CJ")" 0
+	runner_log_tail
+fi
+
+# ================================================= 6. supervisors outlive the dispatcher
+
+for sig in KILL TERM; do
+	ctx "dispatcher SIG$sig during a job"
+	submit '{"command":"sleep 3; echo done","limits":{"wall_seconds":30}}'
+	SJ=$JOB
+	if ! wait_state "$SJ" running 15; then
+		_notok "SIG$sig: job reached running" running "$(state_of "$SJ")" 0
+		runner_log_tail
+		continue
+	fi
+	DPID=$(runner_pid)
+	if [ -z "$DPID" ]; then
+		_notok "SIG$sig: the stack's runner is running" "a pid in $RUNNER_PID_FILE" none 0
+		continue
+	fi
+	kill -"$sig" "$DPID"
+	expect_true "SIG$sig: the dispatcher $DPID exits within 5 s" wait_gone 5 "$DPID"
+	RUNNER_STOPPED=1
+	expect_true "SIG$sig: the job's supervisor still runs" test -n "$(supervisor_pids "$SJ")"
+	await "$SJ" 30
+	expect_outcome succeeded 0 null
+	expect_json '.result.stdout|@json' '"done\n"'
+	expect_eq "SIG$sig: one claim, one finish" "queued:running running:succeeded" \
+		"$(sql "SELECT CONCAT(from_state,':',to_state) FROM job_events WHERE job_id = '$SJ' AND from_state IS NOT NULL ORDER BY id" | tr '\n' ' ' | sed 's/ $//')"
+	# Only after the job ended: start-runner stops leftovers of the runner (its
+	# supervisors included) before starting a new one.
+	if stack start-runner; then RUNNER_STOPPED=0; fi
+	expect_true "SIG$sig: the stack's runner restarted" runner_pid
+done
+
+ctx "after the restarts"
+submit '{"command":"echo again"}'
+await "$JOB"
+expect_outcome succeeded 0 null
+expect_json '.result.stdout|@json' '"again\n"'
+
+# ================================================= 7. a killed supervisor ends as lost
+
+ctx "lost"
+if stack stop-runner; then RUNNER_STOPPED=1; fi
+LEASE_CONF=$T_DIR/lease.conf
+cp "$SANDBOX_CONFIG" "$LEASE_CONF"
+echo "runner_lease_seconds = 5" >> "$LEASE_CONF"
+(cd "$T_DIR" && exec setsid "$RUNNER" --config "$LEASE_CONF" < /dev/null >> "$T_DIR/lease-runner.log" 2>&1) &
+LEASE_RUNNER=$!
+EXTRA_PIDS+=("$LEASE_RUNNER")
+sleep 0.3
+expect_true "lost: a runner with runner_lease_seconds = 5 runs" alive "$LEASE_RUNNER"
+submit '{"command":"sleep 60","limits":{"wall_seconds":120}}'
+LJ=$JOB
+if wait_state "$LJ" running 15; then
+	sleep 0.5
+	LSLOT=$(slot_of "$LJ")
+	LSUP=$(supervisor_pids "$LJ")
+	expect_eq "lost: exactly one supervisor process" 1 "$(printf '%s\n' $LSUP | grep -c .)"
+	if [ -n "$LSUP" ]; then
+		kill -9 $LSUP
+		t0=$(now_ms)
+		expect_true "lost: no process of slot uid $((UID_BASE + ${LSLOT:-0})) left (--die-with-parent)" slot_uids_idle 5
+		if wait_state "$LJ" lost 25; then
+			dt=$(($(now_ms) - t0))
+			note "lost after $dt ms"
+			expect_true "lost: within 20 s of the kill (took $dt ms)" test "$dt" -le 20000
+		else
+			_notok "lost: job reaches lost" lost "$(state_of "$LJ")" 0
+			sed 's/^/#   /' "$T_DIR/lease-runner.log" | tail -n 8
+		fi
+		await "$LJ" 5
+		expect_outcome lost 125 null
+		expect_json '.result.diagnostics|@json' '["runner lost during execution"]'
+		expect_json '.failure.error' 'lease expired'
+		expect_eq "lost: events queued->running->lost" "queued:running running:lost" \
+			"$(sql "SELECT CONCAT(from_state,':',to_state) FROM job_events WHERE job_id = '$LJ' AND from_state IS NOT NULL ORDER BY id" | tr '\n' ' ' | sed 's/ $//')"
+	fi
+else
+	_notok "lost: job reached running" running "$(state_of "$LJ")" 0
+	sed 's/^/#   /' "$T_DIR/lease-runner.log" | tail -n 8
+fi
+kill -TERM "$LEASE_RUNNER" 2> /dev/null
+expect_true "lost: the lease runner stops on SIGTERM" wait_gone 10 "$LEASE_RUNNER"
+if stack start-runner; then RUNNER_STOPPED=0; fi
+expect_true "lost: the stack's runner restarted" runner_pid
+# Two jobs at once reuse both slots: a dead supervisor's leftovers (workspace mount,
+# cgroup) are cleaned when its slot is next used.
+submit '{"command":"sleep 0.5; echo a"}'
+R1=$JOB
+submit '{"command":"sleep 0.5; echo b"}'
+R2=$JOB
+await "$R1"
+expect_outcome succeeded 0 null
+await "$R2"
+expect_outcome succeeded 0 null
+
+# ================================================= 8. --once on an empty queue
+
+ctx "--once, empty queue"
+expect_eq "--once: no job queued before" 0 "$(sql "SELECT COUNT(*) FROM jobs WHERE state = 'queued'")"
+t0=$(now_ms)
+(cd "$T_DIR" && "$RUNNER" --config "$SANDBOX_CONFIG" --once > "$T_DIR/once.log" 2>&1)
+rc=$?
+dt=$(($(now_ms) - t0))
+expect_eq "--once: exit status" 0 "$rc"
+expect_true "--once: exits within 5 s (took $dt ms)" test "$dt" -lt 5000
+expect_true "--once: logs runner_stopped" grep -q 'event=runner_stopped' "$T_DIR/once.log"
+
+# ================================================= 5. exactly once, 3 runners
+
+ctx "exactly once"
+if stack stop-runner; then RUNNER_STOPPED=1; fi
+fails runner_pid > /dev/null && _ok "exactly once: the stack's runner is stopped" ||
+	_notok "exactly once: the stack's runner is stopped" stopped running 0
+BULK_TENANT="rt-bulk-$RUN"
+KEY_JSON=$(ctl keys create --namespace runner-it --tenant "$BULK_TENANT" --subject-type user \
+	--subject-id bulk --max-queued 1000 --json)
+BULK_TOKEN=$(jq -r '.token // empty' <<< "$KEY_JSON")
+expect_true "exactly once: key with --max-queued 1000 created" test -n "$BULK_TOKEN"
+t0=$(now_ms)
+printf '%s\n' $(seq 200) | xargs -P 16 -I{} curl -sS -o /dev/null -w '%{http_code}\n' \
+	--cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $BULK_TOKEN" \
+	-H 'Content-Type: application/json' --data-binary '{"command":"true"}' \
+	"$SANDBOX_URL/v1/jobs" > "$T_DIR/bulk-codes" 2> "$T_DIR/bulk-err"
+note "200 submissions in $(($(now_ms) - t0)) ms"
+expect_eq "exactly once: 200 submissions answered 202" "200 202" \
+	"$(sort "$T_DIR/bulk-codes" | uniq -c | awk '{print $1, $2}' | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "exactly once: 200 jobs queued" 200 \
+	"$(sql "SELECT COUNT(*) FROM jobs WHERE tenant_id = '$BULK_TENANT' AND state = 'queued'")"
+t0=$(now_ms)
+BULK_PIDS=()
+for i in 1 2 3; do
+	(cd "$T_DIR" && exec "$RUNNER" --config "$SANDBOX_CONFIG" --once --max-seconds 120 \
+		< /dev/null > "$T_DIR/bulk-runner-$i.log" 2>&1) &
+	BULK_PIDS+=($!)
+done
+EXTRA_PIDS+=("${BULK_PIDS[@]}")
+for i in 0 1 2; do
+	wait "${BULK_PIDS[$i]}"
+	expect_eq "exactly once: --once runner $((i + 1)) exits 0" 0 "$?"
+done
+note "3 runners drained the queue in $(($(now_ms) - t0)) ms; claims per runner:" \
+	"$(for i in 1 2 3; do grep -c 'event=job_claimed' "$T_DIR/bulk-runner-$i.log"; done | tr '\n' ' ')"
+expect_eq "exactly once: all 200 jobs succeeded" "succeeded 200" \
+	"$(sql "SELECT state, COUNT(*) FROM jobs WHERE tenant_id = '$BULK_TENANT' GROUP BY state" | tr '\t' ' ' | tr '\n' ',' | sed 's/,$//')"
+expect_eq "exactly once: every job has one queued->running and one running->succeeded event" 200 \
+	"$(sql "SELECT COUNT(*) FROM (SELECT j.id,
+	          SUM(e.from_state = 'queued' AND e.to_state = 'running') AS qr,
+	          SUM(e.from_state = 'running' AND e.to_state = 'succeeded') AS rs,
+	          SUM(e.from_state IS NOT NULL) AS n
+	        FROM jobs j JOIN job_events e ON e.job_id = j.id
+	        WHERE j.tenant_id = '$BULK_TENANT' GROUP BY j.id
+	        HAVING qr = 1 AND rs = 1 AND n = 2) t")"
+expect_eq "exactly once: 200 claims in all" 200 \
+	"$(sql "SELECT COUNT(*) FROM job_events e JOIN jobs j ON j.id = e.job_id
+	        WHERE j.tenant_id = '$BULK_TENANT' AND e.to_state = 'running'")"
+expect_eq "exactly once: attempt = 1 for every job" "200 200" \
+	"$(sql "SELECT COUNT(*), SUM(attempt = 1) FROM jobs WHERE tenant_id = '$BULK_TENANT'" | tr '\t' ' ')"
+expect_eq "exactly once: 200 results stored" 200 \
+	"$(sql "SELECT COUNT(*) FROM job_results r JOIN jobs j ON j.id = r.job_id WHERE j.tenant_id = '$BULK_TENANT'")"
+expect_eq "exactly once: the runners' logs claim 200 distinct jobs, 200 claims" "200 200" \
+	"$(cat "$T_DIR"/bulk-runner-*.log | sed -n 's/.*event=job_claimed job=\([^ ]*\).*/\1/p' | sort | uniq -c | awk '{n++; s += $1} END {print n + 0, s + 0}')"
+if stack start-runner; then RUNNER_STOPPED=0; fi
+expect_true "exactly once: the stack's runner restarted" runner_pid
+
+# ================================================= 9. unsafe profile host paths
+
+ctx "unsafe host paths"
+UNSAFE=$T_DIR/unsafe
+mkdir -p "$UNSAFE"
+# A runner that must never reach the database: no jobs can be claimed by it.
+unsafe_conf() { # FILE STATE_DIR
+	cp "$SANDBOX_CONFIG" "$1"
+	printf 'runner_state_dir = %s\ndb_socket = %s\n' "$2" "$UNSAFE/no-such.sock" >> "$1"
+}
+unsafe_run() { # CONF LOG: runs --once, exit status in $URC
+	(cd "$T_DIR" && timeout 30 "$RUNNER" --config "$1" --once --max-seconds 1 < /dev/null > "$2" 2>&1)
+	URC=$?
+}
+# Baseline: a fresh state dir is accepted (and gets its etc/).
+SD1=$UNSAFE/state-link
+unsafe_conf "$UNSAFE/link.conf" "$SD1"
+unsafe_run "$UNSAFE/link.conf" "$UNSAFE/first.log"
+expect_eq "unsafe: a fresh state dir is accepted (--once exit 0)" 0 "$URC"
+expect_true "unsafe: the first run created etc/passwd" test -f "$SD1/etc/passwd"
+# etc replaced by a symlink to another directory.
+DECOY=$UNSAFE/decoy-etc
+mkdir -p "$DECOY"
+chmod 0700 "$DECOY"
+rm -rf "$SD1/etc"
+ln -s "$DECOY" "$SD1/etc"
+unsafe_run "$UNSAFE/link.conf" "$UNSAFE/link.log"
+expect_true "unsafe: etc -> symlink: exit status non-zero (got $URC)" test "$URC" != 0
+expect_true "unsafe: etc -> symlink: says refusing to start" grep -q 'refusing to start' "$UNSAFE/link.log"
+expect_eq "unsafe: etc -> symlink: nothing written through the link" "0 700" \
+	"$(find "$DECOY" -mindepth 1 | wc -l) $(stat -c %a "$DECOY")"
+if [ -n "$(ls -A "$DECOY")" ] || [ "$(stat -c %a "$DECOY")" != 700 ]; then
+	note "the runner chmod'ed/wrote through the planted link before refusing: $(stat -c %a "$DECOY"), $(ls "$DECOY" | tr '\n' ' ')"
+fi
+sed 's/^/#   /' "$UNSAFE/link.log" | head -n 3
+# A world-writable state dir.
+SD2=$UNSAFE/state-0777
+unsafe_conf "$UNSAFE/mode.conf" "$SD2"
+unsafe_run "$UNSAFE/mode.conf" "$UNSAFE/mode-first.log"
+chmod 0777 "$SD2"
+unsafe_run "$UNSAFE/mode.conf" "$UNSAFE/mode.log"
+expect_true "unsafe: state dir 0777: exit status non-zero (got $URC)" test "$URC" != 0
+expect_true "unsafe: state dir 0777: says refusing to start" grep -q 'refusing to start' "$UNSAFE/mode.log"
+[ "$URC" = 0 ] && note "state dir mode after the run: $(stat -c %a "$SD2") (prof_prepare_etc chmods it to 0711 before prof_check_host looks)"
+sed 's/^/#   /' "$UNSAFE/mode.log" | head -n 3
+# A state dir not owned by root.
+SD3=$UNSAFE/state-owner
+unsafe_conf "$UNSAFE/owner.conf" "$SD3"
+unsafe_run "$UNSAFE/owner.conf" "$UNSAFE/owner-first.log"
+chown 65534:65534 "$SD3"
+unsafe_run "$UNSAFE/owner.conf" "$UNSAFE/owner.log"
+expect_true "unsafe: state dir owned by nobody: exit status non-zero (got $URC)" test "$URC" != 0
+expect_true "unsafe: state dir owned by nobody: says refusing to start" grep -q 'refusing to start' "$UNSAFE/owner.log"
+sed 's/^/#   /' "$UNSAFE/owner.log" | head -n 3
+
+# ================================================= 10. nothing left over
+
+ctx "leftovers"
+expect_true "the stack's runner is running" runner_pid
+expect_true "no process of slot uids $UID_BASE..$((UID_BASE + SLOTS - 1))" slot_uids_idle 5
+for p in "${EXTRA_PIDS[@]}"; do
+	expect_true "runner $p started by the suite is gone" wait_gone 10 "$p"
+done
+expect_eq "no supervisor of this stack left" "" \
+	"$(pgrep -f -- "--config $SANDBOX_CONFIG --supervise" | tr '\n' ' ')"
+expect_eq "no sandbox-ws mount under $STATE_DIR/work" "" \
+	"$(awk -v d="$STATE_DIR/work/" '$1 == "sandbox-ws" && index($2, d) == 1 {print $2}' /proc/mounts | tr '\n' ' ')"
+CG_PROCS=0
+for c in memory pids; do
+	for d in /sys/fs/cgroup/$c/$CG_NAME/slot-* /sys/fs/cgroup/$CG_NAME/slot-*; do
+		[ -f "$d/cgroup.procs" ] || continue
+		CG_PROCS=$((CG_PROCS + $(wc -l < "$d/cgroup.procs")))
+	done
+done
+expect_eq "no process in the slot cgroups of $CG_NAME" 0 "$CG_PROCS"
+note "suite time: $((SECONDS - SUITE_T0)) s"
+
+finish
