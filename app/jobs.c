@@ -282,7 +282,7 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     " cpu_seconds, memory_mb, pids, output_bytes, disk_mb, idempotency_key,"
 		     " request_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
 		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     "sssssssssssbsisiiiiiiisb", id, who->key_id, who->ns, who->tenant,
+		     "sssssssssssbsissiiiiiisb", id, who->key_id, who->ns, who->tenant,
 		     who->subject_type, who->subject_id,
 		     who->has_actor_type ? who->actor_type : NULL,
 		     who->has_actor_id ? who->actor_id : NULL, req->command, argv, env,

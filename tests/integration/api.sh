@@ -9,10 +9,13 @@
 # The suite makes its own keys with sandboxctl, under names unique to the run, so it can
 # run again and again against the same database.
 #
-# There is no runner yet: where a test needs a running or finished job, the suite plays
-# the runner's part by writing to MariaDB directly, as root over the socket (claim fields,
-# terminal state, job_results, job_artifacts, job_events), the way the runner's claim
-# and result transactions will (see docs/ARCHITECTURE.md, "Claim contract").
+# The suite needs a frozen queue, so the runner must be stopped (tests/run-integration.sh
+# does that; the suite bails out if one runs): where a test needs a running or finished
+# job, the suite plays the runner's part by writing to MariaDB directly, as root over the
+# socket (claim fields, terminal state, job_results, job_artifacts, job_events), the way
+# the runner's claim and result transactions do (docs/ARCHITECTURE.md, "Claim contract").
+# On exit it cancels the run's jobs still queued or running, so that a runner started
+# afterwards has none of them to execute.
 
 set -u -o pipefail
 
@@ -163,7 +166,10 @@ list_all() {
 	: > "$T_DIR/ids"
 	while :; do
 		as "$tok" req GET "/v1/jobs?limit=100${q:+&$q}${cur:+&cursor=$(uri "$cur")}"
-		[ "$STATUS" = 200 ] || return 1
+		if [ "$STATUS" != 200 ]; then
+			_notok "$(_name "listing every page")" 200 "$STATUS"
+			return 1
+		fi
 		jq -r '.jobs[].id' "$BODY" >> "$T_DIR/ids"
 		cur=$(jq -r '.next_cursor // empty' "$BODY")
 		[ -z "$cur" ] && return 0
@@ -1026,7 +1032,8 @@ t_ratelimit() {
 echo "# api suite: run $RUN against $SANDBOX_URL"
 # The suite needs a frozen queue (see the header); tests/run-integration.sh stops the
 # runner for it. A live runner would claim the suite's jobs from under it.
-if [ -r "$SANDBOX_VAR/run/runner.pid" ] && kill -0 "$(cat "$SANDBOX_VAR/run/runner.pid")" 2> /dev/null; then
+if [ -r "$SANDBOX_VAR/run/runner.pid" ] &&
+	[ "$(ps -o comm= -p "$(cat "$SANDBOX_VAR/run/runner.pid")" 2> /dev/null)" = sandbox-runner ]; then
 	echo "Bail out! a runner is running for $SANDBOX_VAR: stop it first (tests/stack.sh stop-runner)"
 	exit 2
 fi

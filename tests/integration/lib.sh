@@ -1,4 +1,5 @@
 # tests/integration/lib.sh: a small test harness for the HTTP API (bash + curl + jq).
+# shellcheck shell=bash disable=SC2034  # STATUS, ELAPSED, BODY, HDRS are for the suites
 #
 # Source it from a suite. Needs SANDBOX_URL (https://host:port, no trailing slash) and
 # SANDBOX_CACERT. Every response is appended as one JSON line to $SANDBOX_RESPONSES
