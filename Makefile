@@ -49,6 +49,10 @@ $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
+# The runner with ASan+LSan, for the job-loop leak check (tests/integration/leaks.sh).
+$(BUILD)/asan-runner: $(call obj,asan,$(RUN_SRC) $(COMMON_SRC))
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
 $(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
 
@@ -96,7 +100,7 @@ up: deps all
 down:
 	@bash tests/stack.sh down
 
-integration: all $(BUILD)/seccomp-probe
+integration: all $(BUILD)/seccomp-probe $(BUILD)/asan-runner
 	@bash tests/run-integration.sh
 
 test: deps

@@ -19,10 +19,20 @@
 #define LIST_MAX 100
 #define RETRY_AFTER "Retry-After: 1\r\n"
 
+static double now_s(void);
+
+/* A connection idle for a while may have died with a MariaDB restart: check it
+ * first, so that the request reconnects instead of answering 503. */
 static struct db *get_db(struct api_ctx *ctx)
 {
 	char err[512];
+	double now = now_s();
 
+	if (ctx->db != NULL && now - ctx->db_used > 1.0 && db_ping(ctx->db) < 0) {
+		db_close(ctx->db);
+		ctx->db = NULL;
+	}
+	ctx->db_used = now;
 	if (ctx->db == NULL) {
 		ctx->db = db_open(ctx->cfg, err, sizeof err);
 		if (ctx->db == NULL)

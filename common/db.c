@@ -401,6 +401,15 @@ int db_run(struct db *db, const char *sql)
 	return 0;
 }
 
+int db_ping(struct db *db)
+{
+	if (mysql_ping(db->my) != 0) {
+		set_err(db, mysql_errno(db->my), mysql_error(db->my));
+		return -1;
+	}
+	return 0;
+}
+
 int db_begin(struct db *db)
 {
 	return db_run(db, "START TRANSACTION");

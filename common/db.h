@@ -38,6 +38,8 @@ long long db_exec(struct db *db, const char *sql, const char *types, ...);
 struct db_res *db_query(struct db *db, const char *sql, const char *types, ...);
 unsigned long long db_insert_id(struct db *db);
 
+/* 0 when the server answers (no reconnect: the caller decides). */
+int db_ping(struct db *db);
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);

@@ -88,7 +88,8 @@ static int take_slot(const struct cfg *cfg, int slot)
 }
 
 /* Double fork + setsid: the supervisor belongs to no dispatcher, so restarting or
- * killing the runner leaves running jobs alone. It is a fresh exec of ourselves. */
+ * killing the runner leaves running jobs alone. It is a fresh exec of the runner
+ * binary at its path (after an upgrade, new jobs get the new binary). */
 static int launch(struct disp *d, const char *id, int slot, int lockfd, const char *runner_id)
 {
 	pid_t pid = fork();
@@ -105,7 +106,7 @@ static int launch(struct disp *d, const char *id, int slot, int lockfd, const ch
 		snprintf(s, sizeof s, "%d", slot);
 		char fdnum[16];
 		snprintf(fdnum, sizeof fdnum, "%d", lockfd);
-		execl("/proc/self/exe", "sandbox-runner", "--config", d->o->config_path,
+		execl(d->o->self_path, "sandbox-runner", "--config", d->o->config_path,
 		      "--supervise", id, "--slot", s, "--runner-id", runner_id, "--lock-fd", fdnum,
 		      (char *)NULL);
 		_exit(127);

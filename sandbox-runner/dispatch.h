@@ -9,6 +9,7 @@
 
 struct dispatch_opts {
 	const char *config_path;
+	const char *self_path;   /* this binary, for the supervisors' exec */
 	int once;
 	long long max_seconds;   /* --once budget for claiming */
 	volatile sig_atomic_t *stop;

@@ -159,7 +159,12 @@ int main(int argc, char **argv)
 		die("%s", err);
 	if (prof_check_host(&cfg, err, sizeof err) < 0)
 		die("refusing to start: %s", err);
-	struct dispatch_opts o = { .config_path = a.config, .once = a.once,
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0 || (size_t)n >= sizeof self - 1)
+		die("cannot resolve /proc/self/exe: %s", strerror(errno));
+	self[n] = '\0';
+	struct dispatch_opts o = { .config_path = a.config, .self_path = self, .once = a.once,
 				   .max_seconds = a.max_seconds, .stop = &stop_flag };
 	return dispatch_run(&cfg, &o);
 }

@@ -74,6 +74,19 @@ static void place_fds(const struct sb_spawn *s, int errw)
 		fcntl(i, F_SETFD, i == SB_FD_ERR ? FD_CLOEXEC : 0);
 }
 
+/* close_range(2), or a loop where the kernel (or valgrind) lacks it; NOFILE is
+ * already 1024 here. */
+static int close_from(int lowfd)
+{
+	if (syscall(SYS_close_range, lowfd, ~0U, 0) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	for (int fd = lowfd; fd < 1024; fd++)
+		close(fd);
+	return 0;
+}
+
 static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 {
 	char *argv[512];
@@ -95,8 +108,7 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 		child_fail("setresuid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail("no_new_privs");
-	if (syscall(SYS_close_range, s->block_fd >= 0 ? SB_FD_BLOCK + 1 : SB_FD_ERR + 1, ~0U,
-		    0) < 0)
+	if (close_from(s->block_fd >= 0 ? SB_FD_BLOCK + 1 : SB_FD_ERR + 1) < 0)
 		child_fail("close_range");
 	snprintf(fdnum, sizeof fdnum, "%d", SB_FD_ARGS);
 	argv[n++] = (char *)"bwrap";

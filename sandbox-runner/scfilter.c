@@ -122,6 +122,8 @@ int sc_build_fd(char *err, size_t errlen)
 	}
 	/* Native arch only: a 32-bit or x32 syscall would bypass every rule below. */
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc < 0) /* a kernel (or valgrind) without KILL_PROCESS: kill the thread */
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_THREAD);
 	if (rc < 0) {
 		snprintf(err, errlen, "seccomp badarch action: %s", strerror(-rc));
 		goto out;

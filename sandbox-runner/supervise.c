@@ -581,7 +581,8 @@ static void run_loop(struct sup *s, struct fds *f)
 		snprintf(msg, sizeof msg, "%.*s", (int)(s->err.len < 190 ? s->err.len : 190),
 			 s->err.data ? (const char *)s->err.data : "");
 		msg[strcspn(msg, "\n")] = '\0';
-		setup_fail(s, "sandbox", "sandbox start failed", msg);
+		setup_fail(s, "sandbox", "sandbox start failed",
+			   msg[0] ? msg : "bwrap exited before starting the command");
 	}
 }
 

@@ -299,6 +299,43 @@ static int by_path(const void *a, const void *b)
 	return strcmp(((const struct artifact *)a)->path, ((const struct artifact *)b)->path);
 }
 
+/* Where openat2 is missing (kernel < 5.6, valgrind): the same guarantees by hand,
+ * one component at a time with O_NOFOLLOW, never leaving the workspace's device. */
+static int open_beneath(int wsfd, const char *dir)
+{
+	char comp[256];
+	const char *p = dir;
+	struct stat root, st;
+	int fd;
+
+	if (fstat(wsfd, &root) < 0 || (fd = dup(wsfd)) < 0)
+		return -1;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		int next;
+
+		if (n == 0 || n >= sizeof comp || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			close(fd);
+			errno = EXDEV;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		if (fstat(next, &st) < 0 || st.st_dev != root.st_dev) {
+			close(next);
+			errno = EXDEV;
+			return -1;
+		}
+		fd = next;
+		p += n + (p[n] == '/');
+	}
+	return fd;
+}
+
 int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
 	       struct artifact **out, size_t *n, char *notes, size_t noteslen)
 {
@@ -312,10 +349,13 @@ int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
 	*n = 0;
 	notes[0] = '\0';
 	fd = (int)syscall(SYS_openat2, wsfd, dir, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS)
+		fd = open_beneath(wsfd, dir);
 	if (fd < 0) {
 		note_dir(&c, dir,
-		     errno == ENOENT ? "not found" : errno == ELOOP ? "is a symbolic link"
-									: strerror(errno));
+		     errno == ENOENT ? "not found"
+		     : errno == ELOOP || errno == ENOTDIR ? "is a symbolic link or not a directory"
+							    : strerror(errno));
 		return 0;
 	}
 	rc = walk(&c, fd, dir, 0);

@@ -1,0 +1,817 @@
+/*
+ * bench-launch: what one job's launch costs, against two baselines, in one process.
+ *
+ * Three variants run /bin/true, interleaved within every iteration (the order
+ * rotates: ABC, BCA, CAB, ...) so that drift on a noisy machine hits all of them:
+ *
+ *   A spawn   posix_spawn("/bin/true") as root, stdio on /dev/null, waitpid.
+ *   B bwrap   fork; the child drops to an unprivileged uid the way sandbox.c does
+ *             (setresgid, setgroups(0), setresuid, no_new_privs) and execs
+ *             bwrap --unshare-all --die-with-parent --new-session + the profile's
+ *             own mounts (taken from prof_bwrap_args, so they stay in step)
+ *             -- /bin/true; waitpid.
+ *   C runner  supervise.c's launch path, its module functions in its order:
+ *             ws_create, cg_setup, pipes, sc_build_fd, prof_bwrap_args, sb_spawn,
+ *             the run loop (poll the pipes, wait4 WNOHANG, kill_job once exited,
+ *             the same timeouts as run_loop), cg_read, close fds, cleanup
+ *             (kill_job, cg_destroy, ws_destroy). Each phase is timed.
+ *
+ * What C leaves out is the per-job work around the launch (the supervisor's exec,
+ * its DB connection, load, heartbeat, result): the end-to-end figures cover that.
+ *
+ * Everything private: a fresh runner_state_dir under /tmp (its /etc written by
+ * prof_prepare_etc), its own cgroup name and uid base, refused if any process
+ * already runs as those uids (kill_job kills every process of the slot uid).
+ *
+ * Output: one JSON object per sample on stdout, a summary on stderr.
+ * Exit 0, or 1 when a variant has no successful sample or setup failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <grp.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "profile.h"
+#include "sandbox.h"
+#include "scfilter.h"
+#include "util.h"
+#include "workspace.h"
+
+#define WALL_LIMIT_MS 10000.0 /* a /bin/true that takes this long is a failed sample */
+#define CG_CHECK_MS 50        /* run_loop's poll timeout while the job runs */
+#define EXITED_POLL_MS 20     /* ... and once it has exited */
+#define MAX_ARGS 256
+#define SLOT 0                /* C runs in slot 0 (uid base+0); B runs as uid base+1 */
+
+enum variant { V_SPAWN, V_BWRAP, V_RUNNER, V_COUNT };
+static const char *const vname[V_COUNT] = { "spawn", "bwrap", "runner" };
+
+enum phase {
+	P_WS_CREATE, P_CG_SETUP, P_PIPES, P_SECCOMP, P_BWRAP_ARGS, P_SPAWN, P_RUN,
+	P_KILL_EXITED, P_CG_READ, P_CLOSE, P_KILL_CLEANUP, P_CG_DESTROY, P_WS_DESTROY,
+	P_COUNT
+};
+static const char *const pname[P_COUNT] = {
+	"ws_create", "cg_setup", "pipes", "sc_build_fd", "prof_bwrap_args", "sb_spawn",
+	"run", "kill_after_exit", "cg_read", "close_fds", "cleanup_kill", "cg_destroy",
+	"ws_destroy"
+};
+
+struct bench {
+	struct cfg cfg;
+	uid_t uid_runner, uid_bare;
+	int use_cg;
+	int devnull;
+	char *bare_argv[MAX_ARGS];
+	size_t bare_argc;
+	char *bare_buf;                   /* backing store of bare_argv */
+	char work[CFG_PATH_MAX + 16];     /* <state>/work */
+	char bare_ws[CFG_PATH_MAX + 32];  /* B's /workspace source */
+	int made_state;                   /* we created the state dir: remove it */
+};
+
+struct sample {
+	int ok;
+	double total;
+	double phase[P_COUNT];
+	char err[640];
+};
+
+/* One job's state in C, as struct sup holds it in supervise.c. */
+struct job {
+	struct cg cg;
+	int cg_on, wsfd;
+	char ws_path[CFG_PATH_MAX + 64];
+	pid_t pid;
+	int in[2], out[2], err[2], status[2], sc, args;
+	char status_doc[1024];
+	int code, status_known;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* ------------------------------------------------------------------ variant A */
+
+static void run_spawn(struct bench *b, struct sample *s)
+{
+	char *argv[] = { (char *)"/bin/true", NULL };
+	char *envp[] = { NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st = 0, rc;
+	double t0 = now_ms();
+
+	posix_spawn_file_actions_init(&fa);
+	for (int fd = 0; fd < 3; fd++)
+		posix_spawn_file_actions_adddup2(&fa, b->devnull, fd);
+	rc = posix_spawn(&pid, "/bin/true", &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		snprintf(s->err, sizeof s->err, "posix_spawn: %s", strerror(rc));
+		return;
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	s->total = now_ms() - t0;
+	s->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!s->ok)
+		snprintf(s->err, sizeof s->err, "/bin/true: wait status %d", st);
+}
+
+/* ------------------------------------------------------------------ variant B */
+
+static void __attribute__((noreturn)) bare_child(const struct bench *b)
+{
+	char *envp[] = { NULL };
+
+	if (dup2(b->devnull, 0) < 0 || dup2(b->devnull, 1) < 0 || dup2(b->devnull, 2) < 0)
+		_exit(125);
+	if (setresgid(b->uid_bare, b->uid_bare, b->uid_bare) < 0 || setgroups(0, NULL) < 0 ||
+	    setresuid(b->uid_bare, b->uid_bare, b->uid_bare) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(125);
+	syscall(SYS_close_range, 3, ~0U, 0);
+	execve(b->cfg.bwrap_path, b->bare_argv, envp);
+	_exit(127);
+}
+
+static void run_bare(struct bench *b, struct sample *s)
+{
+	int st = 0;
+	double t0 = now_ms();
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		snprintf(s->err, sizeof s->err, "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0)
+		bare_child(b);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	s->total = now_ms() - t0;
+	s->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!s->ok)
+		snprintf(s->err, sizeof s->err, "bare bwrap: wait status %d", st);
+}
+
+/* bwrap options and how many values follow each. Mount options are what B keeps;
+ * the rest is the runner's own hardening, which the bare baseline leaves out. An
+ * option not listed here stops the bench: the profile changed, look again. */
+static const struct opt {
+	const char *name;
+	int nargs, mount;
+} bwrap_opts[] = {
+	{ "--ro-bind", 2, 1 }, { "--bind", 2, 1 }, { "--dev-bind", 2, 1 },
+	{ "--ro-bind-try", 2, 1 }, { "--bind-try", 2, 1 }, { "--symlink", 2, 1 },
+	{ "--proc", 1, 1 }, { "--dev", 1, 1 }, { "--tmpfs", 1, 1 }, { "--size", 1, 1 },
+	{ "--perms", 1, 1 }, { "--mqueue", 1, 1 }, { "--dir", 1, 1 },
+	{ "--remount-ro", 1, 1 }, { "--chmod", 2, 1 },
+	{ "--unshare-all", 0, 0 }, { "--unshare-user", 0, 0 }, { "--disable-userns", 0, 0 },
+	{ "--die-with-parent", 0, 0 }, { "--new-session", 0, 0 }, { "--cap-drop", 1, 0 },
+	{ "--hostname", 1, 0 }, { "--clearenv", 0, 0 }, { "--uid", 1, 0 }, { "--gid", 1, 0 },
+	{ "--setenv", 2, 0 }, { "--chdir", 1, 0 }, { "--seccomp", 1, 0 },
+	{ "--json-status-fd", 1, 0 }, { "--block-fd", 1, 0 },
+};
+
+static const struct opt *find_opt(const char *name)
+{
+	for (size_t i = 0; i < sizeof bwrap_opts / sizeof bwrap_opts[0]; i++)
+		if (strcmp(bwrap_opts[i].name, name) == 0)
+			return &bwrap_opts[i];
+	return NULL;
+}
+
+static int add_arg(struct bench *b, char *a)
+{
+	if (b->bare_argc + 1 >= MAX_ARGS) {
+		fprintf(stderr, "bench-launch: too many bwrap arguments\n");
+		return -1;
+	}
+	b->bare_argv[b->bare_argc++] = a;
+	b->bare_argv[b->bare_argc] = NULL;
+	return 0;
+}
+
+/* Reads the whole args memfd into b->bare_buf; its length, or -1. */
+static ssize_t read_args_fd(struct bench *b, int fd)
+{
+	size_t cap = 65536, len = 0;
+	ssize_t r;
+
+	b->bare_buf = malloc(cap + 1);
+	if (b->bare_buf == NULL)
+		return -1;
+	while ((r = read(fd, b->bare_buf + len, cap - len)) > 0)
+		len += (size_t)r;
+	if (r < 0 || len == cap)
+		return -1;
+	b->bare_buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* B's argv: the namespace options the issue names, then the profile's mounts. */
+static int build_bare_argv(struct bench *b)
+{
+	static char *const head[] = { (char *)"bwrap", (char *)"--unshare-all",
+				      (char *)"--die-with-parent", (char *)"--new-session" };
+	char err[512];
+	json_t *env = json_object();
+	int fd = prof_bwrap_args(&b->cfg, b->bare_ws, "", b->cfg.runner_tmp_mb, env,
+				 SB_FD_SECCOMP, SB_FD_STATUS, -1, err, sizeof err);
+	ssize_t len;
+
+	json_decref(env);
+	if (fd < 0) {
+		fprintf(stderr, "bench-launch: prof_bwrap_args: %s\n", err);
+		return -1;
+	}
+	len = read_args_fd(b, fd);
+	close(fd);
+	if (len < 0) {
+		fprintf(stderr, "bench-launch: cannot read the bwrap arguments\n");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+		if (add_arg(b, head[i]) < 0)
+			return -1;
+	for (char *p = b->bare_buf; p < b->bare_buf + len;) {
+		const struct opt *o = find_opt(p);
+		if (o == NULL) {
+			fprintf(stderr, "bench-launch: unknown bwrap option %s in the profile\n", p);
+			return -1;
+		}
+		for (int k = 0; k <= o->nargs; k++) {
+			if (p >= b->bare_buf + len) {
+				fprintf(stderr, "bench-launch: %s lacks its values\n", o->name);
+				return -1;
+			}
+			if (o->mount && add_arg(b, p) < 0)
+				return -1;
+			p += strlen(p) + 1;
+		}
+	}
+	if (add_arg(b, (char *)"--") < 0 || add_arg(b, (char *)"/bin/true") < 0)
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ variant C */
+
+/* supervise.c's kill_job: the cgroup, the process group, then every process of
+ * the slot uid. */
+static void kill_job(struct bench *b, struct job *j)
+{
+	if (j->cg_on)
+		cg_kill_all(&j->cg);
+	if (j->pid > 0)
+		kill(-j->pid, SIGKILL);
+	sb_kill_uid(b->uid_runner);
+}
+
+static void drain(int *fd)
+{
+	char tmp[65536];
+	ssize_t r;
+
+	while ((r = read(*fd, tmp, sizeof tmp)) > 0 || (r < 0 && errno == EINTR))
+		;
+	if (r == 0)
+		close_fd(fd);
+}
+
+static void read_status(struct job *j)
+{
+	char tmp[512];
+	ssize_t r;
+	const char *p;
+
+	while ((r = read(j->status[0], tmp, sizeof tmp - 1)) > 0) {
+		size_t used = strlen(j->status_doc);
+		tmp[r] = '\0';
+		snprintf(j->status_doc + used, sizeof j->status_doc - used, "%s", tmp);
+	}
+	if (r == 0)
+		close_fd(&j->status[0]);
+	p = strstr(j->status_doc, "\"exit-code\"");
+	if (p && (p = strchr(p, ':')) != NULL) {
+		j->code = (int)strtol(p + 1, NULL, 10);
+		j->status_known = 1;
+	}
+}
+
+static void nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* run_loop's shape for a job without stdin: poll the pipes (50 ms while running,
+ * 20 ms once exited), drain, wait4 WNOHANG, kill_job on exit. The time kill_job
+ * takes is reported apart. 0, or -1 when the job outlived WALL_LIMIT_MS. */
+static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
+{
+	double deadline = now_ms() + WALL_LIMIT_MS;
+	int exited = 0;
+	struct rusage ru;
+
+	close_fd(&j->in[1]);
+	while (!exited || j->out[0] >= 0 || j->err[0] >= 0) {
+		struct pollfd p[3];
+		int n = 0;
+
+		if (j->out[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = j->out[0], .events = POLLIN };
+		if (j->err[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = j->err[0], .events = POLLIN };
+		if (j->status[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = j->status[0], .events = POLLIN };
+		poll(p, (nfds_t)n, exited ? EXITED_POLL_MS : CG_CHECK_MS);
+		if (j->out[0] >= 0)
+			drain(&j->out[0]);
+		if (j->err[0] >= 0)
+			drain(&j->err[0]);
+		if (j->status[0] >= 0)
+			read_status(j);
+		if (!exited && wait4(j->pid, wst, WNOHANG, &ru) == j->pid) {
+			double t = now_ms();
+			exited = 1;
+			kill_job(b, j);
+			s->phase[P_KILL_EXITED] += now_ms() - t;
+		}
+		if (now_ms() >= deadline) {
+			if (!exited)
+				kill_job(b, j);
+			snprintf(s->err, sizeof s->err, "the sandbox did not finish in time");
+			return -1;
+		}
+	}
+	if (j->status[0] >= 0)
+		read_status(j);
+	return 0;
+}
+
+/* Pipes, seccomp, arguments and sb_spawn, as supervise.c's start(). */
+static int start(struct bench *b, struct job *j, struct sample *s, double *t)
+{
+	char err[512], *cmd[] = { (char *)"/bin/true", NULL };
+	json_t *env = json_object();
+	struct sb_spawn sp;
+
+	if (pipe2(j->in, O_CLOEXEC) < 0 || pipe2(j->out, O_CLOEXEC) < 0 ||
+	    pipe2(j->err, O_CLOEXEC) < 0 || pipe2(j->status, O_CLOEXEC) < 0) {
+		json_decref(env);
+		snprintf(s->err, sizeof s->err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	s->phase[P_PIPES] = now_ms() - *t, *t = now_ms();
+	j->sc = sc_build_fd(err, sizeof err);
+	s->phase[P_SECCOMP] = now_ms() - *t, *t = now_ms();
+	if (j->sc >= 0)
+		j->args = prof_bwrap_args(&b->cfg, j->ws_path, "", b->cfg.runner_tmp_mb, env,
+					  SB_FD_SECCOMP, SB_FD_STATUS, -1, err, sizeof err);
+	json_decref(env);
+	s->phase[P_BWRAP_ARGS] = now_ms() - *t, *t = now_ms();
+	if (j->sc < 0 || j->args < 0) {
+		snprintf(s->err, sizeof s->err, "%s", err);
+		return -1;
+	}
+	sp = (struct sb_spawn){ .bwrap = b->cfg.bwrap_path, .uid = b->uid_runner,
+				.cg = j->cg_on ? &j->cg : NULL, .limits = b->cfg.limit_default,
+				.args_fd = j->args, .seccomp_fd = j->sc,
+				.status_fd = j->status[1], .stdin_fd = j->in[0],
+				.stdout_fd = j->out[1], .stderr_fd = j->err[1], .block_fd = -1,
+				.cmd = cmd };
+	j->pid = sb_spawn(&sp, err, sizeof err);
+	s->phase[P_SPAWN] = now_ms() - *t, *t = now_ms();
+	if (j->pid <= 0) {
+		snprintf(s->err, sizeof s->err, "sb_spawn: %s", err);
+		return -1;
+	}
+	close_fd(&j->in[0]), close_fd(&j->out[1]), close_fd(&j->err[1]);
+	close_fd(&j->status[1]), close_fd(&j->sc), close_fd(&j->args);
+	nonblock(j->in[1]), nonblock(j->out[0]), nonblock(j->err[0]), nonblock(j->status[0]);
+	return 0;
+}
+
+static void close_all(struct job *j)
+{
+	int *fds[] = { &j->in[0], &j->in[1], &j->out[0], &j->out[1], &j->err[0], &j->err[1],
+		       &j->status[0], &j->status[1], &j->sc, &j->args };
+
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		close_fd(fds[i]);
+}
+
+/* cleanup() of supervise.c; 0, or -1 when something was left behind. */
+static int cleanup(struct bench *b, struct job *j, struct sample *s, double *t)
+{
+	int bad = 0;
+
+	kill_job(b, j);
+	s->phase[P_KILL_CLEANUP] = now_ms() - *t, *t = now_ms();
+	if (j->cg_on && cg_destroy(&j->cg) < 0)
+		bad = 1;
+	s->phase[P_CG_DESTROY] = now_ms() - *t, *t = now_ms();
+	close_fd(&j->wsfd);
+	if (j->ws_path[0] && ws_destroy(j->ws_path) < 0)
+		bad = 1;
+	s->phase[P_WS_DESTROY] = now_ms() - *t, *t = now_ms();
+	return bad ? -1 : 0;
+}
+
+/* prepare_workspace and prepare_limits; 0 or -1 with s->err. */
+static int prepare(struct bench *b, struct job *j, struct sample *s, double *t)
+{
+	char err[512];
+	const long long *l = b->cfg.limit_default;
+
+	j->wsfd = ws_create(b->work, SLOT, b->uid_runner, l[LIM_DISK_MB], j->ws_path,
+			    sizeof j->ws_path, err, sizeof err);
+	s->phase[P_WS_CREATE] = now_ms() - *t, *t = now_ms();
+	if (j->wsfd < 0) {
+		snprintf(s->err, sizeof s->err, "ws_create: %s", err);
+		return -1;
+	}
+	if (!b->use_cg)
+		return 0;
+	if (cg_setup(&j->cg, b->cfg.runner_cgroup_name, SLOT, l[LIM_MEMORY_MB] << 20,
+		     l[LIM_PIDS] + 2, err, sizeof err) < 0) {
+		s->phase[P_CG_SETUP] = now_ms() - *t, *t = now_ms();
+		snprintf(s->err, sizeof s->err, "cg_setup: %s", err);
+		return -1;
+	}
+	j->cg_on = 1;
+	s->phase[P_CG_SETUP] = now_ms() - *t, *t = now_ms();
+	return 0;
+}
+
+static void run_runner(struct bench *b, struct sample *s)
+{
+	struct job j;
+	struct cg_usage u;
+	int wst = 0, rc;
+	double t0 = now_ms(), t = t0;
+
+	memset(&j, 0, sizeof j);
+	memset(&j.in, -1, sizeof j.in), memset(&j.out, -1, sizeof j.out);
+	memset(&j.err, -1, sizeof j.err), memset(&j.status, -1, sizeof j.status);
+	j.sc = j.args = j.wsfd = -1;
+	rc = prepare(b, &j, s, &t);
+	if (rc == 0)
+		rc = start(b, &j, s, &t);
+	if (rc == 0) {
+		rc = run_loop(b, &j, s, &wst);
+		s->phase[P_RUN] = now_ms() - t - s->phase[P_KILL_EXITED], t = now_ms();
+		if (j.cg_on)
+			cg_read(&j.cg, &u);
+		s->phase[P_CG_READ] = now_ms() - t, t = now_ms();
+	}
+	close_all(&j);
+	s->phase[P_CLOSE] = now_ms() - t, t = now_ms();
+	if (cleanup(b, &j, s, &t) < 0 && rc == 0) {
+		snprintf(s->err, sizeof s->err, "cleanup left something behind");
+		rc = -1;
+	}
+	s->total = now_ms() - t0;
+	if (rc == 0 && !(j.status_known && j.code == 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == 0))
+		snprintf(s->err, sizeof s->err, "/bin/true in the sandbox: exit-code %d, wait "
+			 "status %d, status %.80s", j.status_known ? j.code : -1, wst, j.status_doc);
+	else if (rc == 0)
+		s->ok = 1;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+/* 1 when a live process has uid as its real, effective, saved or fs uid. */
+static int uid_busy(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int busy = 0;
+
+	if (d == NULL)
+		return 1;
+	while (!busy && (e = readdir(d)) != NULL) {
+		char path[300], line[256];
+		unsigned long u[4];
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		if ((f = fopen(path, "re")) == NULL)
+			continue; /* gone meanwhile */
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+				for (int i = 0; i < 4; i++)
+					busy |= u[i] == (unsigned long)uid;
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return busy;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	if (type == FTW_DP)
+		return rmdir(p) < 0 && errno != ENOENT ? -1 : 0;
+	return unlink(p) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* The state dir holds only what prof_prepare_etc and we made; never cross into a
+ * mount (a workspace tmpfs left mounted is unmounted by ws_destroy first). */
+static void remove_state(struct bench *b)
+{
+	char ws[CFG_PATH_MAX + 64];
+	static const char *const ctl[] = { "", "memory/", "pids/", "cpuacct/", "freezer/" };
+
+	snprintf(ws, sizeof ws, "%s/slot-%d", b->work, SLOT);
+	ws_destroy(ws);
+	if (b->made_state && nftw(b->cfg.runner_state_dir, rm_entry, 16,
+				  FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
+		fprintf(stderr, "bench-launch: could not remove %s\n", b->cfg.runner_state_dir);
+	for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "/sys/fs/cgroup/%s%s", ctl[i], b->cfg.runner_cgroup_name);
+		rmdir(p);
+	}
+}
+
+static int mkdir_owned(const char *p, mode_t mode, uid_t uid)
+{
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -1;
+	return chown(p, uid, uid) < 0 || chmod(p, mode) < 0 ? -1 : 0;
+}
+
+static int setup(struct bench *b)
+{
+	char err[512];
+
+	if (uid_busy(b->uid_runner) || uid_busy(b->uid_bare)) {
+		fprintf(stderr, "bench-launch: uid %u or %u is in use: choose another --uid-base\n",
+			(unsigned)b->uid_runner, (unsigned)b->uid_bare);
+		return -1;
+	}
+	if (prof_prepare_etc(&b->cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "bench-launch: prof_prepare_etc: %s\n", err);
+		return -1;
+	}
+	snprintf(b->work, sizeof b->work, "%s/work", b->cfg.runner_state_dir);
+	snprintf(b->bare_ws, sizeof b->bare_ws, "%s/bare", b->work);
+	if (mkdir_owned(b->work, 0711, 0) < 0 || mkdir_owned(b->bare_ws, 0700, b->uid_bare) < 0) {
+		fprintf(stderr, "bench-launch: %s: %s\n", b->work, strerror(errno));
+		return -1;
+	}
+	b->use_cg = strcmp(b->cfg.runner_limits_mode, "rlimit-only") != 0;
+	b->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (b->devnull < 0 || build_bare_argv(b) < 0)
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static void print_sample(enum variant v, long iter, const struct sample *s)
+{
+	json_t *o = json_pack("{s:s, s:I, s:b, s:f}", "variant", vname[v], "iter", (json_int_t)iter,
+			      "ok", s->ok, "total_ms", s->total);
+
+	if (v == V_RUNNER) {
+		json_t *ph = json_object();
+		for (int p = 0; p < P_COUNT; p++)
+			json_object_set_new(ph, pname[p], json_real(s->phase[p]));
+		json_object_set_new(o, "phases_ms", ph);
+	}
+	if (!s->ok)
+		json_object_set_new(o, "error", json_string(s->err));
+	json_dumpf(o, stdout, JSON_COMPACT);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ------------------------------------------------------------------ main */
+
+struct opts {
+	long iterations, warmup;
+	const char *config, *state_dir, *cgroup_name;
+	long long uid_base;
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: bench-launch [--iterations N] [--warmup N] [--config FILE]\n"
+		"                    [--state-dir DIR] [--cgroup-name NAME] [--uid-base UID]\n"
+		"  --config: a sandbox.conf for bwrap_path, runner_tmp_mb, limits and limits\n"
+		"  mode; its runner_state_dir, runner_cgroup_name and runner_uid_base are\n"
+		"  replaced by private ones. Must run as root.\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "cgroup-name", required_argument, NULL, 'g' },
+		{ "uid-base", required_argument, NULL, 'u' },
+		{ NULL, 0, NULL, 0 }
+	};
+	long long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+		case 'w':
+			if (util_parse_ll(optarg, c == 'n' ? 1 : 0, 1000000, &v) < 0)
+				usage();
+			*(c == 'n' ? &o->iterations : &o->warmup) = (long)v;
+			break;
+		case 'c': o->config = optarg; break;
+		case 's': o->state_dir = optarg; break;
+		case 'g': o->cgroup_name = optarg; break;
+		case 'u':
+			if (util_parse_ll(optarg, 1000, 2000000000, &o->uid_base) < 0)
+				usage();
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+}
+
+static int configure(struct bench *b, const struct opts *o)
+{
+	char err[512];
+	struct cfg *c = &b->cfg;
+
+	cfg_defaults(c);
+	if (o->config && cfg_load(c, o->config, err, sizeof err) < 0) {
+		fprintf(stderr, "bench-launch: config: %s\n", err);
+		return -1;
+	}
+	if (o->state_dir) {
+		snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "%s", o->state_dir);
+	} else {
+		char tmpl[] = "/tmp/sandbox-bench-launch.XXXXXX";
+		if (mkdtemp(tmpl) == NULL) {
+			fprintf(stderr, "bench-launch: mkdtemp: %s\n", strerror(errno));
+			return -1;
+		}
+		snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "%s", tmpl);
+		b->made_state = 1;
+	}
+	if (o->cgroup_name)
+		snprintf(c->runner_cgroup_name, sizeof c->runner_cgroup_name, "%s",
+			 o->cgroup_name);
+	else
+		snprintf(c->runner_cgroup_name, sizeof c->runner_cgroup_name,
+			 "sandbox-bench-%ld", (long)getpid());
+	/* Below the stacks' range (300000 + ...) and clear of the default 200000. */
+	c->runner_uid_base = o->uid_base ? o->uid_base : 260000 + (getpid() % 1000) * 32;
+	b->uid_runner = (uid_t)(c->runner_uid_base + SLOT);
+	b->uid_bare = b->uid_runner + 1;
+	return 0;
+}
+
+static void one(struct bench *b, enum variant v, struct sample *s)
+{
+	memset(s, 0, sizeof *s);
+	if (v == V_SPAWN)
+		run_spawn(b, s);
+	else if (v == V_BWRAP)
+		run_bare(b, s);
+	else
+		run_runner(b, s);
+}
+
+/* Interleaved iterations; the samples after the warm-up are printed. */
+static int run_all(struct bench *b, const struct opts *o)
+{
+	double *tot[V_COUNT];
+	size_t nok[V_COUNT] = { 0 }, nfail[V_COUNT] = { 0 };
+	int rc = 0;
+
+	for (int v = 0; v < V_COUNT; v++)
+		tot[v] = calloc((size_t)o->iterations, sizeof *tot[v]);
+	for (long i = 0; i < o->warmup + o->iterations && !stop_flag; i++) {
+		for (int k = 0; k < V_COUNT; k++) {
+			enum variant v = (enum variant)((i + k) % V_COUNT);
+			struct sample s;
+			one(b, v, &s);
+			if (i < o->warmup)
+				continue;
+			print_sample(v, i - o->warmup, &s);
+			if (s.ok)
+				tot[v][nok[v]++] = s.total;
+			else
+				nfail[v]++;
+		}
+	}
+	fflush(stdout);
+	for (int v = 0; v < V_COUNT; v++) {
+		fprintf(stderr, "bench-launch: %-6s median %8.3f ms  (%zu ok, %zu failed)\n",
+			vname[v], median(tot[v], nok[v]), nok[v], nfail[v]);
+		if (nok[v] == 0)
+			rc = -1;
+		free(tot[v]);
+	}
+	return stop_flag ? -1 : rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .iterations = 200, .warmup = 5 };
+	struct bench b;
+	struct sigaction sa;
+	int rc = 1;
+
+	memset(&b, 0, sizeof b);
+	b.devnull = -1;
+	parse(argc, argv, &o);
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench-launch: must run as root (like the runner)\n");
+		return 1;
+	}
+	umask(022);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (configure(&b, &o) < 0)
+		return 1;
+	fprintf(stderr, "bench-launch: state %s, cgroup %s, uids %u (runner) %u (bare bwrap)\n",
+		b.cfg.runner_state_dir, b.cfg.runner_cgroup_name, (unsigned)b.uid_runner,
+		(unsigned)b.uid_bare);
+	if (setup(&b) == 0 && run_all(&b, &o) == 0)
+		rc = 0;
+	remove_state(&b);
+	free(b.bare_buf);
+	if (b.devnull >= 0)
+		close(b.devnull);
+	return rc;
+}

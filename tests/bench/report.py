@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""The benchmark's one table, from the raw results run.sh left in a directory.
+
+    report.py RAW_DIR
+
+Prints markdown on stdout. Every figure comes from samples taken in the same run;
+a ratio's baseline is named beside it. A target missed is a MISS in the table and
+nothing else: the exit status is 1 only when a measurement has no figure at all
+(its step failed or left nothing to read), so `make bench-smoke` fails on broken
+measurement code and never on a slow machine.
+"""
+import glob
+import json
+import os
+import platform
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stats  # noqa: E402
+
+RAW = sys.argv[1] if len(sys.argv) > 1 else "var/bench/raw"
+ROWS = []
+MISSING = []
+
+
+def load(name):
+    p = os.path.join(RAW, name)
+    try:
+        with open(p) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return None if "error" in doc else doc
+
+
+def load_jsonl(pattern):
+    out = []
+    for p in sorted(glob.glob(os.path.join(RAW, pattern))):
+        with open(p) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    out.append(json.loads(line))
+    return out
+
+
+def step_error(step):
+    try:
+        with open(os.path.join(RAW, step + ".error")) as f:
+            return f.read().strip().splitlines()[-1][:200]
+    except (OSError, IndexError):
+        return None
+
+
+def ms(v, digits=2):
+    return "-" if v is None else ("%.*f ms" % (digits, v))
+
+
+def lat(s, keys=("p50", "p95", "p99")):
+    if not s or not s.get("n"):
+        return "-"
+    return ", ".join("%s %s" % (k, ms(s[k])) for k in keys) + " (n=%d)" % s["n"]
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def fx(r):
+    return "-" if r is None else "%.2fx" % r
+
+
+def verdict(ok):
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def row(area, what, value, reference="", rat="", target="", result=""):
+    ROWS.append((area, what, value, reference, rat, target, result))
+
+
+def missing(area, what, step, target=""):
+    why = step_error(step) or "no result (step %s did not run)" % step
+    MISSING.append("%s / %s: %s" % (area, what, why))
+    row(area, what, "not measured: " + why.replace("|", "/"), "", "", target, "n/a")
+
+
+# ------------------------------------------------------------------------ launch
+
+PHASES = ["ws_create", "cg_setup", "pipes", "sc_build_fd", "prof_bwrap_args", "sb_spawn",
+          "run", "kill_after_exit", "cg_read", "close_fds", "cleanup_kill", "cg_destroy",
+          "ws_destroy"]
+
+
+def launch():
+    samples = load_jsonl("launch.jsonl")
+    by = {v: [s for s in samples if s["variant"] == v] for v in ("spawn", "bwrap", "runner")}
+    tot = {v: [s["total_ms"] for s in by[v] if s["ok"]] for v in by}
+    fails = {v: sum(1 for s in by[v] if not s["ok"]) for v in by}
+    if not all(tot.values()):
+        missing("launch", "sandbox launch of /bin/true", "launch", "runner <= 1.15x bare bwrap")
+        return
+    su = {v: stats.summary(tot[v]) for v in tot}
+
+    def fig(v):
+        s = su[v]
+        ci = s["p50_ci95"]
+        c = " [CI95 %.2f-%.2f]" % tuple(ci) if ci else ""
+        f = " (%d failed)" % fails[v] if fails[v] else ""
+        return "median %s%s, p90 %s, p99 %s, n=%d%s" % (ms(s["p50"]), c, ms(s["p90"]),
+                                                         ms(s["p99"]), s["n"], f)
+    r = ratio(su["runner"]["p50"], su["bwrap"]["p50"])
+    row("launch", "runner's full launch path (ws_create .. ws_destroy), /bin/true",
+        fig("runner"), "bare bwrap median %s" % ms(su["bwrap"]["p50"]), fx(r),
+        "<= 1.15x bare bwrap", verdict(r <= 1.15))
+    row("launch", "bare bwrap --unshare-all --die-with-parent --new-session, same "
+        "mounts, unprivileged uid", fig("bwrap"),
+        "posix_spawn median %s" % ms(su["spawn"]["p50"]),
+        fx(ratio(su["bwrap"]["p50"], su["spawn"]["p50"])))
+    row("launch", "bare posix_spawn of /bin/true (root)", fig("spawn"))
+    extra = su["runner"]["p50"] - su["bwrap"]["p50"]
+    for p in PHASES:
+        xs = [s["phases_ms"][p] for s in by["runner"] if s["ok"]]
+        s = stats.summary(xs)
+        row("launch phase", p, "median %s, p90 %s, p99 %s" % (ms(s["p50"], 3), ms(s["p90"], 3),
+                                                             ms(s["p99"], 3)),
+            "share of runner median %.0f%%" % (100 * s["p50"] / su["runner"]["p50"]))
+    row("launch phase", "runner median - bare bwrap median", ms(extra))
+
+
+# --------------------------------------------------------------------------- e2e
+
+def e2e():
+    d = load("e2e.json")
+    if d is None:
+        missing("e2e", "submit + ?wait= until terminal, one job at a time", "e2e",
+                "p50 <= 40 ms, p99 <= 120 ms")
+        return
+    s = d["latency_ms"]
+    bad = sum(d["not_succeeded"].values())
+    row("e2e", "POST /v1/jobs then GET ?wait=30 until terminal, one at a time, one "
+        "kept-alive TLS connection", lat(s) + (", %d not succeeded %s" % (bad, d["not_succeeded"])
+                                              if bad else ""),
+        "", "", "p50 <= 40 ms, p99 <= 120 ms", verdict(s["p50"] <= 40 and s["p99"] <= 120))
+    row("e2e breakdown", "medians: POST round trip / created->started / started->finished "
+        "/ rest (result seen by the long-poll + GET)",
+        " / ".join(ms(d[k]["p50"]) for k in ("post_ms", "queued_ms", "run_ms", "rest_ms")))
+
+
+# -------------------------------------------------------------------- throughput
+
+def throughput():
+    d = load("throughput.json")
+    if d is None:
+        missing("throughput", "trivial jobs completed per second", "throughput",
+                ">= 100 jobs/s")
+        return
+    rate = d.get("completed_per_s")
+    states = ", ".join("%s %d" % kv for kv in sorted(d["states"].items()))
+    refused = ", ".join("HTTP %s: %d" % kv for kv in sorted(d["refused"].items())) or "none"
+    slots = META.get("runner_slots", "?")
+    row("throughput", "%d trivial jobs from %d threads; completed per second (first "
+        "created_at to last finished_at), runner_slots=%s" % (d["jobs"], d["threads"], slots),
+        "%.1f jobs/s (%d of %d finished%s; states: %s)" % (
+            rate or 0, d["completed"], d["jobs"], "" if d["complete"] else ", TIME BUDGET RAN OUT",
+            states),
+        "", "", ">= 100 jobs/s", verdict(rate is not None and rate >= 100))
+    row("throughput", "queue wait (started_at - created_at, MariaDB)", lat(d["queue_wait_ms"],
+                                                                        ("p50", "p99")))
+    row("throughput", "run time (finished_at - started_at)", lat(d["run_ms"], ("p50", "p99")))
+    row("throughput", "submission rate while the runner works", "%.0f submissions/s; "
+        "refused and retried: %s" % (d["submit_per_s"], refused))
+
+
+# --------------------------------------------------------------------------- api
+
+def wrk_runs(label):
+    out = {}
+    for p in sorted(glob.glob(os.path.join(RAW, "wrk-%s-c*-r*.json" % label))):
+        with open(p) as f:
+            d = json.load(f)
+        if "error" in d:
+            continue
+        out.setdefault(d["concurrency"], []).append(d)
+    return out
+
+
+def wrk_fig(runs):
+    okps = [r["ok_per_s"] for r in runs]
+    p50 = stats.median([r["latency_ms"]["p50"] for r in runs])
+    p99 = stats.median([r["latency_ms"]["p99"] for r in runs])
+    non2 = sum(r["non_2xx"] for r in runs)
+    sock = sum(r["socket_errors"] for r in runs)
+    spread = " (rounds %s)" % ", ".join("%.0f" % x for x in okps) if len(okps) > 1 else ""
+    return stats.median(okps), "%.0f 2xx/s%s; latency p50 %s p99 %s; non-2xx %d, socket " \
+        "errors %d; %d x %.0f s" % (stats.median(okps), spread, ms(p50), ms(p99), non2, sock,
+                                    len(runs), runs[0]["seconds"])
+
+
+def api():
+    get, static, post = wrk_runs("get"), wrk_runs("static"), wrk_runs("post")
+    if not get or not static:
+        missing("api", "GET /v1/jobs/{id} vs /_bench/static (wrk)", "api",
+                "poll >= 40% of the ceiling at c=64")
+    for c in sorted(set(get) | set(static)):
+        g = wrk_fig(get[c]) if c in get else (None, "not measured")
+        s = wrk_fig(static[c]) if c in static else (None, "not measured")
+        r = ratio(g[0], s[0])
+        tgt, ok = ("", "")
+        if c == 64:
+            tgt, ok = ">= 40% of the ceiling", verdict(None if r is None else r >= 0.40)
+        row("api", "GET /v1/jobs/{id} through nginx, c=%d" % c, g[1],
+            "ceiling /_bench/static c=%d: %s" % (c, s[1]),
+            "-" if r is None else "%.1f%%" % (100 * r), tgt, ok)
+    if c_missing(get, static):
+        row("api", "GET at c=64", "not measured at c=64", "", "", ">= 40% of the ceiling", "n/a")
+    if not post:
+        missing("api", "POST /v1/jobs rate (wrk, runner stopped)", "post", ">= 2000/s")
+        return
+    for c in sorted(post):
+        v, text = wrk_fig(post[c])
+        pm = load("post-rows.json") or {}
+        rows_txt = ""
+        if pm:
+            rows_txt = "; rows created %s, deleted afterwards %s" % (pm.get("created"),
+                                                                    pm.get("deleted"))
+        row("api", "POST /v1/jobs {\"argv\":[\"/bin/true\"]} through nginx, c=%d, one key "
+            "(max_queued 1000000), runner stopped" % c, text + rows_txt, "", "",
+            ">= 2000/s", verdict(v >= 2000))
+
+
+def c_missing(get, static):
+    return (get or static) and (64 not in get or 64 not in static) and META.get("mode") == "full"
+
+
+# ------------------------------------------------------------------------- scale
+
+def scale():
+    got = {}
+    for lab in ("small", "large"):
+        poll = load("poll-%s.json" % lab)
+        claims = [s["claim_ms"] for s in load_jsonl("claim-%s-r*.jsonl" % lab) if s["ok"]]
+        rows = load("rows-%s.json" % lab)
+        got[lab] = (poll, claims, rows)
+    names = {lab: "%s rows" % ("{:,}".format(got[lab][2]["rows"]) if got[lab][2] else "?")
+             for lab in got}
+    for lab in ("small", "large"):
+        poll, claims, rows = got[lab]
+        if poll is None:
+            missing("scale", "poll latency at %s" % names[lab], "scale-%s" % lab)
+        else:
+            row("scale", "poll GET /v1/jobs/{id} latency, sequential, %s" % names[lab],
+                lat(poll["latency_ms"], ("p50", "p99")) +
+                ("; non-200 %s" % poll["non_200"] if poll["non_200"] else ""))
+        if not claims:
+            missing("scale", "claim latency at %s" % names[lab], "scale-%s" % lab)
+        else:
+            row("scale", "claim (store_claim) latency, %s" % names[lab],
+                lat(stats.summary(claims), ("p50", "p99")))
+    (ps, cs, _), (pl, cl, _) = got["small"], got["large"]
+    for what, a, b in (("poll", pl and pl["latency_ms"]["p50"], ps and ps["latency_ms"]["p50"]),
+                       ("claim", stats.median(cl), stats.median(cs))):
+        r = ratio(a, b)
+        row("scale", "%s p50 ratio %s / %s" % (what, names["large"], names["small"]),
+            fx(r), "", fx(r), "<= 1.5x", verdict(None if r is None else r <= 1.5))
+
+
+# ------------------------------------------------------------------------ memory
+
+def memory():
+    start, after = load("rss-start.json"), load("rss-after-throughput.json")
+    later = load("rss-after-api.json")
+    if start is None or after is None:
+        missing("memory", "VmRSS of API workers and the runner dispatcher", "rss")
+        return
+    sw, aw = start["api_workers_kb"], after["api_workers_kb"]
+    same = sorted(set(sw) & set(aw), key=int)
+    grow = [(aw[p] - sw[p], p) for p in same if aw[p] is not None and sw[p] is not None]
+    if grow:
+        d, p = max(grow)
+        txt = "worker %s: %.1f MiB at start -> %.1f MiB after the throughput run (+%.1f " \
+              "MiB); largest worker now %.1f MiB" % (p, sw[p] / 1024, aw[p] / 1024, d / 1024,
+                                                     max(v for v in aw.values()) / 1024)
+        if later:
+            lw = later["api_workers_kb"]
+            if p in lw and lw[p]:
+                txt += "; after the wrk runs %.1f MiB" % (lw[p] / 1024)
+            new = len(set(lw) - set(sw))
+            if new:
+                txt += " (%d workers replaced since start)" % new
+        row("memory", "API worker VmRSS (the one that grew most)", txt, "", fx(ratio(aw[p], sw[p])))
+    else:
+        row("memory", "API worker VmRSS", "no worker lived from start to after the "
+            "throughput run (replaced?)")
+    if start["runner_pid"] == after["runner_pid"] and start["runner_kb"] and after["runner_kb"]:
+        row("memory", "runner dispatcher VmRSS", "%.1f MiB at start -> %.1f MiB after the "
+            "throughput run" % (start["runner_kb"] / 1024, after["runner_kb"] / 1024), "",
+            fx(ratio(after["runner_kb"], start["runner_kb"])))
+    else:
+        row("memory", "runner dispatcher VmRSS", "dispatcher restarted between the two "
+            "readings: not comparable")
+
+
+# ---------------------------------------------------------------------- header
+
+def header():
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return "?"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    commit = sh(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse",
+                 "--short", "HEAD"])
+    dirty = sh(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "status",
+                "--porcelain", "--untracked-files=no"])
+    print("# sandbox benchmark (%s run)\n" % META.get("mode", "?"))
+    print("%s; commit %s%s; %s; %d CPUs (%s); kernel %s; %s\n" % (
+        META.get("date", "?"), commit, " (modified)" if dirty else "",
+        platform.node(), os.cpu_count() or 0, cpu, platform.release(),
+        META.get("settings", "")))
+
+
+def table():
+    print("| area | measurement | figure | reference (same run) | ratio | target | result |")
+    print("|---|---|---|---|---|---|---|")
+    for r in ROWS:
+        print("| " + " | ".join(str(x).replace("|", "/") for x in r) + " |")
+
+
+META = {}
+
+
+def main():
+    global META
+    try:
+        with open(os.path.join(RAW, "meta.json")) as f:
+            META = json.load(f)
+    except (OSError, ValueError):
+        META = {}
+    for fn in (launch, e2e, throughput, api, scale, memory):
+        try:
+            fn()
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+            MISSING.append("%s: unreadable results (%s: %s)" % (fn.__name__, type(e).__name__, e))
+            row(fn.__name__, "results", "unreadable: %s" % e, "", "", "", "n/a")
+    header()
+    table()
+    if MISSING:
+        print("\nNot measured:\n")
+        for m in MISSING:
+            print("- " + m)
+    print("\nTargets are reported, never enforced: a MISS does not fail the run.")
+    return 1 if MISSING else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
