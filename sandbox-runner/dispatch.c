@@ -178,28 +178,13 @@ static int all_done(struct disp *d)
 	return 1;
 }
 
-static int prepare_dirs(const struct cfg *cfg)
-{
-	char p[CFG_PATH_MAX + 16];
-	const char *sub[] = { "slots", "work" };
-
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(p, sizeof p, "%s/%s", cfg->runner_state_dir, sub[i]);
-		if ((mkdir(p, 0711) < 0 && errno != EEXIST) || chmod(p, 0711) < 0) {
-			log_kv("fatal", "startup", "error", strerror(errno), "path", p, (char *)NULL);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 {
 	struct disp d = { .cfg = cfg, .o = o };
 	double deadline = now_ms() + (double)o->max_seconds * 1e3, next_recover = 0;
 	int queue_empty = 0;
 
-	if (prepare_dirs(cfg) < 0 || prof_digest(cfg, d.digest) < 0)
+	if (prof_digest(cfg, d.digest) < 0)
 		return 1;
 	gethostname(d.host, sizeof d.host - 1);
 	log_kv("info", "runner_started", "mode", o->once ? "once" : "daemon", "profile", d.digest,

@@ -46,6 +46,11 @@ void outcome_map(const struct outcome_in *in, struct outcome *o)
 		set(o, "error", 125, 0, "sandbox did not report an exit status");
 		return;
 	}
+	if (in->pids_denied > 0) {
+		/* a fork was refused; the command may have carried on and exited */
+		set(o, "resource_limit", in->code, sig, "command exceeded pids resource limit");
+		return;
+	}
 	if (in->oom_kills > 0) {
 		/* the OOM killer hit some process of the job: report the code we saw */
 		set(o, "resource_limit", in->code, sig, "command exceeded memory resource limit");

@@ -18,6 +18,7 @@ struct outcome_in {
 	int status_known;   /* bwrap reported the command's exit code */
 	int code;           /* that code: 0..255, 128+N for signal N */
 	long long oom_kills;
+	long long pids_denied; /* forks refused by the pids limit */
 };
 
 struct outcome {

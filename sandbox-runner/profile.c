@@ -147,9 +147,12 @@ int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
 	    check_path(cfg->runner_state_dir, 1, err, errlen) < 0 ||
 	    check_path(etc, 1, err, errlen) < 0 || check_path(cfg->bwrap_path, 0, err, errlen) < 0)
 		return -1;
-	snprintf(etc, sizeof etc, "%s/etc-net", cfg->runner_state_dir);
-	if (check_path(etc, 1, err, errlen) < 0)
-		return -1;
+	static const char *const subdirs[] = { "etc-net", "slots", "work" };
+	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+		snprintf(etc, sizeof etc, "%s/%s", cfg->runner_state_dir, subdirs[i]);
+		if (check_path(etc, 1, err, errlen) < 0)
+			return -1;
+	}
 	snprintf(etc, sizeof etc, "%s/etc", cfg->runner_state_dir);
 	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++) {
 		char p[CFG_PATH_MAX + 64];
@@ -160,66 +163,104 @@ int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-static int mkdir_root(const char *p, mode_t mode, char *err, size_t errlen)
+/* A root-owned directory, not a link, writable by root only: created if missing,
+ * opened without following links. The state directory is trusted with mounts and
+ * with the sandbox's /etc: anything else there must stop the runner. */
+static int safe_dir(int parent, const char *path, mode_t mode, char *err, size_t errlen)
 {
-	if (mkdir(p, mode) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
-		return -1;
-	}
-	if (chmod(p, mode) < 0) {
-		snprintf(err, errlen, "chmod %s: %s", p, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int write_etc(const char *dir, const char *name, const char *data, char *err,
-		     size_t errlen);
-
-int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen)
-{
-	char dir[CFG_PATH_MAX + 8], net[CFG_PATH_MAX + 8];
-
-	snprintf(dir, sizeof dir, "%s/etc", cfg->runner_state_dir);
-	snprintf(net, sizeof net, "%s/etc-net", cfg->runner_state_dir);
-	if (mkdir_root(cfg->runner_state_dir, 0711, err, errlen) < 0 ||
-	    mkdir_root(dir, 0755, err, errlen) < 0 || mkdir_root(net, 0755, err, errlen) < 0)
-		return -1;
-	/* slirp4netns forwards DNS from 10.0.2.3 to the host's resolver */
-	if (write_etc(net, "resolv.conf", "nameserver 10.0.2.3\n", err, errlen) < 0)
-		return -1;
-	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++)
-		if (write_etc(dir, etc_files[i][0], etc_files[i][1], err, errlen) < 0)
-			return -1;
-	return 0;
-}
-
-/* Atomically replaces dir/name (never following a link planted there). */
-static int write_etc(const char *dir, const char *name, const char *data, char *err,
-		     size_t errlen)
-{
-	char p[CFG_PATH_MAX + 64], tmp[CFG_PATH_MAX + 72];
-	size_t n = strlen(data);
+	struct stat st;
 	int fd;
 
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", p);
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+	if (mkdirat(parent, path, mode) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (write(fd, data, n) != (ssize_t)n || fchmod(fd, 0644) < 0) {
-		snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+	fd = openat(parent, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path,
+			 errno == ELOOP || errno == ENOTDIR ? "is a symbolic link or not a directory"
+							    : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "%s must be owned by root and not group or world writable",
+			 path);
 		close(fd);
 		return -1;
 	}
-	if (close(fd) < 0 || rename(tmp, p) < 0) {
-		snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+	if ((st.st_mode & 07777) != mode && fchmod(fd, mode) < 0) {
+		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Replaces dir/name atomically unless it already holds data; never follows a link,
+ * and a private temporary name lets several runners start at once. */
+static int write_etc(int dir, const char *name, const char *data, char *err, size_t errlen)
+{
+	char tmp[96], cur[512];
+	size_t n = strlen(data);
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t r = read(fd, cur, sizeof cur);
+		struct stat st;
+		int same = r == (ssize_t)n && memcmp(cur, data, n) == 0 && fstat(fd, &st) == 0 &&
+			   S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 0644;
+		close(fd);
+		if (same)
+			return 0;
+	}
+	snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+	unlinkat(dir, tmp, 0);
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "write %s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (write(fd, data, n) != (ssize_t)n || fchmod(fd, 0644) < 0) {
+		snprintf(err, errlen, "write %s: %s", name, strerror(errno));
+		close(fd);
+		unlinkat(dir, tmp, 0);
+		return -1;
+	}
+	if (close(fd) < 0 || renameat(dir, tmp, dir, name) < 0) {
+		snprintf(err, errlen, "write %s: %s", name, strerror(errno));
+		unlinkat(dir, tmp, 0);
 		return -1;
 	}
 	return 0;
+}
+
+int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		mode_t mode;
+	} subdirs[] = { { "etc", 0755 }, { "etc-net", 0755 }, { "slots", 0711 }, { "work", 0711 } };
+	int state, fds[4] = { -1, -1, -1, -1 }, rc = -1;
+
+	state = safe_dir(AT_FDCWD, cfg->runner_state_dir, 0711, err, errlen);
+	if (state < 0)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		if ((fds[i] = safe_dir(state, subdirs[i].name, subdirs[i].mode, err, errlen)) < 0)
+			goto out;
+	/* slirp4netns forwards DNS from 10.0.2.3 to the host's resolver */
+	if (write_etc(fds[1], "resolv.conf", "nameserver 10.0.2.3\n", err, errlen) < 0)
+		goto out;
+	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++)
+		if (write_etc(fds[0], etc_files[i][0], etc_files[i][1], err, errlen) < 0)
+			goto out;
+	rc = 0;
+out:
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close(state);
+	return rc;
 }
 
 static int put(int fd, const char *s)

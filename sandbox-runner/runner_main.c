@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 		return supervise_main(&cfg, a.job, a.slot, a.runner_id);
 	}
 	if (prof_prepare_etc(&cfg, err, sizeof err) < 0)
-		die("%s", err);
+		die("refusing to start: %s", err);
 	if (prof_check_host(&cfg, err, sizeof err) < 0)
 		die("refusing to start: %s", err);
 	char self[4096];

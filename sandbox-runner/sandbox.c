@@ -38,12 +38,14 @@ static void set_rlimits(const struct sb_spawn *s)
 		{ RLIMIT_FSIZE, (rlim_t)l[LIM_DISK_MB] << 20, (rlim_t)l[LIM_DISK_MB] << 20, "fsize" },
 		{ RLIMIT_NOFILE, 1024, 1024, "nofile" },
 		{ RLIMIT_CORE, 0, 0, "core" },
+		/* Only without a cgroup (the last two): with one, pids.max and memory.max
+		 * are the limits, and they are the ones whose hits we can see and report. */
 		/* Per uid, and the uid is the slot's own: bwrap's two helpers + the job. */
 		{ RLIMIT_NPROC, (rlim_t)l[LIM_PIDS] + 4, (rlim_t)l[LIM_PIDS] + 4, "nproc" },
 		/* Without a memory cgroup, address space is the only memory bound. */
 		{ RLIMIT_AS, (rlim_t)l[LIM_MEMORY_MB] << 20, (rlim_t)l[LIM_MEMORY_MB] << 20, "as" },
 	};
-	size_t n = sizeof r / sizeof r[0] - (s->cg ? 1 : 0);
+	size_t n = sizeof r / sizeof r[0] - (s->cg ? 2 : 0);
 
 	for (size_t i = 0; i < n; i++) {
 		struct rlimit rl = { r[i].soft, r[i].hard };

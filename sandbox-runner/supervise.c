@@ -643,13 +643,14 @@ static void store_result(struct sup *s, struct job_result *r)
 static void finish(struct sup *s, struct artifact *arts, size_t narts)
 {
 	struct outcome o;
-	struct outcome_in in = { s->reason, s->status_known, s->code, 0 };
+	struct outcome_in in = { s->reason, s->status_known, s->code, 0, 0 };
 	struct cg_usage u = s->usage;
 	struct job_result r;
 	json_t *fail;
 	char ec[16];
 
 	in.oom_kills = u.oom_kills;
+	in.pids_denied = u.pids_denied;
 	if (s->failure_stage[0]) {
 		o = (struct outcome){ strcmp(s->failure_stage, "policy") == 0 ? "blocked" : "error",
 				      strcmp(s->failure_stage, "policy") == 0 ? 126 : 125, 0,

@@ -231,9 +231,33 @@ comp_pids() {
             continue
         fi
         cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || cmd=
+        # A job's supervisor is not part of the runner: restarting the runner must
+        # leave running jobs alone (DESIGN.md section 7). `down` ends them separately.
+        [[ $1 == runner && $cmd == *" --supervise "* ]] && continue
         [[ $cmd == *"$marker"* ]] && printf '%s\n' "$pid"
     done
     return 0
+}
+
+# Supervisors of this stack's runner (running jobs), for `down`.
+supervisor_pids() {
+    local d pid comm cmd
+    for d in /proc/[0-9]*; do
+        pid=${d#/proc/}
+        { read -r comm <"$d/comm"; } 2>/dev/null || continue
+        [[ $comm == sandbox-runner ]] || continue
+        cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
+        [[ $cmd == *"--config $CONF "*" --supervise "* ]] && printf '%s\n' "$pid"
+    done
+    return 0
+}
+
+stop_supervisors() {
+    local -a pids
+    mapfile -t pids < <(supervisor_pids)
+    ((${#pids[@]})) || return 0
+    say "runner: ending ${#pids[@]} running job(s) (their supervisors ignore TERM)"
+    kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
 # The component's main pid: the pid file's, if that names a live process of the right
@@ -766,6 +790,7 @@ cmd_down() {
     comp_stop nginx "$NGX_STOP_WAIT"
     comp_stop api "$API_STOP_WAIT"
     comp_stop runner 15
+    stop_supervisors
     comp_stop db "$DB_STOP_WAIT"
     drop_lock
 }

@@ -66,12 +66,12 @@ static const char *const vname[V_COUNT] = { "spawn", "bwrap", "runner" };
 
 enum phase {
 	P_WS_CREATE, P_CG_SETUP, P_PIPES, P_SECCOMP, P_BWRAP_ARGS, P_SPAWN, P_RUN,
-	P_KILL_EXITED, P_CG_READ, P_CLOSE, P_KILL_CLEANUP, P_CG_DESTROY, P_WS_DESTROY,
+	P_REAP, P_KILL_EXITED, P_CG_READ, P_CLOSE, P_KILL_CLEANUP, P_CG_DESTROY, P_WS_DESTROY,
 	P_COUNT
 };
 static const char *const pname[P_COUNT] = {
 	"ws_create", "cg_setup", "pipes", "sc_build_fd", "prof_bwrap_args", "sb_spawn",
-	"run", "kill_after_exit", "cg_read", "close_fds", "cleanup_kill", "cg_destroy",
+	"run", "reap_after_eof", "kill_after_exit", "cg_read", "close_fds", "cleanup_kill", "cg_destroy",
 	"ws_destroy"
 };
 
@@ -345,11 +345,14 @@ static void nonblock(int fd)
 }
 
 /* run_loop's shape for a job without stdin: poll the pipes (50 ms while running,
- * 20 ms once exited), drain, wait4 WNOHANG, kill_job on exit. The time kill_job
- * takes is reported apart. 0, or -1 when the job outlived WALL_LIMIT_MS. */
+ * 20 ms once exited), drain, wait4 WNOHANG, kill_job on exit. Phases: "run" until
+ * the pipes are all at EOF or bwrap is reaped, whichever comes first; then
+ * "reap_after_eof" until the loop ends (when the pipes close before bwrap is a
+ * zombie, run_loop polls no fd and sleeps its full timeout before wait4 sees the
+ * exit); kill_job's own time apart. 0, or -1 when the job outlived WALL_LIMIT_MS. */
 static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
 {
-	double deadline = now_ms() + WALL_LIMIT_MS;
+	double t0 = now_ms(), deadline = t0 + WALL_LIMIT_MS, first_done = 0;
 	int exited = 0;
 	struct rusage ru;
 
@@ -377,6 +380,9 @@ static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
 			kill_job(b, j);
 			s->phase[P_KILL_EXITED] += now_ms() - t;
 		}
+		if (first_done == 0 && (exited || (j->out[0] < 0 && j->err[0] < 0 &&
+						   j->status[0] < 0)))
+			first_done = now_ms() - s->phase[P_KILL_EXITED];
 		if (now_ms() >= deadline) {
 			if (!exited)
 				kill_job(b, j);
@@ -386,6 +392,8 @@ static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
 	}
 	if (j->status[0] >= 0)
 		read_status(j);
+	s->phase[P_RUN] = first_done - t0;
+	s->phase[P_REAP] = now_ms() - first_done - s->phase[P_KILL_EXITED];
 	return 0;
 }
 
@@ -500,7 +508,7 @@ static void run_runner(struct bench *b, struct sample *s)
 		rc = start(b, &j, s, &t);
 	if (rc == 0) {
 		rc = run_loop(b, &j, s, &wst);
-		s->phase[P_RUN] = now_ms() - t - s->phase[P_KILL_EXITED], t = now_ms();
+		t = now_ms();
 		if (j.cg_on)
 			cg_read(&j.cg, &u);
 		s->phase[P_CG_READ] = now_ms() - t, t = now_ms();

@@ -281,7 +281,7 @@ def cmd_poll(a):
     if not lat:
         raise Failure("every GET failed: %s" % bad)
     return {"label": a.label, "ids": len(ids), "latency_ms": stats.summary(lat),
-            "non_200": bad, "reconnects": client.reconnects}
+            "samples_ms": lat, "non_200": bad, "reconnects": client.reconnects}
 
 
 # ---------------------------------------------------------------------------- rss

@@ -87,11 +87,6 @@ def missing(area, what, step, target=""):
 
 # ------------------------------------------------------------------------ launch
 
-PHASES = ["ws_create", "cg_setup", "pipes", "sc_build_fd", "prof_bwrap_args", "sb_spawn",
-          "run", "kill_after_exit", "cg_read", "close_fds", "cleanup_kill", "cg_destroy",
-          "ws_destroy"]
-
-
 def launch():
     samples = load_jsonl("launch.jsonl")
     by = {v: [s for s in samples if s["variant"] == v] for v in ("spawn", "bwrap", "runner")}
@@ -118,14 +113,16 @@ def launch():
         "posix_spawn median %s" % ms(su["spawn"]["p50"]),
         fx(ratio(su["bwrap"]["p50"], su["spawn"]["p50"])))
     row("launch", "bare posix_spawn of /bin/true (root)", fig("spawn"))
-    extra = su["runner"]["p50"] - su["bwrap"]["p50"]
-    for p in PHASES:
-        xs = [s["phases_ms"][p] for s in by["runner"] if s["ok"]]
-        s = stats.summary(xs)
-        row("launch phase", p, "median %s, p90 %s, p99 %s" % (ms(s["p50"], 3), ms(s["p90"], 3),
-                                                             ms(s["p99"], 3)),
-            "share of runner median %.0f%%" % (100 * s["p50"] / su["runner"]["p50"]))
-    row("launch phase", "runner median - bare bwrap median", ms(extra))
+    # Means add up to the mean total (medians of bimodal phases do not).
+    ok = [s for s in by["runner"] if s["ok"]]
+    mean_total = su["runner"]["mean"]
+    for p in ok[0]["phases_ms"]:
+        s = stats.summary([x["phases_ms"][p] for x in ok])
+        row("launch phase", p, "mean %s, median %s, p90 %s, max %s" % (
+            ms(s["mean"], 3), ms(s["p50"], 3), ms(s["p90"], 3), ms(s["max"], 3)),
+            "%.0f%% of the runner's mean %s" % (100 * s["mean"] / mean_total, ms(mean_total)))
+    row("launch phase", "runner - bare bwrap", "median %s, mean %s" % (
+        ms(su["runner"]["p50"] - su["bwrap"]["p50"]), ms(mean_total - su["bwrap"]["mean"])))
 
 
 # --------------------------------------------------------------------------- e2e
@@ -199,103 +196,108 @@ def wrk_fig(runs):
 
 def api():
     get, static, post = wrk_runs("get"), wrk_runs("static"), wrk_runs("post")
-    if not get or not static:
-        missing("api", "GET /v1/jobs/{id} vs /_bench/static (wrk)", "api",
-                "poll >= 40% of the ceiling at c=64")
-    for c in sorted(set(get) | set(static)):
-        g = wrk_fig(get[c]) if c in get else (None, "not measured")
-        s = wrk_fig(static[c]) if c in static else (None, "not measured")
+    for c in META.get("concurrencies", sorted(set(get) | set(static))):
+        tgt = ">= 40% of the ceiling" if c == 64 else ""
+        if c not in get or c not in static:
+            missing("api", "GET /v1/jobs/{id} and /_bench/static, c=%d (wrk)" % c, "api", tgt)
+            continue
+        g, s = wrk_fig(get[c]), wrk_fig(static[c])
         r = ratio(g[0], s[0])
-        tgt, ok = ("", "")
-        if c == 64:
-            tgt, ok = ">= 40% of the ceiling", verdict(None if r is None else r >= 0.40)
         row("api", "GET /v1/jobs/{id} through nginx, c=%d" % c, g[1],
             "ceiling /_bench/static c=%d: %s" % (c, s[1]),
-            "-" if r is None else "%.1f%%" % (100 * r), tgt, ok)
-    if c_missing(get, static):
-        row("api", "GET at c=64", "not measured at c=64", "", "", ">= 40% of the ceiling", "n/a")
+            "-" if r is None else "%.1f%% of ceiling" % (100 * r), tgt,
+            verdict(r >= 0.40) if c == 64 else "")
     if not post:
         missing("api", "POST /v1/jobs rate (wrk, runner stopped)", "post", ">= 2000/s")
         return
+    pm = load("post-rows.json") or {}
     for c in sorted(post):
         v, text = wrk_fig(post[c])
-        pm = load("post-rows.json") or {}
-        rows_txt = ""
         if pm:
-            rows_txt = "; rows created %s, deleted afterwards %s" % (pm.get("created"),
-                                                                    pm.get("deleted"))
+            text += "; rows created %s, deleted afterwards %s" % (pm.get("created"),
+                                                                 pm.get("deleted"))
         row("api", "POST /v1/jobs {\"argv\":[\"/bin/true\"]} through nginx, c=%d, one key "
-            "(max_queued 1000000), runner stopped" % c, text + rows_txt, "", "",
-            ">= 2000/s", verdict(v >= 2000))
-
-
-def c_missing(get, static):
-    return (get or static) and (64 not in get or 64 not in static) and META.get("mode") == "full"
+            "(max_queued 1000000), runner stopped" % c, text, "", "", ">= 2000/s",
+            verdict(v >= 2000))
 
 
 # ------------------------------------------------------------------------- scale
 
+def poll_runs(lab):
+    """Latency samples of every poll round at one scale, and their non-200 counts."""
+    xs, bad, any_run = [], {}, False
+    for p in sorted(glob.glob(os.path.join(RAW, "poll-%s-r*.json" % lab))):
+        with open(p) as f:
+            d = json.load(f)
+        if "error" in d:
+            continue
+        any_run = True
+        xs += d["samples_ms"]
+        for k, v in d["non_200"].items():
+            bad[k] = bad.get(k, 0) + v
+    return (xs, bad) if any_run else (None, None)
+
+
 def scale():
     got = {}
     for lab in ("small", "large"):
-        poll = load("poll-%s.json" % lab)
+        polls, bad = poll_runs(lab)
         claims = [s["claim_ms"] for s in load_jsonl("claim-%s-r*.jsonl" % lab) if s["ok"]]
         rows = load("rows-%s.json" % lab)
-        got[lab] = (poll, claims, rows)
-    names = {lab: "%s rows" % ("{:,}".format(got[lab][2]["rows"]) if got[lab][2] else "?")
-             for lab in got}
-    for lab in ("small", "large"):
-        poll, claims, rows = got[lab]
-        if poll is None:
-            missing("scale", "poll latency at %s" % names[lab], "scale-%s" % lab)
+        name = "%s rows" % ("{:,}".format(rows["rows"]) if rows else "?")
+        got[lab] = (polls, claims)
+        if polls is None:
+            missing("scale", "poll latency at %s" % name, "scale-%s" % lab)
         else:
-            row("scale", "poll GET /v1/jobs/{id} latency, sequential, %s" % names[lab],
-                lat(poll["latency_ms"], ("p50", "p99")) +
-                ("; non-200 %s" % poll["non_200"] if poll["non_200"] else ""))
+            row("scale", "poll GET /v1/jobs/{id} latency, sequential, %s" % name,
+                lat(stats.summary(polls), ("p50", "p99")) + ("; non-200 %s" % bad if bad else ""))
         if not claims:
-            missing("scale", "claim latency at %s" % names[lab], "scale-%s" % lab)
+            missing("scale", "claim latency at %s" % name, "scale-%s" % lab)
         else:
-            row("scale", "claim (store_claim) latency, %s" % names[lab],
-                lat(stats.summary(claims), ("p50", "p99")))
-    (ps, cs, _), (pl, cl, _) = got["small"], got["large"]
-    for what, a, b in (("poll", pl and pl["latency_ms"]["p50"], ps and ps["latency_ms"]["p50"]),
-                       ("claim", stats.median(cl), stats.median(cs))):
-        r = ratio(a, b)
-        row("scale", "%s p50 ratio %s / %s" % (what, names["large"], names["small"]),
+            row("scale", "claim latency (store_claim: SELECT + UPDATE + event + COMMIT), %s"
+                % name, lat(stats.summary(claims), ("p50", "p99")))
+        got[lab] += (name,)
+    for i, what in ((0, "poll"), (1, "claim")):
+        a, b = got["large"][i], got["small"][i]
+        r = ratio(stats.median(a or []), stats.median(b or []))
+        row("scale", "%s p50 at %s / at %s" % (what, got["large"][2], got["small"][2]),
             fx(r), "", fx(r), "<= 1.5x", verdict(None if r is None else r <= 1.5))
 
 
 # ------------------------------------------------------------------------ memory
 
+def biggest(d):
+    return max([v for v in d["api_workers_kb"].values() if v] or [0])
+
+
 def memory():
-    start, after = load("rss-start.json"), load("rss-after-throughput.json")
-    later = load("rss-after-api.json")
+    points = [("start", "at start"), ("after-e2e", "after e2e"),
+              ("after-throughput", "after the throughput run"), ("after-api", "after wrk")]
+    got = {k: load("rss-%s.json" % k) for k, _ in points}
+    start, warm, after = got["start"], got["after-e2e"], got["after-throughput"]
     if start is None or after is None:
         missing("memory", "VmRSS of API workers and the runner dispatcher", "rss")
         return
     sw, aw = start["api_workers_kb"], after["api_workers_kb"]
-    same = sorted(set(sw) & set(aw), key=int)
-    grow = [(aw[p] - sw[p], p) for p in same if aw[p] is not None and sw[p] is not None]
-    if grow:
-        d, p = max(grow)
-        txt = "worker %s: %.1f MiB at start -> %.1f MiB after the throughput run (+%.1f " \
-              "MiB); largest worker now %.1f MiB" % (p, sw[p] / 1024, aw[p] / 1024, d / 1024,
-                                                     max(v for v in aw.values()) / 1024)
-        if later:
-            lw = later["api_workers_kb"]
-            if p in lw and lw[p]:
-                txt += "; after the wrk runs %.1f MiB" % (lw[p] / 1024)
-            new = len(set(lw) - set(sw))
-            if new:
-                txt += " (%d workers replaced since start)" % new
-        row("memory", "API worker VmRSS (the one that grew most)", txt, "", fx(ratio(aw[p], sw[p])))
-    else:
-        row("memory", "API worker VmRSS", "no worker lived from start to after the "
-            "throughput run (replaced?)")
+    series = " -> ".join("%.1f MiB %s" % (biggest(got[k]) / 1024, label)
+                         for k, label in points if got[k])
+    if warm:
+        ww = warm["api_workers_kb"]
+        deltas = [aw[p] - ww[p] for p in ww if ww[p] and aw.get(p)]
+        if deltas:
+            series += "; largest growth of one worker from after e2e to after the " \
+                      "throughput run %+.1f MiB" % (max(deltas) / 1024)
+    if any(d and set(d["api_workers_kb"]) - set(sw) for d in got.values()):
+        series += "; workers were replaced since start"
+    fresh = [v for v in sw.values() if v] or [0]
+    row("memory", "API worker VmRSS, largest of %d workers (a fresh fork has not yet "
+        "faulted in its libraries: %.1f-%.1f MiB at start)" % (
+            len(sw), min(fresh) / 1024, max(fresh) / 1024), series, "",
+        "%s after throughput / start" % fx(ratio(biggest(after), biggest(start))))
     if start["runner_pid"] == after["runner_pid"] and start["runner_kb"] and after["runner_kb"]:
         row("memory", "runner dispatcher VmRSS", "%.1f MiB at start -> %.1f MiB after the "
             "throughput run" % (start["runner_kb"] / 1024, after["runner_kb"] / 1024), "",
-            fx(ratio(after["runner_kb"], start["runner_kb"])))
+            "%s after throughput / start" % fx(ratio(after["runner_kb"], start["runner_kb"])))
     else:
         row("memory", "runner dispatcher VmRSS", "dispatcher restarted between the two "
             "readings: not comparable")

@@ -116,9 +116,31 @@ static long reap_if_child(long rc)
 	return rc;
 }
 
+/* In a throw-away child: a process that did become traced would stop at its next
+ * signal and hang the rest of the probe. */
 static void op_ptrace_traceme(void)
 {
-	TRY("ptrace_traceme", syscall(SYS_ptrace, PTRACE_TRACEME, 0, NULL, NULL));
+	int p[2], res[2] = { -1, EIO };
+	pid_t pid;
+
+	if (pipe(p) < 0 || (pid = fork()) < 0) {
+		report("ptrace_traceme_fork", -1, errno);
+		return;
+	}
+	if (pid == 0) {
+		errno = 0;
+		res[0] = (int)syscall(SYS_ptrace, PTRACE_TRACEME, 0, NULL, NULL);
+		res[1] = errno;
+		if (write(p[1], res, sizeof res) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], res, sizeof res) != (ssize_t)sizeof res)
+		res[0] = -1;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	report("ptrace_traceme", res[0], res[1]);
 }
 
 static void op_ptrace_attach(void)
@@ -126,8 +148,11 @@ static void op_ptrace_attach(void)
 	errno = 0;
 	long rc = syscall(SYS_ptrace, PTRACE_ATTACH, 1, NULL, NULL);
 	int e = errno;
-	if (rc == 0)
+	if (rc == 0) {
+		/* Detach needs the tracee stopped: wait for the attach's SIGSTOP. */
+		waitpid(1, NULL, __WALL);
 		syscall(SYS_ptrace, PTRACE_DETACH, 1, NULL, NULL);
+	}
 	report("ptrace_attach", rc, e);
 }
 
@@ -287,48 +312,59 @@ static void op_delete_module(void)
 	TRY("delete_module", syscall(SYS_delete_module, "probe_nonexistent", O_NONBLOCK));
 }
 
-/* fd 0 if it is a terminal, else /dev/tty, else a fresh pty (the slave side). */
-static int some_tty(int *master)
-{
-	int fd, m;
-	char *name;
-
-	*master = -1;
-	if (isatty(0))
-		return 0;
-	fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	m = posix_openpt(O_RDWR | O_NOCTTY);
-	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || (name = ptsname(m)) == NULL) {
-		if (m >= 0)
-			close(m);
-		return -1;
-	}
-	fd = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		close(m);
-		return -1;
-	}
-	*master = m;
-	return fd;
-}
-
+/*
+ * The ioctl is tried on fd 0 when that is a terminal; otherwise (a job's stdin is a
+ * pipe) on a fresh pty that a throw-away child makes its *controlling* terminal
+ * (setsid, then open the slave without O_NOCTTY). On a controlling terminal
+ * TIOCSTI is allowed to its owner unless dev.tty.legacy_tiocsti=0, so an EPERM there
+ * is the filter's, not the tty layer's. The child reports over a pipe.
+ */
 static void op_tty_ioctl(const char *name, unsigned long req, void *arg)
 {
-	int master, fd = some_tty(&master);
+	int p[2], res[2] = { -1, EIO };
+	pid_t pid;
 
-	if (fd < 0) {
-		char what[64];
-		snprintf(what, sizeof what, "%s_no_tty", name);
-		report(what, -1, errno);
+	if (isatty(0)) {
+		TRY(name, syscall(SYS_ioctl, 0, req, arg));
 		return;
 	}
-	TRY(name, syscall(SYS_ioctl, fd, req, arg));
-	if (fd != 0)
-		close(fd);
-	if (master >= 0)
-		close(master);
+	if (pipe(p) < 0 || (pid = fork()) < 0) {
+		report(name, -1, errno);
+		return;
+	}
+	if (pid == 0) {
+		int m, fd = -1;
+		char *pts;
+
+		close(p[0]);
+		errno = 0;
+		if (setsid() >= 0 && (m = posix_openpt(O_RDWR | O_NOCTTY)) >= 0 &&
+		    grantpt(m) == 0 && unlockpt(m) == 0 && (pts = ptsname(m)) != NULL)
+			fd = open(pts, O_RDWR); /* no O_NOCTTY: becomes our controlling tty */
+		if (fd < 0) {
+			res[0] = -2;
+			res[1] = errno;
+		} else {
+			errno = 0;
+			res[0] = (int)syscall(SYS_ioctl, fd, req, arg);
+			res[1] = errno;
+		}
+		if (write(p[1], res, sizeof res) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], res, sizeof res) != (ssize_t)sizeof res)
+		res[0] = -1;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	if (res[0] == -2) {
+		char what[64];
+		snprintf(what, sizeof what, "%s_no_tty", name);
+		report(what, -1, res[1]);
+		return;
+	}
+	report(name, res[0], res[1]);
 }
 
 static void op_tiocsti(void)

@@ -1,0 +1,359 @@
+#!/usr/bin/env bash
+# The benchmark: one command, one run, one machine, one table.
+#
+#   bash tests/bench/run.sh [--smoke]        (make bench / make bench-smoke)
+#
+# Brings up a private stack (SANDBOX_VAR=<repo>/var/bench, port 8445 or the next free
+# one, nginx's /v1/ rate limit lifted), measures, prints one markdown table on stdout,
+# writes it to var/bench/results.md, and always tears the stack down. Progress goes
+# to stderr; raw samples stay in var/bench/raw/ for a second look.
+#
+# What is measured, in this order (every ratio's baseline comes from the same run):
+#   launch      build/bench-launch: the runner's launch path (supervise.c's module
+#               calls, each phase timed) vs bare bwrap as an unprivileged uid vs bare
+#               posix_spawn, /bin/true, interleaved per iteration; runner stopped.
+#   rss         VmRSS of the API workers and the runner dispatcher at start.
+#   e2e         POST a trivial job, GET ?wait=30 until terminal, one at a time over one
+#               kept-alive TLS connection: p50/p95/p99 and where the time goes.
+#   throughput  N trivial jobs from 8 threads as fast as the API takes them; jobs
+#               completed per second with the configured slots (from MariaDB's
+#               created_at/finished_at), queue wait p50/p99; then rss again.
+#   api         wrk against GET /v1/jobs/{id} and the nginx ceiling /_bench/static,
+#               alternating, at each concurrency, for several rounds; then rss again.
+#   post        wrk POST /v1/jobs with a key whose max_queued is 1000000, runner
+#               stopped; the rows it made are deleted afterwards.
+#   scale       filler rows (terminal, another tenant) generated in bulk with
+#               MariaDB's Sequence engine; poll latency (GET) and claim latency
+#               (build/bench-claim: store_claim) at a small and a large table.
+#
+# Exit status: 0 when every measurement produced a figure, 1 when one could not be
+# taken at all. A missed target is reported as MISS and never fails the run.
+#
+# Environment: BENCH_PORT (default 8445; the next free port if taken).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+HERE=$REPO/tests/bench
+BIN=$REPO/build
+VAR=$REPO/var/bench
+RAW=$VAR/raw
+MEASURE=(python3 "$HERE/measure.py")
+# bench-claim's jobs belong to no key that can read them: they never show up in a poll.
+CLAIM_KEY=00000000-0000-7000-8000-00000000c1a1
+
+MODE=full
+case ${1:-} in
+    --smoke) MODE=smoke ;;
+    "") ;;
+    *) printf 'usage: tests/bench/run.sh [--smoke]\n' >&2; exit 2 ;;
+esac
+
+if [[ $MODE == smoke ]]; then
+    LAUNCH_N=20 LAUNCH_WARMUP=2
+    E2E_N=20 E2E_WARMUP=2
+    TPUT_N=100 TPUT_THREADS=8 TPUT_TIMEOUT=60
+    WRK_SECONDS=2 WRK_ROUNDS=1 WRK_WARMUP=0 CONCURRENCIES=(64) POST_C=64
+    SCALE_SMALL=1000 SCALE_LARGE=10000 POLL_N=100 CLAIM_N=50 SCALE_ROUNDS=1 SETTLE=1
+else
+    LAUNCH_N=500 LAUNCH_WARMUP=10
+    E2E_N=500 E2E_WARMUP=10
+    TPUT_N=2000 TPUT_THREADS=8 TPUT_TIMEOUT=900
+    WRK_SECONDS=10 WRK_ROUNDS=3 WRK_WARMUP=2 CONCURRENCIES=(16 64 256) POST_C=64
+    SCALE_SMALL=10000 SCALE_LARGE=1000000 POLL_N=1000 CLAIM_N=500 SCALE_ROUNDS=2 SETTLE=5
+fi
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+    printf 'bench: error: %s\n' "$*" >&2
+    exit 1
+}
+
+# ------------------------------------------------------------------------- checks
+
+preflight() {
+    local b
+    (($(id -u) == 0)) || die "must run as root (the runner and bench-launch mount, use cgroups and drop to slot uids)"
+    for b in sandbox-api sandboxctl sandbox-runner bench-launch bench-claim; do
+        [[ -x $BIN/$b ]] || die "$BIN/$b is missing: build with 'make bench' (or make all build/bench-launch build/bench-claim)"
+    done
+    for b in python3 jq mariadb curl ss; do
+        command -v "$b" >/dev/null || die "$b is not installed (bash tests/deps.sh)"
+    done
+    if ! command -v wrk >/dev/null; then
+        say "installing wrk (Debian package)"
+        { apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; } >&2 ||
+            die "cannot install wrk: apt-get install wrk"
+    fi
+}
+
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+pick_port() {
+    local p=${BENCH_PORT:-8445} last
+    last=$((p + 100))
+    while ! port_free "$p"; do
+        ((p < last)) || die "no free port in ${BENCH_PORT:-8445}..$last"
+        p=$((p + 1))
+    done
+    [[ $p == "${BENCH_PORT:-8445}" ]] || say "port ${BENCH_PORT:-8445} is taken: using $p"
+    printf '%s' "$p"
+}
+
+# ------------------------------------------------------------------------- stack
+
+stack() { bash "$REPO/tests/stack.sh" "$1" >>"$VAR/stack.log" 2>&1; }
+
+STACK_UP=0
+teardown() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    set +e
+    if ((STACK_UP)); then
+        say "tearing the stack down"
+        # The database (up to 10^6 filler rows) is large and rebuilt by every run.
+        if stack down; then
+            rm -rf "$VAR/mysql"
+        else
+            say "warning: tests/stack.sh down failed (see $VAR/stack.log)"
+        fi
+    fi
+    exit "$rc"
+}
+
+# A previous run's state (its database, workspaces) is gone before this one starts:
+# every run measures the same fresh stack.
+fresh_state() {
+    local m
+    if [[ -d $VAR ]]; then
+        mkdir -p "$VAR/raw"
+        stack down || die "cannot stop the previous bench stack (see $VAR/stack.log)"
+        while read -r m; do
+            [[ -n $m ]] && umount -l "$m" 2>/dev/null
+        done < <(findmnt -rn -o TARGET | grep -F "$VAR/" || true)
+        rm -rf "$VAR"
+    fi
+    mkdir -p "$RAW"
+}
+
+SQL() { "${MEASURE[@]}" sql "$1"; }
+
+conf_value() { sed -n "s/^$1 = //p" "$VAR/sandbox.conf" | head -n 1; }
+
+# Creates a key; sets KEY_ID and KEY_TOKEN.
+make_key() {
+    local out
+    out=$("$BIN/sandboxctl" --config "$VAR/sandbox.conf" keys create --namespace bench \
+        --tenant bench --subject-type user --subject-id "$1" --max-queued 1000000 --json) ||
+        return 1
+    KEY_ID=$(jq -er '.id' <<<"$out") && KEY_TOKEN=$(jq -er '.token' <<<"$out") || return 1
+    [[ $KEY_ID =~ ^[0-9a-f-]{36}$ ]]
+}
+
+write_meta() {
+    local c
+    c=$(printf '%s,' "${CONCURRENCIES[@]}")
+    jq -n --arg mode "$MODE" --arg date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+        --argjson conc "[${c%,}]" --arg slots "$(conf_value runner_slots)" \
+        --arg settings "stack: api_workers=$(conf_value api_workers), runner_slots=$(conf_value runner_slots), runner_poll_ms=default, nginx /v1/ rate 1000000 r/s; counts: launch $LAUNCH_N x 3 variants (+$LAUNCH_WARMUP warm-up), e2e $E2E_N (+$E2E_WARMUP), throughput $TPUT_N jobs / $TPUT_THREADS threads, wrk ${WRK_SECONDS}s x $WRK_ROUNDS rounds (2 threads), scale $SCALE_SMALL / $SCALE_LARGE rows with $POLL_N polls and $CLAIM_N claims each" \
+        '{mode: $mode, date: $date, concurrencies: $conc, runner_slots: $slots,
+          settings: $settings}' >"$RAW/meta.json"
+}
+
+# ------------------------------------------------------------------------- steps
+
+FAILED=()
+
+# run_step NAME FUNCTION: stderr of the step goes to raw/NAME.log; a failure leaves
+# raw/NAME.error (its last line is what the table shows) and the run goes on.
+run_step() {
+    local name=$1 fn=$2 t0=$SECONDS
+    say "$name ..."
+    if "$fn" 2>>"$RAW/$name.log"; then
+        say "$name done ($((SECONDS - t0)) s)"
+    else
+        FAILED+=("$name")
+        { tail -n 5 "$RAW/$name.log"; printf '%s failed\n' "$name"; } >"$RAW/$name.error"
+        say "$name FAILED ($((SECONDS - t0)) s): $(tail -n 1 "$RAW/$name.log" 2>/dev/null)"
+    fi
+}
+
+step_launch() {
+    local rc=0
+    stack stop-runner || return 1
+    "$BIN/bench-launch" --config "$VAR/sandbox.conf" --iterations "$LAUNCH_N" \
+        --warmup "$LAUNCH_WARMUP" >"$RAW/launch.jsonl" || rc=1
+    stack start-runner || rc=1
+    return "$rc"
+}
+
+rss() { "${MEASURE[@]}" rss --label "$1" --out "$RAW/rss-$1.json"; }
+step_rss_start() { rss start; }
+
+step_e2e() {
+    BENCH_TOKEN=$E2E_TOKEN "${MEASURE[@]}" e2e --n "$E2E_N" --warmup "$E2E_WARMUP" \
+        --out "$RAW/e2e.json" || return 1
+    rss after-e2e
+}
+
+step_throughput() {
+    BENCH_TOKEN=$TPUT_TOKEN "${MEASURE[@]}" throughput --n "$TPUT_N" \
+        --threads "$TPUT_THREADS" --key-id "$TPUT_ID" --timeout "$TPUT_TIMEOUT" \
+        --out "$RAW/throughput.json" || return 1
+    rss after-throughput
+}
+
+# A terminal job of the e2e key: what the GET runs poll.
+poll_target() {
+    SQL "SELECT id FROM jobs WHERE key_id = '$E2E_ID' AND state = 'succeeded' ORDER BY seq DESC LIMIT 1"
+}
+
+wrk_run() { # LABEL URL C ROUND [--method POST]
+    local label=$1 url=$2 c=$3 r=$4
+    shift 4
+    "${MEASURE[@]}" wrk --url "$url" -c "$c" -d "$WRK_SECONDS" --label "$label" "$@" \
+        --out "$RAW/wrk-$label-c$c-r$r.json"
+}
+
+step_api() {
+    local job url=$SANDBOX_URL r c rc=0
+    local -x BENCH_TOKEN=$E2E_TOKEN
+    job=$(poll_target) && [[ -n $job ]] || { echo "no succeeded job to poll" >&2; return 1; }
+    if ((WRK_WARMUP)); then
+        WRK_SECONDS=$WRK_WARMUP wrk_run warmup-get "$url/v1/jobs/$job" 64 0 || rc=1
+        WRK_SECONDS=$WRK_WARMUP wrk_run warmup-static "$url/_bench/static" 64 0 || rc=1
+    fi
+    # Alternate which endpoint goes first, so drift hits both alike.
+    for ((r = 1; r <= WRK_ROUNDS; r++)); do
+        for c in "${CONCURRENCIES[@]}"; do
+            if ((r % 2)); then
+                wrk_run static "$url/_bench/static" "$c" "$r" || rc=1
+                wrk_run get "$url/v1/jobs/$job" "$c" "$r" || rc=1
+            else
+                wrk_run get "$url/v1/jobs/$job" "$c" "$r" || rc=1
+                wrk_run static "$url/_bench/static" "$c" "$r" || rc=1
+            fi
+        done
+    done
+    rss after-api || rc=1
+    return "$rc"
+}
+
+delete_key_jobs() { # KEY_ID: prints the number of jobs deleted
+    SQL "DELETE FROM job_events WHERE job_id IN (SELECT id FROM jobs WHERE key_id = '$1')" >/dev/null &&
+        SQL "DELETE FROM jobs WHERE key_id = '$1'; SELECT ROW_COUNT()"
+}
+
+step_post() {
+    local r rc=0 created deleted
+    stack stop-runner || return 1
+    for ((r = 1; r <= WRK_ROUNDS; r++)); do
+        BENCH_TOKEN=$POST_TOKEN wrk_run post "$SANDBOX_URL/v1/jobs" "$POST_C" "$r" \
+            --method POST || rc=1
+    done
+    created=$(SQL "SELECT COUNT(*) FROM jobs WHERE key_id = '$POST_ID'") || rc=1
+    deleted=$(delete_key_jobs "$POST_ID") || rc=1
+    jq -n --arg c "${created:-?}" --arg d "${deleted:-?}" '{created: $c, deleted: $d}' \
+        >"$RAW/post-rows.json"
+    stack start-runner || rc=1
+    return "$rc"
+}
+
+# Filler rows up to TARGET rows in jobs: terminal, tenant "filler", UUIDv7-shaped ids
+# in time order (like real ones), 100000 per statement.
+fill_to() {
+    local target=$1 have start n
+    have=$(SQL "SELECT COUNT(*) FROM jobs") || return 1
+    start=$(SQL "SELECT COUNT(*) FROM jobs WHERE tenant_id = 'filler'") || return 1
+    while ((have < target)); do
+        n=$((target - have))
+        ((n > 100000)) && n=100000
+        SQL "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,
+               subject_id, state, argv_json, env_json, stdin, metadata_json, wall_seconds,
+               cpu_seconds, memory_mb, pids, output_bytes, disk_mb, created_at, started_at,
+               finished_at, runner_id, attempt, profile_digest)
+             SELECT LOWER(CONCAT(SUBSTR(h, 1, 8), '-', SUBSTR(h, 9, 4), '-7',
+                      LPAD(HEX(FLOOR(RAND() * 4096)), 3, '0'), '-',
+                      HEX(8 + FLOOR(RAND() * 4)), LPAD(HEX(FLOOR(RAND() * 4096)), 3, '0'), '-',
+                      LPAD(HEX(FLOOR(RAND() * 281474976710656)), 12, '0'))),
+                    '00000000-0000-7000-8000-00000000f111', 'bench-filler', 'filler', 'user',
+                    'filler', 'succeeded', '[\"/bin/true\"]', '{}', '', '{}', 10, 10, 256, 64,
+                    1048576, 64, t, t + INTERVAL 40000 MICROSECOND,
+                    t + INTERVAL 70000 MICROSECOND, 'filler/slot-0/0', 1, 'sha256:filler'
+             FROM (SELECT seq, LPAD(HEX(1600000000000 + seq), 12, '0') AS h,
+                          FROM_UNIXTIME(1600000000 + seq / 1000) AS t
+                   FROM seq_$((start + 1))_to_$((start + n))) s" >/dev/null || return 1
+        start=$((start + n))
+        have=$((have + n))
+    done
+    SQL "ANALYZE TABLE jobs" >/dev/null || return 1
+    sleep "$SETTLE" # let InnoDB's background flushing after the bulk insert calm down
+}
+
+scale_at() { # LABEL TARGET
+    local label=$1 target=$2 rows r rc=0 pn cn ids=$RAW/poll-ids.txt
+    stack stop-runner || return 1
+    # A queued job left by an earlier step would be claimed before bench-claim's own.
+    SQL "UPDATE jobs SET state = 'cancelled', finished_at = CURRENT_TIMESTAMP(3)
+         WHERE state = 'queued'" >/dev/null || return 1
+    fill_to "$target" || return 1
+    rows=$(SQL "SELECT COUNT(*) FROM jobs") || return 1
+    jq -n --argjson n "$rows" '{rows: $n}' >"$RAW/rows-$label.json"
+    # The e2e key's own finished jobs (a client polls its own jobs).
+    SQL "SELECT id FROM jobs WHERE key_id = '$E2E_ID' AND subject_id = 'e2e'
+         AND state = 'succeeded' ORDER BY seq DESC LIMIT 200" >"$ids" || return 1
+    pn=$((POLL_N / SCALE_ROUNDS)) cn=$((CLAIM_N / SCALE_ROUNDS))
+    for ((r = 1; r <= SCALE_ROUNDS; r++)); do
+        BENCH_TOKEN=$E2E_TOKEN "${MEASURE[@]}" poll --n "$pn" --ids "$ids" --label "$label" \
+            --out "$RAW/poll-$label-r$r.json" || rc=1
+        "$BIN/bench-claim" --config "$VAR/sandbox.conf" --key-id "$CLAIM_KEY" --iterations "$cn" \
+            --warmup 5 >"$RAW/claim-$label-r$r.jsonl" || rc=1
+    done
+    return "$rc"
+}
+
+step_scale_small() { scale_at small "$SCALE_SMALL"; }
+step_scale_large() { scale_at large "$SCALE_LARGE"; }
+
+# -------------------------------------------------------------------------- main
+
+main() {
+    local port rc=0
+    preflight
+    trap teardown EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+    export SANDBOX_VAR=$VAR SANDBOX_API_RATE=1000000
+    fresh_state # stops a previous bench stack, which frees its port
+    port=$(pick_port)
+    export SANDBOX_PORT=$port
+    say "$MODE run: stack in $VAR on port $port"
+    STACK_UP=1
+    stack up || { tail -n 20 "$VAR/stack.log" >&2; die "tests/stack.sh up failed (see $VAR/stack.log)"; }
+    set -a
+    # shellcheck disable=SC1091
+    . "$VAR/env"
+    set +a
+    make_key e2e && E2E_ID=$KEY_ID E2E_TOKEN=$KEY_TOKEN &&
+        make_key tput && TPUT_ID=$KEY_ID TPUT_TOKEN=$KEY_TOKEN &&
+        make_key post && POST_ID=$KEY_ID POST_TOKEN=$KEY_TOKEN ||
+        die "sandboxctl keys create failed"
+    write_meta
+
+    run_step launch step_launch
+    run_step rss step_rss_start
+    run_step e2e step_e2e
+    run_step throughput step_throughput
+    run_step api step_api
+    run_step post step_post
+    run_step scale-small step_scale_small
+    run_step scale-large step_scale_large
+
+    python3 "$HERE/report.py" "$RAW" >"$VAR/results.md" || rc=1
+    cat "$VAR/results.md"
+    say "table written to $VAR/results.md"
+    ((${#FAILED[@]} == 0)) || { say "steps that failed: ${FAILED[*]}"; rc=1; }
+    return "$rc"
+}
+
+main
