@@ -47,8 +47,10 @@ void outcome_map(const struct outcome_in *in, struct outcome *o)
 		return;
 	}
 	if (in->pids_denied > 0) {
-		/* a fork was refused; the command may have carried on and exited */
-		set(o, "resource_limit", in->code, sig, "command exceeded pids resource limit");
+		/* A fork was refused. Even if the command's first process exited by itself,
+		 * the rest of the job was killed with the sandbox: 128+N (DESIGN.md 5). */
+		set(o, "resource_limit", sig ? in->code : 128 + SIGKILL, sig ? sig : SIGKILL,
+		    "command exceeded pids resource limit");
 		return;
 	}
 	if (in->oom_kills > 0) {

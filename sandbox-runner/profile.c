@@ -87,7 +87,8 @@ void prof_print(FILE *f, const struct cfg *cfg)
 	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
 		fprintf(f, "env %s=%s\n", env_defaults[i][0], env_defaults[i][1]);
 	fprintf(f, "env + the job's validated variables ([A-Za-z_][A-Za-z0-9_]*)\n");
-	fprintf(f, "process: setsid, rlimits CPU FSIZE NOFILE=1024 CORE=0 NPROC, "
+	fprintf(f, "process: setsid, rlimits CPU FSIZE NOFILE=1024 CORE=0 (+ NPROC, AS in "
+		   "rlimit-only mode), "
 		   "setresgid, setgroups(0), setresuid, PR_SET_NO_NEW_PRIVS, fds closed\n");
 	sc_print(f);
 	fprintf(f, "limits mode: %s; cgroup name: %s\n", cfg->runner_limits_mode,

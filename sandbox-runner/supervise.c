@@ -221,7 +221,7 @@ static int prepare_limits(struct sup *s)
 		return setup_fail(s, "limits", "resource limits were not applied", err);
 	s->cg_on = 1;
 	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
-		"NOFILE, CORE=0, NPROC)", cg_describe(&s->cg));
+		"NOFILE, CORE=0)", cg_describe(&s->cg));
 	return 0;
 }
 

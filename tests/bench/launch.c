@@ -345,16 +345,19 @@ static void nonblock(int fd)
 }
 
 /* run_loop's shape for a job without stdin: poll the pipes (50 ms while running,
- * 20 ms once exited), drain, wait4 WNOHANG, kill_job on exit. Phases: "run" until
+ * 20 ms once exited), drain, wait4 WNOHANG, kill_job on exit, the cgroup check
+ * every CG_CHECK_MS (the heartbeat, a DB round trip every 500 ms, is left out: a
+ * /bin/true is done long before the first one). Phases: "run" until
  * the pipes are all at EOF or bwrap is reaped, whichever comes first; then
  * "reap_after_eof" until the loop ends (when the pipes close before bwrap is a
  * zombie, run_loop polls no fd and sleeps its full timeout before wait4 sees the
  * exit); kill_job's own time apart. 0, or -1 when the job outlived WALL_LIMIT_MS. */
 static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
 {
-	double t0 = now_ms(), deadline = t0 + WALL_LIMIT_MS, first_done = 0;
+	double t0 = now_ms(), deadline = t0 + WALL_LIMIT_MS, first_done = 0, next_cg = 0;
 	int exited = 0;
 	struct rusage ru;
+	struct cg_usage u;
 
 	close_fd(&j->in[1]);
 	while (!exited || j->out[0] >= 0 || j->err[0] >= 0) {
@@ -379,6 +382,10 @@ static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
 			exited = 1;
 			kill_job(b, j);
 			s->phase[P_KILL_EXITED] += now_ms() - t;
+		}
+		if (!exited && j->cg_on && now_ms() >= next_cg) { /* check_cgroup */
+			cg_read(&j->cg, &u);
+			next_cg = now_ms() + CG_CHECK_MS;
 		}
 		if (first_done == 0 && (exited || (j->out[0] < 0 && j->err[0] < 0 &&
 						   j->status[0] < 0)))

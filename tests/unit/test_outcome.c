@@ -33,7 +33,7 @@ static const struct row {
 	  "command exceeded memory resource limit" },
 	{ "oom of a child, main exited 1", { STOP_NONE, 1, 1, 2, 0 }, "resource_limit", 1, 0,
 	  "command exceeded memory resource limit" },
-	{ "fork refused, command exited 0", { STOP_NONE, 1, 0, 0, 3 }, "resource_limit", 0, 0,
+	{ "fork refused, command exited 0", { STOP_NONE, 1, 0, 0, 3 }, "resource_limit", 137, 9,
 	  "command exceeded pids resource limit" },
 	{ "no status from bwrap", { STOP_NONE, 0, 0, 0, 0 }, "error", 125, 0,
 	  "sandbox did not report an exit status" },
