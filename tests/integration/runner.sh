@@ -517,6 +517,27 @@ for sig in KILL TERM; do
 	expect_true "SIG$sig: the stack's runner restarted" runner_pid
 done
 
+# ================================================= 6b. a DB outage during a run
+
+ctx "database down while a job runs"
+submit '{"command":"sleep 2; echo survived","limits":{"wall_seconds":60}}'
+DJ=$JOB
+if wait_state "$DJ" running 15; then
+	stack stop-db
+	sleep 4 # the job ends while MariaDB is away: its result has nowhere to go
+	expect_true "db down: the supervisor still runs, holding the result" test -n "$(supervisor_pids "$DJ")"
+	stack start-db
+	# The API's connection comes back by itself; the supervisor retries the write.
+	await "$DJ" 30
+	expect_outcome succeeded 0 null
+	expect_json '.result.stdout|@json' '"survived\n"'
+	expect_true "db down: retries were logged with step, attempt and error type" \
+		grep -Eq "event=retry step=store_result job=$DJ attempt=[0-9]+ .*error_type=db retry=yes" "$SANDBOX_VAR/log/runner.log"
+else
+	_notok "db down: job reached running" running "$(state_of "$DJ")" 0
+	runner_log_tail
+fi
+
 ctx "after the restarts"
 submit '{"command":"echo again"}'
 await "$JOB"
