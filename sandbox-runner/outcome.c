@@ -42,6 +42,12 @@ void outcome_map(const struct outcome_in *in, struct outcome *o)
 	case STOP_NONE:
 		break;
 	}
+	if (!in->status_known && in->oom_kills > 0) {
+		/* the OOM killer took bwrap itself (tmpfs pages cannot be reclaimed) */
+		set(o, "resource_limit", 128 + SIGKILL, SIGKILL,
+		    "command exceeded memory resource limit");
+		return;
+	}
 	if (!in->status_known) {
 		set(o, "error", 125, 0, "sandbox did not report an exit status");
 		return;

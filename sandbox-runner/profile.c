@@ -25,8 +25,14 @@ static const struct mnt {
 	{ "--symlink", "usr/lib", "/lib" },
 	{ "--symlink", "usr/lib64", "/lib64" },
 	{ "--ro-bind", "@etc", "/etc" },
+	/* the symlinks behind /usr/bin/awk, editor, ... (root-owned, read-only) */
+	{ "--ro-bind", "/etc/alternatives", "/etc/alternatives" },
 	{ "--proc", NULL, "/proc" },
 	{ "--dev", NULL, "/dev" },
+	/* bwrap's /dev is an unlimited tmpfs: shared memory gets a bounded one, and
+	 * /dev itself is read-only (device nodes still work). */
+	{ "--tmpfs", "@tmp", "/dev/shm" },
+	{ "--remount-ro", NULL, "/dev" },
 	{ "--tmpfs", "@tmp", "/tmp" },
 	{ "--bind", "@ws", "/workspace" },
 	{ "--remount-ro", NULL, "/" },
@@ -53,6 +59,7 @@ static const char *const etc_files[][2] = {
 	{ "group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n" },
 	{ "hosts", "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n" },
 	{ "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n" },
+	/* "alternatives" is a directory, created by prof_prepare_etc (mount point) */
 	{ "resolv.conf", "# no network by default\n" },
 	{ "hostname", "sandbox\n" },
 };
@@ -67,7 +74,9 @@ void prof_print(FILE *f, const struct cfg *cfg)
 	fprintf(f, "network: own empty network namespace (loopback only); never --share-net\n");
 	fprintf(f, "network (key permits it, job asks): same namespace plus slirp4netns "
 		   "--configure --disable-host-loopback --enable-sandbox --enable-seccomp, run "
-		   "as the slot uid (%s); /etc/resolv.conf from %s/etc-net\n",
+		   "as root but capability-less in its own mount namespace (%s); routes in the "
+		   "job's namespace make private, link-local and the host's own addresses "
+		   "unreachable; /etc/resolv.conf from %s/etc-net\n",
 		cfg->slirp4netns_path, cfg->runner_state_dir);
 	for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
 		const char *src = mounts[i].src;
@@ -144,6 +153,7 @@ int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
 
 	snprintf(etc, sizeof etc, "%s/etc", cfg->runner_state_dir);
 	if (check_path("/usr", 1, err, errlen) < 0 || check_path("/usr/bin", 1, err, errlen) < 0 ||
+	    check_path("/etc/alternatives", 1, err, errlen) < 0 ||
 	    check_path("/usr/lib", 1, err, errlen) < 0 ||
 	    check_path(cfg->runner_state_dir, 1, err, errlen) < 0 ||
 	    check_path(etc, 1, err, errlen) < 0 || check_path(cfg->bwrap_path, 0, err, errlen) < 0)
@@ -249,6 +259,10 @@ int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen)
 	for (int i = 0; i < 4; i++)
 		if ((fds[i] = safe_dir(state, subdirs[i].name, subdirs[i].mode, err, errlen)) < 0)
 			goto out;
+	if (mkdirat(fds[0], "alternatives", 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir etc/alternatives: %s", strerror(errno));
+		goto out;
+	}
 	/* slirp4netns forwards DNS from 10.0.2.3 to the host's resolver */
 	if (write_etc(fds[1], "resolv.conf", "nameserver 10.0.2.3\n", err, errlen) < 0)
 		goto out;

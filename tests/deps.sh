@@ -17,7 +17,7 @@ PACKAGES=(
     build-essential pkg-config
     libfcgi-dev libjansson-dev libmariadb-dev libcunit1-dev libseccomp-dev
     mariadb-server mariadb-client nginx-light bubblewrap slirp4netns
-    openssl curl jq python3 python3-yaml procps psmisc ca-certificates valgrind wrk
+    openssl curl jq python3 python3-yaml procps psmisc ca-certificates valgrind wrk iproute2
 )
 
 POLICY_RC=/usr/sbin/policy-rc.d

@@ -16,6 +16,7 @@ import platform
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats  # noqa: E402
 
@@ -135,9 +136,13 @@ def e2e():
         return
     s = d["latency_ms"]
     bad = sum(d["not_succeeded"].values())
+    notes = ""
+    if bad:
+        notes += "; %d not succeeded %s" % (bad, d["not_succeeded"])
+    if d.get("refused"):
+        notes += "; submissions refused and retried (HTTP status: count) %s" % d["refused"]
     row("e2e", "POST /v1/jobs then GET ?wait=30 until terminal, one at a time, one "
-        "kept-alive TLS connection", lat(s) + (", %d not succeeded %s" % (bad, d["not_succeeded"])
-                                              if bad else ""),
+        "kept-alive TLS connection", lat(s) + notes,
         "", "", "p50 <= 40 ms, p99 <= 120 ms", verdict(s["p50"] <= 40 and s["p99"] <= 120))
     row("e2e breakdown", "medians: POST round trip / created->started / started->finished "
         "/ rest (result seen by the long-poll + GET)",
@@ -214,8 +219,9 @@ def api():
     for c in sorted(post):
         v, text = wrk_fig(post[c])
         if pm:
-            text += "; rows created %s, deleted afterwards %s" % (pm.get("created"),
-                                                                 pm.get("deleted"))
+            text += "; 2xx answers %d, rows in jobs %s (deleted afterwards: %s)" % (
+                sum(r["requests"] - r["non_2xx"] for r in post[c]), pm.get("created"),
+                pm.get("deleted"))
         row("api", "POST /v1/jobs {\"argv\":[\"/bin/true\"]} through nginx, c=%d, one key "
             "(max_queued 1000000), runner stopped" % c, text, "", "", ">= 2000/s",
             verdict(v >= 2000))

@@ -30,6 +30,9 @@
 # taken at all. A missed target is reported as MISS and never fails the run.
 #
 # Environment: BENCH_PORT (default 8445; the next free port if taken).
+
+# The steps run through run_step and the teardown through trap: not unreachable.
+# shellcheck disable=SC2317
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -38,6 +41,7 @@ BIN=$REPO/build
 VAR=$REPO/var/bench
 RAW=$VAR/raw
 MEASURE=(python3 "$HERE/measure.py")
+export PYTHONDONTWRITEBYTECODE=1
 # bench-claim's jobs belong to no key that can read them: they never show up in a poll.
 CLAIM_KEY=00000000-0000-7000-8000-00000000c1a1
 
@@ -62,9 +66,12 @@ else
     SCALE_SMALL=10000 SCALE_LARGE=1000000 POLL_N=1000 CLAIM_N=500 SCALE_ROUNDS=2 SETTLE=5
 fi
 
-say() { printf 'bench: %s\n' "$*" >&2; }
+# Progress goes to fd 3, the run's own stderr, even from inside a step (whose stderr
+# is its log) or the EXIT trap. The stack's daemons never inherit it (see stack()).
+exec 3>&2
+say() { printf 'bench: %s\n' "$*" >&3; }
 die() {
-    printf 'bench: error: %s\n' "$*" >&2
+    printf 'bench: error: %s\n' "$*" >&3
     exit 1
 }
 
@@ -101,7 +108,7 @@ pick_port() {
 
 # ------------------------------------------------------------------------- stack
 
-stack() { bash "$REPO/tests/stack.sh" "$1" >>"$VAR/stack.log" 2>&1; }
+stack() { bash "$REPO/tests/stack.sh" "$1" >>"$VAR/stack.log" 2>&1 3>&-; }
 
 STACK_UP=0
 teardown() {
@@ -217,7 +224,8 @@ wrk_run() { # LABEL URL C ROUND [--method POST]
 step_api() {
     local job url=$SANDBOX_URL r c rc=0
     local -x BENCH_TOKEN=$E2E_TOKEN
-    job=$(poll_target) && [[ -n $job ]] || { echo "no succeeded job to poll" >&2; return 1; }
+    job=$(poll_target) || return 1
+    [[ -n $job ]] || { echo "no succeeded job of the e2e key to poll" >&2; return 1; }
     if ((WRK_WARMUP)); then
         WRK_SECONDS=$WRK_WARMUP wrk_run warmup-get "$url/v1/jobs/$job" 64 0 || rc=1
         WRK_SECONDS=$WRK_WARMUP wrk_run warmup-static "$url/_bench/static" 64 0 || rc=1
@@ -243,16 +251,21 @@ delete_key_jobs() { # KEY_ID: prints the number of jobs deleted
         SQL "DELETE FROM jobs WHERE key_id = '$1'; SELECT ROW_COUNT()"
 }
 
+# Every round starts from an empty queue for the key (the API counts the key's
+# queued jobs on each submission, so rounds on a growing queue would not compare).
 step_post() {
-    local r rc=0 created deleted
+    local r rc=0 n created=0 deleted=0
     stack stop-runner || return 1
     for ((r = 1; r <= WRK_ROUNDS; r++)); do
         BENCH_TOKEN=$POST_TOKEN wrk_run post "$SANDBOX_URL/v1/jobs" "$POST_C" "$r" \
             --method POST || rc=1
+        sleep 1 # requests wrk abandoned at its deadline may still be committing
+        n=$(SQL "SELECT COUNT(*) FROM jobs WHERE key_id = '$POST_ID'") || rc=1
+        [[ $n =~ ^[0-9]+$ ]] && created=$((created + n))
+        n=$(delete_key_jobs "$POST_ID") || rc=1
+        [[ $n =~ ^[0-9]+$ ]] && deleted=$((deleted + n))
     done
-    created=$(SQL "SELECT COUNT(*) FROM jobs WHERE key_id = '$POST_ID'") || rc=1
-    deleted=$(delete_key_jobs "$POST_ID") || rc=1
-    jq -n --arg c "${created:-?}" --arg d "${deleted:-?}" '{created: $c, deleted: $d}' \
+    jq -n --argjson c "$created" --argjson d "$deleted" '{created: $c, deleted: $d}' \
         >"$RAW/post-rows.json"
     stack start-runner || rc=1
     return "$rc"
@@ -334,10 +347,12 @@ main() {
     # shellcheck disable=SC1091
     . "$VAR/env"
     set +a
-    make_key e2e && E2E_ID=$KEY_ID E2E_TOKEN=$KEY_TOKEN &&
-        make_key tput && TPUT_ID=$KEY_ID TPUT_TOKEN=$KEY_TOKEN &&
-        make_key post && POST_ID=$KEY_ID POST_TOKEN=$KEY_TOKEN ||
-        die "sandboxctl keys create failed"
+    make_key e2e || die "sandboxctl keys create failed"
+    E2E_ID=$KEY_ID E2E_TOKEN=$KEY_TOKEN
+    make_key tput || die "sandboxctl keys create failed"
+    TPUT_ID=$KEY_ID TPUT_TOKEN=$KEY_TOKEN
+    make_key post || die "sandboxctl keys create failed"
+    POST_ID=$KEY_ID POST_TOKEN=$KEY_TOKEN
     write_meta
 
     run_step launch step_launch
@@ -356,4 +371,6 @@ main() {
     return "$rc"
 }
 
-main
+# One line: bash reads no further from this file once main returns, so editing the
+# script while a run is in progress cannot start anything else.
+{ main "$@"; exit; }

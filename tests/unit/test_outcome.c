@@ -35,6 +35,8 @@ static const struct row {
 	  "command exceeded memory resource limit" },
 	{ "fork refused, command exited 0", { STOP_NONE, 1, 0, 0, 3 }, "resource_limit", 137, 9,
 	  "command exceeded pids resource limit" },
+	{ "OOM killed bwrap itself", { STOP_NONE, 0, 0, 1, 0 }, "resource_limit", 137, 9,
+	  "command exceeded memory resource limit" },
 	{ "no status from bwrap", { STOP_NONE, 0, 0, 0, 0 }, "error", 125, 0,
 	  "sandbox did not report an exit status" },
 	{ "wall wins over status", { STOP_WALL, 0, 0, 0, 0 }, "timed_out", 124, 0,

@@ -1,0 +1,773 @@
+#!/usr/bin/env bash
+# Job commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+# tests/integration/security.sh: the sandbox profile (DESIGN.md section 6) seen from
+# inside real jobs. Submits jobs through the API (nginx -> API -> MariaDB -> runner ->
+# bwrap) and asserts the concrete, secure outcome of each escape attempt:
+#
+#   1. host files: nothing outside the profile is visible (/home /root /var /run /sys,
+#      /etc/shadow, the host's /etc/passwd, the DB socket, the runner config, the
+#      state dir, any unix socket at all); / and /usr are read-only; /workspace and
+#      /tmp are writable; /tmp is size-limited (runner_tmp_mb).
+#   2. network: the stack's nginx, a host listener on 127.0.0.1 and one on the host's
+#      own address, and a host abstract unix socket are unreachable; only `lo` exists;
+#      AF_VSOCK is refused. (Only the suite's own listeners and its own stack's nginx
+#      are dialled: never other stacks' ports or the machine's other services.)
+#      Network jobs (network: true, a key made with --allow-network, revoked at exit):
+#      slirp4netns NAT that reaches neither the host's loopback, nor slirp's host alias
+#      10.0.2.2, nor a service listening on the host's own address.
+#   3. privileges: uid 1000, no capabilities, NoNewPrivs, seccomp on; setuid-root
+#      binaries (su, mount) gain nothing; every denied syscall of the filter answers
+#      its errno (tests/security/probe.c); an x32 syscall kills the job with SIGSYS.
+#   4. other jobs: a job running in the other slot at the same time cannot see the
+#      first one's files, workspace path or processes, nor signal them; the first
+#      one's files are owned on the host by its slot uid, not root.
+#   5. environment: only the allowlisted variables and the job's own; no SANDBOX_*,
+#      no DB password, no stack token; no inherited file descriptors.
+#   6. limits: fork bomb, memory bomb (anonymous memory, and tmpfs pages in /tmp),
+#      disk fill, /dev fill (must be size-limited like /tmp), output flood, CPU spin,
+#      background children: each stopped with the right state, nothing survives;
+#      leftovers of a job never make the next job in the slot fail.
+#   7. symlinks: the host never follows a link planted in the workspace (artifacts
+#      directory, an intermediate component, files inside it, links left for
+#      cleanup); a root-owned 0600 canary keeps its content, owner, mode and link
+#      count and never shows up in an artifact.
+#
+# After every case: no process of the runner's slot uids (runner_uid_base + 0..slots-1)
+# is left (live ones within 1 s of the result, zombies within 6 s), no `sandbox-ws`
+# tmpfs is mounted under the state directory, no slot workspace directory is left and
+# no slot cgroup holds a process.
+#
+# Needs a running stack with the runner (as root) and build/seccomp-probe
+# (`make build/seccomp-probe`). By hand:
+#   SANDBOX_VAR=/tmp/x SANDBOX_PORT=8943 bash tests/stack.sh up
+#   SANDBOX_VAR=/tmp/x bash tests/integration/security.sh
+# Environment, from $SANDBOX_VAR/env: SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN,
+# SANDBOX_CONFIG, SANDBOX_DB_SOCKET, SANDBOX_PORT. SECURITY_PROBE overrides the probe.
+#
+# Reads the host's process table, mounts and cgroups, and starts short-lived listeners
+# on 127.0.0.1 and the host's address (random ports, python3); writes nothing outside
+# its own temporary directory, a canary directory under /tmp and one API key in the
+# stack's database (revoked at exit). Takes about a minute.
+
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+: "${SANDBOX_VAR:=$REPO/var}"
+if [ -r "$SANDBOX_VAR/env" ]; then
+	set -a
+	. "$SANDBOX_VAR/env"
+	set +a
+fi
+for v in SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET SANDBOX_PORT; do
+	if [ -z "${!v:-}" ]; then
+		echo "Bail out! $v is not set (is the stack up? see tests/stack.sh)"
+		exit 2
+	fi
+done
+SANDBOX_URL=${SANDBOX_URL%/}
+SANDBOX_VAR=$(realpath -m -- "$SANDBOX_VAR")
+export SANDBOX_VAR
+
+. "$HERE/lib.sh"
+# shellcheck disable=SC2034 # lib.sh's req sends it
+TOKEN=$SANDBOX_TOKEN
+
+PROBE=${SECURITY_PROBE:-$REPO/build/seccomp-probe}
+if [ ! -x "$PROBE" ]; then
+	make -C "$REPO" -s build/seccomp-probe > /dev/null 2>&1
+fi
+if [ ! -x "$PROBE" ]; then
+	echo "Bail out! $PROBE is missing: make build/seccomp-probe"
+	exit 2
+fi
+PROBE_B64=$(base64 -w0 "$PROBE")
+
+conf() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$SANDBOX_CONFIG" | tail -n 1; }
+UID_BASE=$(conf runner_uid_base)
+: "${UID_BASE:=200000}"
+SLOTS=$(conf runner_slots)
+: "${SLOTS:=2}"
+UID_LAST=$((UID_BASE + SLOTS - 1))
+CG_NAME=$(conf runner_cgroup_name)
+: "${CG_NAME:=sandbox}"
+STATE_DIR=$(conf runner_state_dir)
+: "${STATE_DIR:=/var/lib/sandbox-runner}"
+TMP_MB=$(conf runner_tmp_mb)
+: "${TMP_MB:=64}"
+PW_FILE=$(conf db_password_file)
+DB_PW=
+[ -n "$PW_FILE" ] && { read -r DB_PW < "$PW_FILE"; } 2> /dev/null
+
+RUN="$RANDOM$RANDOM"
+SANDBOX_ENV_ALLOWED=" PATH HOME TMPDIR LANG USER LOGNAME SHELL PWD SHLVL _ "
+
+note() { echo "# $*"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# expect_match NAME ERE TEXT / expect_nomatch NAME ERE TEXT (grep -E, any line). Here-strings,
+# not `printf | grep -q`: grep quitting early would SIGPIPE printf and fail the pipeline.
+expect_match() {
+	if grep -Eq -- "$2" <<< "$3"; then
+		_ok "$1"
+	else
+		_notok "$1" "a line matching /$2/" "$(printf '%s' "$3" | head -c 600)" 0
+	fi
+}
+expect_nomatch() {
+	local hit
+	hit=$(grep -E -- "$2" <<< "$3" | head -n 5)
+	if [ -z "$hit" ]; then
+		_ok "$1"
+	else
+		_notok "$1" "no line matching /$2/" "$hit" 0
+	fi
+}
+# expect_absent NAME NEEDLE TEXT: fixed string, anywhere
+expect_absent() {
+	if [ -z "$2" ] || ! grep -Fq -- "$2" <<< "$3"; then
+		_ok "$1"
+	else
+		_notok "$1" "text without '$2'" "it is there" 0
+	fi
+}
+
+# ------------------------------------------------------------------------------ jobs
+
+# mkjob COMMAND [EXTRA_JSON]: a job running COMMAND with the probe in its workspace;
+# EXTRA_JSON (an object) is merged in (limits, env, artifacts, ...).
+mkjob() {
+	local extra=${2:-}
+	[ -n "$extra" ] || extra='{}'
+	jq -cn --arg c "$1" --arg p "$PROBE_B64" --argjson x "$extra" \
+		'{command: $c, files: [{path: "probe", content_base64: $p, executable: true}]} + $x'
+}
+
+# submit JSON -> $JOB_ID (empty on failure)
+submit() {
+	JOB_ID=
+	req POST /v1/jobs "$1"
+	if [ "$STATUS" = 202 ]; then
+		JOB_ID=$(jq -r '.id // empty' "$BODY")
+	else
+		_notok "$(_name "submit")" "202 and a job id" "$STATUS $(head -c 300 "$BODY")" 0
+	fi
+	[ -n "$JOB_ID" ]
+}
+
+# wait_job ID -> $JOB: a file with the terminal job object (status 1 if it never ends)
+wait_job() {
+	local i st
+	JOB=$T_DIR/job-$1.json
+	for i in 1 2 3 4; do
+		req GET "/v1/jobs/$1?wait=30"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		case $st in
+		queued | running | '') continue ;;
+		esac
+		cp "$BODY" "$JOB"
+		return 0
+	done
+	jq -n '{status: "never-finished", result: null}' > "$JOB"
+	_notok "$(_name "job $1 finishes")" "a terminal state within 120 s" "${st:-no answer}" 0
+	return 1
+}
+
+# run LABEL COMMAND [EXTRA_JSON]: submit, wait; the job is in $JOB
+run() {
+	ctx "$1"
+	JOB=$T_DIR/none.json
+	jq -n '{status: "not-submitted", result: null}' > "$JOB"
+	submit "$(mkjob "$2" "${3:-}")" || return 1
+	wait_job "$JOB_ID"
+}
+
+jf() { jq -r "$1" "$JOB"; }
+stdout() { jq -r '.result.stdout // (.result.stdout_base64 // "" | @base64d) // ""' "$JOB"; }
+stderr() { jq -r '.result.stderr // (.result.stderr_base64 // "" | @base64d) // ""' "$JOB"; }
+# probe_line NAME: the probe's line for NAME in the job's stdout
+probe_line() { stdout | grep -E "^$1 " | head -n 1; }
+# expect_probe NAME ERRNO...: the probe's answer for NAME is one of the errnos
+expect_probe() {
+	local name=$1 got want
+	shift
+	got=$(probe_line "$name")
+	for want in "$@"; do
+		if [[ $got == "$name errno=$want "* ]]; then
+			_ok "$(_name "$name -> $want")"
+			return
+		fi
+	done
+	local alt="$*"
+	_notok "$(_name "$name -> ${alt// /|}")" "$name errno=${alt// /|}" "${got:-no line from the probe (stderr: $(stderr | head -c 200))}" 0
+}
+expect_state() {
+	expect_eq "$(_name "state $1")" "$1" "$(jf .status)"
+}
+
+# ------------------------------------------------------------------ host-side checks
+
+# slot_procs: "pid ruid euid stat comm" of every process of a slot uid
+slot_procs() {
+	ps -e -o pid=,ruid=,euid=,stat=,comm= 2> /dev/null |
+		awk -v lo="$UID_BASE" -v hi="$UID_LAST" '($2 >= lo && $2 <= hi) || ($3 >= lo && $3 <= hi)'
+}
+live_only() { awk '$4 !~ /^Z/'; }
+
+# check_clean: after a case, nothing of its jobs is left on the host.
+check_clean() {
+	local t0 procs live=1 mounts leftover_ws cgbusy f
+	t0=$(now_ms)
+	# Zombies of bwrap's pid-1 helper, orphaned to the host's init, are expected for a
+	# moment (the "same slot" case shows them); live processes are not.
+	procs=$(slot_procs | live_only)
+	if [ -n "$procs" ]; then
+		note "live right after the result: $(printf '%s' "$procs" | tr '\n' ';')"
+	fi
+	while :; do
+		procs=$(slot_procs)
+		live=$(printf '%s' "$procs" | live_only)
+		[ -z "$live" ] && break
+		[ $(($(now_ms) - t0)) -ge 1000 ] && break
+		sleep 0.1
+	done
+	expect_eq "$(_name "cleanup: no live process of uids $UID_BASE..$UID_LAST (1 s after the result)")" "" "$live"
+	while :; do
+		procs=$(slot_procs)
+		[ -z "$procs" ] && break
+		[ $(($(now_ms) - t0)) -ge 6000 ] && break
+		sleep 0.2
+	done
+	expect_eq "$(_name "cleanup: no process at all, zombies included, of uids $UID_BASE..$UID_LAST (6 s)")" "" "$procs"
+	# sandbox-ws tmpfs under $SANDBOX_VAR or the state dir, or anything under work/
+	mounts=$(awk -v a="$SANDBOX_VAR/" -v b="$STATE_DIR/" -v w="$STATE_DIR/work/" \
+		'($1 == "sandbox-ws" && (index($2, a) == 1 || index($2, b) == 1)) || index($2, w) == 1 { print $1, $2 }' /proc/mounts)
+	expect_eq "$(_name "cleanup: no sandbox-ws mount under the state directory")" "" "$mounts"
+	leftover_ws=$(ls -d "$STATE_DIR"/work/slot-* 2> /dev/null | tr '\n' ' ')
+	expect_eq "$(_name "cleanup: no slot workspace directory left")" "" "$leftover_ws"
+	cgbusy=
+	for f in /sys/fs/cgroup/*/"$CG_NAME"/slot-*/cgroup.procs /sys/fs/cgroup/"$CG_NAME"/slot-*/cgroup.procs; do
+		[ -e "$f" ] || continue
+		# (cgroup files have st_size 0: read them)
+		[ -n "$(cat "$f" 2> /dev/null)" ] && cgbusy+="$f: $(tr '\n' ' ' < "$f"); "
+	done
+	expect_eq "$(_name "cleanup: no process in a slot cgroup")" "" "$cgbusy"
+}
+
+# ------------------------------------------------------------------- preconditions
+
+ctx "precondition"
+run "precondition" 'echo ready'
+if [ "$(jf .status)" != succeeded ] || [ "$(stdout)" != ready ]; then
+	echo "Bail out! a trivial job did not succeed (status $(jf .status)): is the runner running as root?"
+	jq -c '{status, result, failure}' "$JOB" | sed 's/^/# /'
+	exit 2
+fi
+_ok "precondition: a trivial job runs"
+check_clean
+
+# --------------------------------------------------------------- 1. host files
+
+CASE="host files"
+FILL_MB=$((TMP_MB / 2 + 8)) # two of these overfill /tmp; one fits
+cmd=$(
+	cat << EOF
+for p in /home /root /var /run /sys /boot /mnt /media /opt /srv /work /etc/shadow /etc/gshadow /etc/sudoers /etc/ssh /etc/mysql \
+         '$SANDBOX_DB_SOCKET' '$SANDBOX_CONFIG' '$SANDBOX_VAR' '$STATE_DIR' '$REPO'; do
+  if [ -e "\$p" ] || [ -L "\$p" ]; then echo "VISIBLE \$p"; else echo "ABSENT \$p"; fi
+done
+echo "ROOT \$(ls -A / | tr '\n' ' ')"
+echo "ETC \$(ls -A /etc | tr '\n' ' ')"
+echo "SOCKETS \$(find / -path /proc -prune -o -type s -print 2>/dev/null | tr '\n' ' ')"
+touch /usr/sec-probe 2>&1; echo "TOUCH_USR rc=\$?"
+touch /sec-probe 2>&1; echo "TOUCH_ROOT rc=\$?"
+mkdir /etc/sec-probe 2>&1; echo "MKDIR_ETC rc=\$?"
+echo w > /workspace/w && echo "WRITE_WS ok"
+echo t > /tmp/t && echo "WRITE_TMP ok"
+echo "TMP_BLOCKS \$(df -k --output=size /tmp | tail -n 1 | tr -d ' ')"
+head -c ${FILL_MB}M /dev/zero > /tmp/fill1; echo "TMP_FILL1 rc=\$?"
+head -c ${FILL_MB}M /dev/zero > /tmp/fill2; echo "TMP_FILL2 rc=\$?"
+echo "PASSWD_BEGIN"; cat /etc/passwd; echo "PASSWD_END"
+EOF
+)
+run "$CASE" "$cmd" "{\"limits\":{\"memory_mb\":$((TMP_MB * 2 + 64 > 256 ? TMP_MB * 2 + 64 : 256))}}"
+expect_state succeeded
+out=$(stdout)
+err=$(stderr)
+for p in /home /root /var /run /sys /etc/shadow /etc/gshadow /etc/sudoers "$SANDBOX_DB_SOCKET" "$SANDBOX_CONFIG" "$SANDBOX_VAR" "$STATE_DIR" "$REPO" /work /boot /mnt /opt; do
+	expect_match "$CASE: $p is not visible" "^ABSENT $p\$" "$out"
+done
+expect_eq "$CASE: / holds only the profile's entries" \
+	"ROOT bin dev etc lib lib64 proc sbin tmp usr workspace " "$(printf '%s\n' "$out" | grep '^ROOT ')"
+expect_eq "$CASE: /etc holds only the synthesized files" \
+	"ETC group hostname hosts nsswitch.conf passwd resolv.conf " "$(printf '%s\n' "$out" | grep '^ETC ')"
+expect_eq "$CASE: no unix socket is visible anywhere (DB socket, API socket, ...)" \
+	"SOCKETS " "$(printf '%s\n' "$out" | grep '^SOCKETS')"
+passwd_in=$(printf '%s\n' "$out" | sed -n '/^PASSWD_BEGIN$/,/^PASSWD_END$/p' | sed '1d;$d')
+expect_eq "$CASE: /etc/passwd is the sandbox's (root, sandbox 1000, nobody)" \
+	"root:x:0:0:root:/nonexistent:/usr/sbin/nologin
+sandbox:x:1000:1000:sandbox:/workspace:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin" "$passwd_in"
+host_only=
+while IFS=: read -r u _; do
+	case $u in root | nobody | sandbox | '') continue ;; esac
+	grep -q "^$u:" <<< "$passwd_in" && host_only+="$u "
+done < /etc/passwd
+expect_eq "$CASE: no host account appears in the sandbox's /etc/passwd" "" "$host_only"
+expect_match "$CASE: /usr is read-only (touch fails)" '^TOUCH_USR rc=1$' "$out"
+expect_match "$CASE: /usr is read-only (EROFS)" "touch: cannot touch '/usr/sec-probe': Read-only file system" "$out"
+expect_match "$CASE: / is read-only (touch fails with EROFS)" "touch: cannot touch '/sec-probe': Read-only file system" "$out"
+expect_match "$CASE: /etc is read-only" "^MKDIR_ETC rc=1$" "$out"
+expect_match "$CASE: /workspace is writable" '^WRITE_WS ok$' "$out"
+expect_match "$CASE: /tmp is writable" '^WRITE_TMP ok$' "$out"
+expect_eq "$CASE: /tmp is a ${TMP_MB} MiB tmpfs" "TMP_BLOCKS $((TMP_MB * 1024))" "$(printf '%s\n' "$out" | grep '^TMP_BLOCKS')"
+expect_match "$CASE: /tmp: ${FILL_MB} MiB fit" '^TMP_FILL1 rc=0$' "$out"
+expect_match "$CASE: /tmp: $((FILL_MB * 2)) MiB do not fit" '^TMP_FILL2 rc=1$' "$out"
+expect_match "$CASE: /tmp full reports ENOSPC" 'No space left on device' "$err"
+check_clean
+
+# ------------------------------------------------------------------ 2. network
+
+CASE="network"
+HOST_IP=$(ip -4 -o addr show scope global 2> /dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+ABSTRACT="sec-probe-$RUN"
+LISTEN_LOG=$T_DIR/listen.log
+LISTEN_PORTS=$T_DIR/listen.ports
+: > "$LISTEN_LOG"
+python3 - "$LISTEN_PORTS" "$LISTEN_LOG" "${HOST_IP:-}" "$ABSTRACT" << 'EOF' > /dev/null 2>&1 &
+import select, socket, sys, time
+ports_file, log_file, host_ip, abstract = sys.argv[1:5]
+socks = []
+def tcp(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((addr, 0))
+    s.listen(16)
+    socks.append(s)
+    return s.getsockname()[1]
+p_lo = tcp("127.0.0.1")
+p_host = tcp(host_ip) if host_ip else 0
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u.bind("\0" + abstract)
+u.listen(16)
+socks.append(u)
+with open(ports_file + ".tmp", "w") as f:
+    f.write("%d %d\n" % (p_lo, p_host))
+import os
+os.rename(ports_file + ".tmp", ports_file)
+end = time.time() + 120
+while time.time() < end:
+    r, _, _ = select.select(socks, [], [], 1)
+    for s in r:
+        c, a = s.accept()
+        with open(log_file, "a") as f:
+            f.write("accepted on %r from %r\n" % (s.getsockname(), a))
+        c.close()
+EOF
+LISTENER=$!
+at_exit "kill $LISTENER 2>/dev/null"
+for _ in $(seq 50); do [ -s "$LISTEN_PORTS" ] && break; sleep 0.1; done
+read -r P_LO P_HOST < "$LISTEN_PORTS" 2> /dev/null || { P_LO=0; P_HOST=0; }
+if [ "${P_LO:-0}" = 0 ]; then
+	_notok "$CASE: host listeners started" "ports" "none (python3 missing?)" 0
+fi
+note "host listeners: 127.0.0.1:$P_LO ${HOST_IP:-(no global IPv4)}:$P_HOST @$ABSTRACT"
+cmd="./probe connect $SANDBOX_PORT; ./probe connect $P_LO; "
+[ -n "$HOST_IP" ] && cmd+="./probe connect $P_HOST $HOST_IP | sed 's/^connect /connect_host /'; "
+cmd+="./probe connect 3306 | sed 's/^connect /connect_mysql /'; "
+cmd+="./probe connect_unix @$ABSTRACT; ./probe vsock_socket vsock_socketpair; "
+# (no awk inside: /usr/bin/awk is an alternatives link into the host's /etc)
+cmd+="echo \"IFACES \$(sed -n '3,\$s/^ *\([^:]*\):.*/\1/p' /proc/net/dev | tr '\n' ' ')\"; "
+cmd+="echo \"TCP_LISTEN \$(cat /proc/net/tcp /proc/net/tcp6 | grep -cE '^ *[0-9]+: [0-9A-Fa-f]+:[0-9A-Fa-f]+ [0-9A-Fa-f]+:[0-9A-Fa-f]+ 0A ')\"; "
+cmd+="if [ -e '$SANDBOX_DB_SOCKET' ]; then echo DBSOCK visible; else echo DBSOCK absent; fi"
+run "$CASE" "$cmd"
+expect_state succeeded
+out=$(stdout)
+# The first connect line is nginx's port, the second the host loopback listener.
+expect_eq "$CASE: nginx at 127.0.0.1:$SANDBOX_PORT is refused (own loopback)" \
+	"connect errno=ECONNREFUSED (Connection refused)" "$(printf '%s\n' "$out" | grep '^connect ' | sed -n 1p)"
+expect_eq "$CASE: a host listener on 127.0.0.1:$P_LO is refused" \
+	"connect errno=ECONNREFUSED (Connection refused)" "$(printf '%s\n' "$out" | grep '^connect ' | sed -n 2p)"
+if [ -n "$HOST_IP" ]; then
+	expect_probe connect_host ENETUNREACH
+fi
+expect_probe connect_mysql ECONNREFUSED
+expect_probe connect_unix ECONNREFUSED
+expect_probe vsock_socket EAFNOSUPPORT
+expect_probe vsock_socketpair EAFNOSUPPORT
+expect_eq "$CASE: only lo in /proc/net/dev" "IFACES lo " "$(printf '%s\n' "$out" | grep '^IFACES')"
+expect_eq "$CASE: no listening TCP socket in the sandbox's netns" "TCP_LISTEN 0" "$(printf '%s\n' "$out" | grep '^TCP_LISTEN')"
+expect_match "$CASE: the DB socket path does not exist inside" '^DBSOCK absent$' "$out"
+sleep 0.2
+expect_eq "$CASE: the host listeners saw no connection" "" "$(cat "$LISTEN_LOG")"
+check_clean
+
+# A job may only ask for network with a key that permits it ...
+CASE="network job"
+ctx "$CASE"
+req POST /v1/jobs '{"command":"true","network":true}'
+expect_error 403 forbidden network
+# ... and then gets user-mode NAT (slirp4netns) that must not reach the host itself:
+# not its loopback (nginx, the listener), not slirp's host alias 10.0.2.2, and not a
+# service listening on the host's own address either.
+NET_KEY=$("$REPO/build/sandboxctl" --config "$SANDBOX_CONFIG" keys create --namespace sec \
+	--tenant "sec-$RUN" --subject-type user --subject-id "sec-net-$RUN" --allow-network --json 2> /dev/null)
+NET_TOKEN=$(jq -r '.token // empty' <<< "$NET_KEY" 2> /dev/null)
+NET_KEY_ID=$(jq -r '.id // empty' <<< "$NET_KEY" 2> /dev/null)
+if [ -n "$NET_KEY_ID" ]; then
+	at_exit "'$REPO/build/sandboxctl' --config '$SANDBOX_CONFIG' keys revoke '$NET_KEY_ID' > /dev/null 2>&1"
+fi
+if [ -z "$NET_TOKEN" ]; then
+	_notok "$CASE: a key with --allow-network" "a token from sandboxctl keys create" "none" 0
+else
+	: > "$LISTEN_LOG"
+	slirp_before=$(pgrep -x slirp4netns | sort)
+	cmd="./probe connect $SANDBOX_PORT | sed 's/^connect /connect_nginx /'; "
+	cmd+="./probe connect $P_LO | sed 's/^connect /connect_lo /'; "
+	cmd+="./probe connect $SANDBOX_PORT 10.0.2.2 | sed 's/^connect /connect_alias /'; "
+	[ -n "$HOST_IP" ] && cmd+="./probe connect $P_HOST $HOST_IP | sed 's/^connect /connect_host /'; "
+	cmd+="if [ -e '$SANDBOX_DB_SOCKET' ]; then echo DBSOCK visible; else echo DBSOCK absent; fi"
+	TOKEN=$NET_TOKEN run "$CASE" "$cmd" '{"network":true}'
+fi
+if [ -n "$NET_TOKEN" ] && [ "$(jf .status)" = blocked ] &&
+	[[ "$(jf '.failure.error // ""')" == *"not available"* ]]; then
+	# A runner without slirp4netns or /dev/net/tun refuses network jobs: secure.
+	note "network jobs are not available on this runner: $(jf '.failure.error')"
+	_ok "$CASE: network job refused by this runner (blocked)"
+	check_clean
+elif [ -n "$NET_TOKEN" ]; then
+	expect_state succeeded
+	expect_match "$CASE: the runner set up slirp4netns" 'network: slirp4netns' "$(jf '.result.diagnostics[]?')"
+	expect_probe connect_nginx ECONNREFUSED
+	expect_probe connect_lo ECONNREFUSED
+	expect_probe connect_alias ENETUNREACH ECONNREFUSED
+	if [ -n "$HOST_IP" ]; then
+		expect_probe connect_host ENETUNREACH EHOSTUNREACH ECONNREFUSED ETIMEDOUT EACCES EPERM
+	fi
+	expect_match "$CASE: the DB socket path does not exist inside" '^DBSOCK absent$' "$(stdout)"
+	sleep 0.2
+	expect_eq "$CASE: the host listeners saw no connection" "" "$(cat "$LISTEN_LOG")"
+	check_clean
+	for _ in $(seq 15); do
+		slirp_left=$(comm -13 <(printf '%s\n' "$slirp_before") <(pgrep -x slirp4netns | sort) | tr '\n' ' ')
+		[ -z "${slirp_left// /}" ] && break
+		sleep 0.2
+	done
+	expect_eq "$CASE: cleanup: no slirp4netns left" "" "${slirp_left// /}"
+fi
+kill "$LISTENER" 2> /dev/null
+
+# ---------------------------------------------------------------- 3. privileges
+
+CASE="privileges"
+cmd=$(
+	cat << 'EOF'
+echo "ID $(id -u) $(id -g) $(id -G)"
+grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\t' | sed 's/^/STATUS /'
+echo "SU_MODE $(stat -c '%A %u' /usr/bin/su)"
+/usr/bin/su -c id root < /dev/null > su.out 2>&1; echo "SU rc=$?"; sed 's/^/SU_OUT /' su.out
+cp /usr/bin/su ./su-copy 2>/dev/null && chmod 4755 ./su-copy 2>/dev/null; echo "SUCOPY_MODE $(stat -c '%A %u' ./su-copy)"
+./su-copy -c id root < /dev/null > sucopy.out 2>&1; echo "SUCOPY rc=$?"; sed 's/^/SU_OUT /' sucopy.out
+/usr/bin/mount -t tmpfs none /tmp > mount.out 2>&1; echo "MOUNT rc=$?"; sed 's/^/MOUNT_OUT /' mount.out
+echo "ID_AFTER $(id -u)"
+EOF
+)
+run "$CASE" "$cmd"
+expect_state succeeded
+out=$(stdout)
+expect_match "$CASE: uid and gid 1000, no other group" '^ID 1000 1000 1000$' "$out"
+for k in CapInh CapPrm CapEff CapBnd CapAmb; do
+	expect_match "$CASE: $k is 0" "^STATUS $k:0000000000000000\$" "$out"
+done
+expect_match "$CASE: NoNewPrivs is 1" '^STATUS NoNewPrivs:1$' "$out"
+expect_match "$CASE: seccomp filter mode (2)" '^STATUS Seccomp:2$' "$out"
+expect_match "$CASE: su fails" '^SU rc=[1-9]' "$out"
+expect_match "$CASE: a setuid copy of su fails" '^SUCOPY rc=[1-9]' "$out"
+expect_nomatch "$CASE: su never runs id as root" 'uid=0' "$out"
+expect_match "$CASE: setuid mount(8) of a tmpfs fails" '^MOUNT rc=[1-9]' "$out"
+expect_match "$CASE: still uid 1000 afterwards" '^ID_AFTER 1000$' "$out"
+check_clean
+
+CASE="seccomp"
+run "$CASE" "./probe ptrace_traceme ptrace_attach process_vm_readv mount umount2 pivot_root chroot \
+unshare_user unshare_ns unshare_net setns clone_newuser clone3 keyctl add_key request_key bpf \
+perf_event_open userfaultfd io_uring_setup kexec_load init_module delete_module tiocsti tioclinux \
+vsock_socket vsock_socketpair personality setuid"
+expect_state succeeded
+for op in ptrace_traceme ptrace_attach process_vm_readv mount umount2 pivot_root chroot \
+	unshare_user unshare_ns unshare_net setns clone_newuser keyctl add_key request_key bpf \
+	perf_event_open userfaultfd io_uring_setup kexec_load init_module delete_module tiocsti \
+	tioclinux personality; do
+	expect_probe "$op" EPERM
+done
+# clone3 hides its flags in memory: refused outright, glibc falls back to clone.
+expect_probe clone3 ENOSYS
+expect_probe vsock_socket EAFNOSUPPORT
+expect_probe vsock_socketpair EAFNOSUPPORT
+# Not a filter rule: uid 0 is not mapped in the job's user namespace (EINVAL); EPERM
+# would be the answer of a profile that maps it. Either way no root.
+expect_probe setuid EINVAL EPERM
+check_clean
+
+CASE="x32"
+run "$CASE" "echo before; exec ./probe x32"
+expect_state failed
+expect_eq "$CASE: killed by SIGSYS: exit code 159" 159 "$(jf .result.exit_code)"
+expect_eq "$CASE: killed by SIGSYS: signal 31" 31 "$(jf .result.signal)"
+out=$(stdout)
+expect_match "$CASE: the probe got as far as the x32 call" '^x32 attempting$' "$out"
+expect_nomatch "$CASE: the x32 call never returned" '^(x32 ok|x32 errno=)' "$out"
+check_clean
+
+# ---------------------------------------------------------------- 4. other jobs
+
+CASE="other jobs"
+SECRET="secret-$RUN-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+ctx "$CASE"
+submit "$(mkjob "echo $SECRET > secret.txt; mkdir -p d; echo $SECRET > d/inner; sleep 3; cat secret.txt" '{"limits":{"wall_seconds":20}}')"
+A=$JOB_ID
+# Give A time to be claimed and started, so B goes to the other slot.
+for _ in $(seq 40); do
+	req GET "/v1/jobs/$A"
+	[ "$(jq -r .status "$BODY")" = running ] && break
+	sleep 0.1
+done
+host_secret=$(grep -l -- "$SECRET" "$STATE_DIR"/work/slot-*/secret.txt 2> /dev/null | head -n 1)
+expect_true "$CASE: A's secret is on the host in a slot workspace ($STATE_DIR/work/slot-N)" test -n "$host_secret"
+A_WS=$(dirname "${host_secret:-/nonexistent/x}")
+owner=$(stat -c %u "${host_secret:-/nonexistent}" 2> /dev/null)
+expect_true "$CASE: files a job creates are owned on the host by its slot uid ($owner), never root" \
+	test -n "$owner" -a "${owner:-0}" -ge "$UID_BASE" -a "${owner:-0}" -le "$UID_LAST"
+cmd=$(
+	cat << EOF
+sleep 0.3
+echo "WS \$(ls -A /workspace | tr '\n' ' ')"
+for p in '$A_WS' '$STATE_DIR/work' '$STATE_DIR'; do
+  if [ -e "\$p" ]; then echo "VISIBLE \$p"; else echo "ABSENT \$p"; fi
+done
+for s in \$(seq 0 $((SLOTS - 1))); do [ -e "$STATE_DIR/work/slot-\$s" ] && echo "VISIBLE slot-\$s"; done
+echo "GREP \$(grep -rl -- '$SECRET' /workspace /tmp 2>/dev/null | tr '\n' ' ')"
+echo "PIDS \$(ls /proc | grep -E '^[0-9]+\$' | tr '\n' ' ')"
+for p in /proc/[0-9]*; do printf 'CMD %s %s\n' "\${p#/proc/}" "\$(tr '\0' ' ' < \$p/cmdline 2>/dev/null)"; done
+kill -KILL -1 2>/dev/null
+echo "after kill -1"
+EOF
+)
+B_JSON=$(jq -cn --arg c "$cmd" '{command: $c}')
+submit "$B_JSON"
+B=$JOB_ID
+wait_job "$B"
+cp "$JOB" "$T_DIR/B.json"
+out=$(stdout)
+expect_eq "$CASE: B's workspace is empty (none of A's files)" "WS " "$(printf '%s\n' "$out" | grep '^WS ')"
+expect_match "$CASE: A's workspace path is not visible in B" "^ABSENT $A_WS\$" "$out"
+expect_match "$CASE: the runner's work directory is not visible in B" "^ABSENT $STATE_DIR/work\$" "$out"
+expect_nomatch "$CASE: no slot workspace is visible in B" '^VISIBLE' "$out"
+expect_eq "$CASE: A's secret is nowhere in B's /workspace or /tmp" "GREP " "$(printf '%s\n' "$out" | grep '^GREP')"
+npids=$(printf '%s\n' "$out" | grep '^PIDS' | wc -w)
+npids=$((npids - 1))
+expect_true "$CASE: B sees only its own few pids in /proc ($npids: $(printf '%s\n' "$out" | grep '^PIDS'))" test "$npids" -ge 2 -a "$npids" -le 8
+expect_nomatch "$CASE: B sees none of A's processes" "^CMD .*(sleep 3|$SECRET)" "$out"
+expect_true "$CASE: pid 1 in B is B's own bwrap init" grep -Eq '^CMD 1 bwrap ' <<< "$out"
+wait_job "$A"
+cp "$JOB" "$T_DIR/A.json"
+expect_eq "$CASE: A succeeded although B ran kill -KILL -1" succeeded "$(jf .status)"
+expect_eq "$CASE: A's files were intact at its end" "$SECRET" "$(stdout)"
+a_start=$(jq -r .started_at "$T_DIR/A.json")
+a_end=$(jq -r .finished_at "$T_DIR/A.json")
+b_start=$(jq -r .started_at "$T_DIR/B.json")
+b_end=$(jq -r .finished_at "$T_DIR/B.json")
+expect_true "$CASE: A and B ran at the same time (A $a_start..$a_end, B $b_start..$b_end)" \
+	test "$b_start" \< "$a_end" -a "$a_start" \< "$b_end"
+check_clean
+
+# ---------------------------------------------------------------- 5. environment
+
+CASE="environment"
+cmd=$(
+	cat << 'EOF'
+env | sed 's/^/ENV /'
+echo "INIT_ENV $(tr '\0' ' ' < /proc/1/environ 2>/dev/null)"
+echo "FDS $(ls /proc/$$/fd | tr '\n' ' ')"
+echo "BWRAP_FDS $(ls /proc/1/fd 2>/dev/null | tr '\n' ' ')"
+EOF
+)
+run "$CASE" "$cmd" '{"env":{"JOB_VAR":"jv-'"$RUN"'","OTHER_VAR":"x y"}}'
+expect_state succeeded
+out=$(stdout)
+names=$(printf '%s\n' "$out" | sed -n 's/^ENV \([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p')
+extra=
+for n in $names; do
+	case $n in JOB_VAR | OTHER_VAR) continue ;; esac
+	[[ $SANDBOX_ENV_ALLOWED == *" $n "* ]] || extra+="$n "
+done
+expect_eq "$CASE: only allowlisted variables and the job's own" "" "$extra"
+expect_match "$CASE: the job's own variable is there" "^ENV JOB_VAR=jv-$RUN\$" "$out"
+expect_match "$CASE: PATH is the profile's" '^ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin$' "$out"
+expect_match "$CASE: HOME is /workspace" '^ENV HOME=/workspace$' "$out"
+expect_nomatch "$CASE: no SANDBOX_* variable" '(^ENV |INIT_ENV.*)SANDBOX_' "$out"
+expect_nomatch "$CASE: no MYSQL/DB variable" '^ENV (MYSQL|DB_|MARIADB)' "$out"
+all=$(jq -c .result "$JOB")
+expect_absent "$CASE: the DB password appears nowhere in the job's result" "$DB_PW" "$all"
+expect_absent "$CASE: the stack's API token appears nowhere in the job's result" "$SANDBOX_TOKEN" "$all"
+note "bwrap init (pid 1 inside): $(printf '%s\n' "$out" | grep -E '^(INIT_ENV|BWRAP_FDS)' | tr '\n' ';')"
+expect_eq "$CASE: the command inherits only fds 0 1 2" "FDS 0 1 2 " \
+	"$(printf '%s\n' "$out" | grep '^FDS' | sed 's/ 3 $/ /')"
+check_clean
+
+# ---------------------------------------------------------------- 6. limits
+
+CASE="fork bomb"
+run "$CASE" 'f() { f | f & }; f; sleep 5' '{"limits":{"pids":16,"wall_seconds":10}}'
+expect_state resource_limit
+expect_match "$CASE: diagnostics name the pids limit" 'pids' "$(jf '.result.diagnostics[]?')"
+expect_true "$CASE: stopped well before the wall clock ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 8000
+check_clean
+
+CASE="memory bomb"
+run "$CASE" 'a=$(head -c 200000000 /dev/zero | tr "\0" x); echo ${#a}' '{"limits":{"memory_mb":32}}'
+expect_state resource_limit
+expect_match "$CASE: diagnostics name the memory limit" 'memory' "$(jf '.result.diagnostics[]?')"
+expect_true "$CASE: peak memory within the 32 MiB limit ($(jf .result.usage.memory_peak_bytes))" \
+	test "$(jf '.result.usage.memory_peak_bytes // 0')" -le $((32 * 1024 * 1024))
+expect_nomatch "$CASE: the 200 MB string was never built" '^200000000$' "$(stdout)"
+check_clean
+
+CASE="disk fill"
+run "$CASE" 'head -c 3M /dev/zero > a; echo "A rc=$?"; head -c 3M /dev/zero > b; echo "B rc=$?"; dd if=/dev/zero of=c bs=1M count=8 2>&1; echo "C rc=$?"; echo "BLOCKS $(df -k --output=size /workspace | tail -n 1 | tr -d " ")"' '{"limits":{"disk_mb":4}}'
+expect_state succeeded
+out=$(stdout)
+expect_match "$CASE: 3 MiB fit in a 4 MiB workspace" '^A rc=0$' "$out"
+expect_match "$CASE: 6 MiB do not" '^B rc=1$' "$out"
+expect_match "$CASE: dd into a full workspace fails" '^C rc=1$' "$out"
+expect_match "$CASE: stderr says No space left on device" "No space left on device" "$(stderr)"
+expect_match "$CASE: the workspace is a 4 MiB filesystem" '^BLOCKS 4096$' "$out"
+check_clean
+
+CASE="memory bomb in tmpfs"
+# /tmp's pages are the job's memory too: filling it past memory_mb is a memory limit
+# hit like any other, reported as such (not as a sandbox error).
+run "$CASE" 'head -c 40M /dev/zero > /tmp/fill; echo "rc=$?"' '{"limits":{"memory_mb":32}}'
+expect_state resource_limit
+expect_match "$CASE: diagnostics name the memory limit" 'memory' "$(jf '.result.diagnostics[]?')"
+expect_eq "$CASE: no failure object (the sandbox itself did not fail)" null "$(jf '.failure')"
+check_clean
+
+CASE="/dev fill"
+# Everything writable is size-limited: /dev (and /dev/shm on it) must not be a way
+# around the /tmp and workspace sizes (runner_tmp_mb here).
+half=$FILL_MB
+run "$CASE" "head -c ${half}M /dev/zero > /dev/shm/a; echo \"SHM_A rc=\$?\"; head -c ${half}M /dev/zero > /dev/shm/b; echo \"SHM_B rc=\$?\"; rm -f /dev/shm/a /dev/shm/b; head -c ${half}M /dev/zero > /dev/sec-a; echo \"DEV_A rc=\$?\"; head -c ${half}M /dev/zero > /dev/sec-b; echo \"DEV_B rc=\$?\"; echo \"DEV_SIZE \$(df -k --output=size /dev | tail -n 1 | tr -d ' ')\"" '{"limits":{"memory_mb":1024}}'
+expect_state succeeded
+out=$(stdout)
+note "$(printf '%s\n' "$out" | tr '\n' ' ')"
+expect_match "$CASE: /dev/shm holds no more than ${TMP_MB} MiB (2 x ${half} MiB fail)" '^SHM_B rc=[1-9]' "$out"
+expect_match "$CASE: /dev holds no more than ${TMP_MB} MiB (2 x ${half} MiB fail)" '^DEV_B rc=[1-9]' "$out"
+check_clean
+
+CASE="output flood"
+run "$CASE" 'yes' '{"limits":{"output_bytes":65536,"wall_seconds":10}}'
+expect_state output_limit
+expect_eq "$CASE: stdout_truncated" true "$(jf .result.stdout_truncated)"
+expect_eq "$CASE: stdout kept to the cap" 65536 "$(jf '.result.stdout | length')"
+expect_true "$CASE: stopped at once ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 5000
+check_clean
+
+CASE="cpu spin"
+run "$CASE" 'while :; do :; done' '{"limits":{"cpu_seconds":1,"wall_seconds":10}}'
+expect_state resource_limit
+expect_match "$CASE: diagnostics name the cpu limit" 'cpu' "$(jf '.result.diagnostics[]?')"
+expect_true "$CASE: stopped after about 1 s of CPU ($(jf .result.usage.wall_ms) ms wall)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 5000
+check_clean
+
+CASE="background children"
+run "$CASE" 'sleep 1000 & setsid sleep 1001 & nohup sleep 1002 > /dev/null 2>&1 & (trap "" TERM HUP INT; exec sleep 1003) > /dev/null 2>&1 & (setsid sh -c "sleep 1004 &" &) ; echo started' '{"limits":{"wall_seconds":10}}'
+expect_state succeeded
+expect_eq "$CASE: the command's output" started "$(stdout)"
+expect_true "$CASE: the job ends with its command, not with the sleepers ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 3000
+leftover=$(slot_procs | live_only)
+expect_eq "$CASE: no sleeper survives the job (at the result)" "" "$leftover"
+check_clean
+
+CASE="same slot, back to back"
+# Whatever a job leaves behind (zombies included) must not change the next job in the
+# slot: with the smallest pids limit, five jobs in a row all run.
+bad=0
+zombies_seen=
+for i in 1 2 3 4 5; do
+	run "$CASE" 'echo hi' '{"limits":{"pids":1}}'
+	if [ "$(jf .status)" != succeeded ]; then
+		bad=$((bad + 1))
+		note "job $i: $(jf .status) exit $(jf .result.exit_code) stderr $(stderr | head -c 200)"
+	fi
+	z=$(slot_procs)
+	[ -n "$z" ] && zombies_seen+="job $i: $(printf '%s' "$z" | tr '\n' ';') "
+done
+expect_eq "$CASE: five pids=1 jobs in a row all succeed (failures)" 0 "$bad"
+if [ -n "$zombies_seen" ]; then
+	note "processes of slot uids right after results (reaped by the host's init, not the runner): $zombies_seen"
+fi
+check_clean
+
+# ---------------------------------------------------------------- 7. symlinks
+
+CASE="symlinks"
+CANARY_DIR=$(mktemp -d /tmp/sec-canary-XXXXXX)
+at_exit "rm -rf '$CANARY_DIR'"
+chmod 0755 "$CANARY_DIR"
+CANARY=$CANARY_DIR/canary
+CANARY_TEXT="canary-$RUN-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+(umask 077 && printf '%s\n' "$CANARY_TEXT" > "$CANARY")
+chmod 0600 "$CANARY"
+chown 0:0 "$CANARY"
+mkdir -m 0755 "$CANARY_DIR/sub"
+printf '%s\n' "$CANARY_TEXT" > "$CANARY_DIR/sub/file"
+canary_state() { stat -c '%u:%g %a %s %h' "$CANARY" 2> /dev/null; sha256sum < "$CANARY" 2> /dev/null; ls -A "$CANARY_DIR" | tr '\n' ' '; }
+CANARY_BEFORE=$(canary_state)
+all_artifacts=$T_DIR/artifacts
+
+# collect_artifacts: fetch every artifact of $JOB into $all_artifacts (appended)
+collect_artifacts() {
+	local id p
+	id=$(jf .id)
+	for p in $(jf '.result.artifacts[]?.path'); do
+		req GET "/v1/jobs/$id/artifacts/$p"
+		cat "$BODY" >> "$all_artifacts"
+	done
+}
+: > "$all_artifacts"
+
+run "$CASE: artifacts dir is a link" "ln -s '$CANARY_DIR' out && ls -l out" '{"artifacts":"out"}'
+expect_state succeeded
+expect_eq "$CASE: no artifact collected through the link" "[]" "$(jf '.result.artifacts | tojson')"
+expect_match "$CASE: diagnostics: the artifacts directory is a symbolic link" 'artifacts directory out: is a symbolic link' "$(jf '.result.diagnostics[]?')"
+collect_artifacts
+check_clean
+
+run "$CASE: artifacts path through a link" "ln -s '$CANARY_DIR' link" '{"artifacts":"link/sub"}'
+expect_state succeeded
+expect_eq "$CASE: nothing collected through an intermediate link" "[]" "$(jf '.result.artifacts | tojson')"
+collect_artifacts
+check_clean
+
+run "$CASE: links inside the artifacts dir" "mkdir out && ln -s '$CANARY' out/x && ln -s '$CANARY_DIR' out/d && ln -s '$CANARY_DIR/sub/file' out/f && echo hi > out/y; ln '$CANARY' out/h; echo \"HARDLINK rc=\$?\"" '{"artifacts":"out"}'
+expect_state succeeded
+expect_match "$CASE: a hard link to the canary is impossible" '^HARDLINK rc=1$' "$(stdout)"
+expect_eq "$CASE: only the regular file is collected" '["out/y"]' "$(jf '[.result.artifacts[]?.path] | tojson')"
+diags=$(jf '.result.diagnostics[]?')
+for l in out/x out/d out/f; do
+	expect_match "$CASE: $l skipped as a symbolic link" "artifact $l skipped: symbolic link" "$diags"
+done
+collect_artifacts
+check_clean
+
+run "$CASE: links left for cleanup" "ln -s '$CANARY' c1; ln -s '$CANARY_DIR' c2; ln -s / c3; mkdir -p deep/er; ln -s '$CANARY_DIR' deep/er/c4; ln -s '$CANARY' .hidden; chmod 000 deep; echo left"
+expect_state succeeded
+check_clean
+
+CANARY_AFTER=$(canary_state)
+expect_eq "$CASE: the canary keeps its owner, mode, size, link count, content and directory" "$CANARY_BEFORE" "$CANARY_AFTER"
+expect_true "$CASE: the canary's content is in no artifact" bash -c '! grep -Fq -- "$1" "$2"' _ "$CANARY_TEXT" "$all_artifacts"
+expect_eq "$CASE: the canary's sub file is intact" "$CANARY_TEXT" "$(cat "$CANARY_DIR/sub/file" 2> /dev/null)"
+
+finish
