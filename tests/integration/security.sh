@@ -301,7 +301,7 @@ done
 expect_eq "$CASE: / holds only the profile's entries" \
 	"ROOT bin dev etc lib lib64 proc sbin tmp usr workspace " "$(printf '%s\n' "$out" | grep '^ROOT ')"
 expect_eq "$CASE: /etc holds only the synthesized files" \
-	"ETC group hostname hosts nsswitch.conf passwd resolv.conf " "$(printf '%s\n' "$out" | grep '^ETC ')"
+	"ETC alternatives group hostname hosts nsswitch.conf passwd resolv.conf " "$(printf '%s\n' "$out" | grep '^ETC ')"
 expect_eq "$CASE: no unix socket is visible anywhere (DB socket, API socket, ...)" \
 	"SOCKETS " "$(printf '%s\n' "$out" | grep '^SOCKETS')"
 passwd_in=$(printf '%s\n' "$out" | sed -n '/^PASSWD_BEGIN$/,/^PASSWD_END$/p' | sed '1d;$d')
