@@ -120,11 +120,24 @@ teardown() {
         # The database (up to 10^6 filler rows) is large and rebuilt by every run.
         if stack down; then
             rm -rf "$VAR/mysql"
+            remove_cgroups
         else
             say "warning: tests/stack.sh down failed (see $VAR/stack.log)"
         fi
     fi
     exit "$rc"
+}
+
+# The runner leaves its (empty) per-stack cgroups behind when it stops; rmdir
+# removes only empty ones.
+remove_cgroups() {
+    local name d
+    name=$(conf_value runner_cgroup_name)
+    [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || return 0
+    for d in /sys/fs/cgroup/"$name" /sys/fs/cgroup/*/"$name"; do
+        [[ -d $d ]] || continue
+        rmdir "$d"/slot-* "$d" 2>/dev/null || true
+    done
 }
 
 # A previous run's state (its database, workspaces) is gone before this one starts:
@@ -144,7 +157,7 @@ fresh_state() {
 
 SQL() { "${MEASURE[@]}" sql "$1"; }
 
-conf_value() { sed -n "s/^$1 = //p" "$VAR/sandbox.conf" | head -n 1; }
+conf_value() { sed -n "s/^$1 = //p" "$VAR/sandbox.conf" 2>/dev/null | head -n 1; }
 
 # Creates a key; sets KEY_ID and KEY_TOKEN.
 make_key() {
