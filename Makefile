@@ -66,8 +66,7 @@ $(BUILD)/seccomp-probe: tests/security/probe.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
 # Benchmarks (tests/bench/): the launch path without the DB, and claim latency.
-BENCH_RUN_OBJ := sandbox-runner/workspace.c sandbox-runner/cgroup.c sandbox-runner/sandbox.c \
-                 sandbox-runner/profile.c sandbox-runner/scfilter.c
+BENCH_RUN_OBJ := $(filter-out sandbox-runner/runner_main.c sandbox-runner/dispatch.c,$(RUN_SRC))
 $(BUILD)/bench-launch: $(call obj,rel,tests/bench/launch.c $(BENCH_RUN_OBJ) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 

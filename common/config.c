@@ -75,7 +75,7 @@ void cfg_defaults(struct cfg *c)
 	c->runner_uid_base = 200000;
 	snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "/var/lib/sandbox-runner");
 	c->runner_lease_seconds = 30;
-	c->runner_poll_ms = 50;
+	c->runner_poll_ms = 10;
 	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
 	snprintf(c->runner_cgroup_name, sizeof c->runner_cgroup_name, "sandbox");
 	c->runner_tmp_mb = 64;

@@ -64,6 +64,8 @@ struct sup {
 	struct rusage ru;
 	struct cg_usage usage; /* read before the cgroup is removed */
 	char failure_stage[32], failure_error[600];
+	const struct sup_probe *probe; /* benchmark hook, or NULL */
+	int local;                     /* supervise_local: no database at all */
 	const char *cleanup_status;
 };
 
@@ -73,6 +75,12 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void mark(const struct sup *s, const char *step)
+{
+	if (s->probe)
+		s->probe->mark(s->probe->ctx, step);
 }
 
 static void sleep_ms(long ms)
@@ -133,10 +141,12 @@ static void db_drop_if_lost(struct sup *s)
 
 static void kill_job(struct sup *s)
 {
-	if (s->cg_on)
-		cg_kill_all(&s->cg);
 	if (s->pid > 0)
 		kill(-s->pid, SIGKILL);
+	/* With a cgroup that emptied, every process of the job is gone: the uid-wide
+	 * kill (a fork) is only needed where the cgroup cannot vouch for that. */
+	if (s->cg_on && cg_kill_all(&s->cg) == 0 && cg_nprocs(&s->cg) == 0)
+		return;
 	sb_kill_uid(s->uid);
 }
 
@@ -454,7 +464,9 @@ static int start(struct sup *s, struct fds *f)
 		free(cmd);
 		return setup_fail(s, "sandbox", "sandbox setup failed", strerror(errno));
 	}
+	mark(s, "pipes");
 	f->sc = sc_build_fd(err, sizeof err);
+	mark(s, "sc_build_fd");
 	if (f->sc < 0) {
 		free(cmd);
 		return setup_fail(s, "sandbox", "seccomp filter could not be built", err);
@@ -466,6 +478,7 @@ static int start(struct sup *s, struct fds *f)
 		free(cmd);
 		return setup_fail(s, "sandbox", "sandbox setup failed", err);
 	}
+	mark(s, "prof_bwrap_args");
 	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid,
 				.cg = s->cg_on ? &s->cg : NULL, .limits = s->job.limits,
 				.args_fd = f->args, .seccomp_fd = f->sc,
@@ -488,6 +501,7 @@ static int start(struct sup *s, struct fds *f)
 		sleep_ms(100L << attempt);
 	}
 	free(cmd);
+	mark(s, "sb_spawn");
 	/* Our copies of the child's ends must go, or EOF never comes. */
 	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
 	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
@@ -568,6 +582,8 @@ static void heartbeat(struct sup *s)
 {
 	int cancel = 0, rc;
 
+	if (s->local)
+		return;
 	if (db_ready(s) < 0)
 		return; /* the job keeps running; the result waits for the DB */
 	rc = store_heartbeat(s->db, s->job.id, s->runner_id, s->cfg->runner_lease_seconds,
@@ -605,11 +621,13 @@ static void run_loop(struct sup *s, struct fds *f)
 	size_t in_off = 0;
 	const char *status = s->status;
 	int exited = 0, wst = 0;
+	/* bwrap's exit wakes poll at once (a pidfd), instead of at the next tick. */
+	int pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 
 	if (s->job.stdin_len == 0)
 		close_fd(&f->in[1]);
 	while (!exited || f->out[0] >= 0 || f->err[0] >= 0) {
-		struct pollfd p[4];
+		struct pollfd p[5];
 		int n = 0;
 		double now = now_ms();
 
@@ -621,6 +639,8 @@ static void run_loop(struct sup *s, struct fds *f)
 			p[n++] = (struct pollfd){ .fd = f->status[0], .events = POLLIN };
 		if (f->in[1] >= 0)
 			p[n++] = (struct pollfd){ .fd = f->in[1], .events = POLLOUT };
+		if (!exited && pidfd >= 0)
+			p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 		poll(p, (nfds_t)n, exited ? 20 : CG_CHECK_MS);
 		if (f->out[0] >= 0)
 			drain(s, &f->out[0], &s->out);
@@ -639,9 +659,11 @@ static void run_loop(struct sup *s, struct fds *f)
 		}
 		if (!exited && wait4(s->pid, &wst, WNOHANG, &s->ru) == s->pid) {
 			exited = 1;
+			mark(s, "run");
 			/* The pid namespace is gone with bwrap; anything that escaped
 			 * it into the cgroup or the uid goes now. */
 			kill_job(s);
+			mark(s, "kill_after_exit");
 		}
 		now = now_ms();
 		if (!exited && now >= deadline)
@@ -656,7 +678,11 @@ static void run_loop(struct sup *s, struct fds *f)
 		}
 		if (exited && now >= deadline + 5000)
 			break; /* pipes held open by something unkillable: give up on them */
+		if (exited && pidfd >= 0)
+			close_fd(&pidfd);
 	}
+	close_fd(&pidfd);
+	mark(s, "drain_after_exit");
 	if (f->status[0] >= 0)
 		read_status(s, &f->status[0]);
 	if (!s->status_known && WIFEXITED(wst) && strstr(status, "child-pid")) {
@@ -679,12 +705,14 @@ static void cleanup(struct sup *s)
 	int bad = 0;
 
 	kill_job(s);
+	mark(s, "cleanup_kill");
 	if (s->slirp > 0) {
 		kill(s->slirp, SIGKILL);
 		waitpid(s->slirp, NULL, 0);
 	}
 	if (s->cg_on && cg_destroy(&s->cg) < 0)
 		bad = 1;
+	mark(s, "cg_destroy");
 	/* We are a subreaper: bwrap's orphaned pid-1 helper ends up here, not as a
 	 * zombie of the host's init (it would count against the slot uid). */
 	for (int i = 0; i < 100; i++) {
@@ -699,6 +727,7 @@ static void cleanup(struct sup *s)
 	s->wsfd = -1;
 	if (s->ws_path[0] && ws_destroy(s->ws_path) < 0)
 		bad = 1;
+	mark(s, "ws_destroy");
 	s->cleanup_status = bad ? "failed" : "ok";
 	if (bad)
 		diag(s, "process-group cleanup failed");
@@ -737,28 +766,33 @@ static void store_result(struct sup *s, struct job_result *r)
 	}
 }
 
+/* The job's status from what happened; appends the outcome's diagnostic. */
+static void outcome_for(struct sup *s, struct outcome *o)
+{
+	struct outcome_in in = { s->reason, s->status_known, s->code, s->usage.oom_kills,
+				 s->usage.pids_denied };
+
+	if (s->failure_stage[0]) {
+		int policy = strcmp(s->failure_stage, "policy") == 0;
+		*o = (struct outcome){ policy ? "blocked" : "error", policy ? 126 : 125, 0, NULL };
+		return;
+	}
+	outcome_map(&in, o);
+	if (o->diagnostic)
+		diag(s, "%s", o->diagnostic);
+	if (strcmp(s->cleanup_status, "ok") != 0)
+		*o = (struct outcome){ "error", 125, 0, NULL };
+}
+
 static void finish(struct sup *s, struct artifact *arts, size_t narts)
 {
 	struct outcome o;
-	struct outcome_in in = { s->reason, s->status_known, s->code, 0, 0 };
 	struct cg_usage u = s->usage;
 	struct job_result r;
 	json_t *fail;
 	char ec[16];
 
-	in.oom_kills = u.oom_kills;
-	in.pids_denied = u.pids_denied;
-	if (s->failure_stage[0]) {
-		o = (struct outcome){ strcmp(s->failure_stage, "policy") == 0 ? "blocked" : "error",
-				      strcmp(s->failure_stage, "policy") == 0 ? 126 : 125, 0,
-				      NULL };
-	} else {
-		outcome_map(&in, &o);
-		if (o.diagnostic)
-			diag(s, "%s", o.diagnostic);
-		if (strcmp(s->cleanup_status, "ok") != 0)
-			o = (struct outcome){ "error", 125, 0, NULL };
-	}
+	outcome_for(s, &o);
 	fail = failure_json(s);
 	memset(&r, 0, sizeof r);
 	r.state = o.state;
@@ -820,53 +854,105 @@ static int load_job(struct sup *s, const char *id)
 	return -1;
 }
 
+static void sup_init(struct sup *s, const struct cfg *cfg, int slot)
+{
+	memset(s, 0, sizeof *s);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	s->cfg = cfg;
+	s->slot = slot;
+	s->uid = (uid_t)(cfg->runner_uid_base + slot);
+	s->wsfd = -1;
+	s->diag = json_array();
+	s->cleanup_status = "ok";
+	s->usage = (struct cg_usage){ -1, -1, -1, -1 };
+}
+
+static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *narts)
+{
+	s->t0 = now_ms();
+	run_loop(s, f);
+	if (s->cg_on)
+		cg_read(&s->cg, &s->usage);
+	mark(s, "cg_read");
+	collect(s, arts, narts);
+	mark(s, "artifacts");
+}
+
+/* Policy check, workspace, limits, sandbox, run, artifacts, cleanup. */
+static void execute(struct sup *s, struct artifact **arts, size_t *narts)
+{
+	struct fds f;
+	const char *why;
+
+	memset(&f, -1, sizeof f);
+	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
+	if ((why = policy_check(s)) != NULL) {
+		diag(s, "blocked by policy: %s", why);
+		snprintf(s->failure_stage, sizeof s->failure_stage, "policy");
+		snprintf(s->failure_error, sizeof s->failure_error, "%s", why);
+	} else if (prepare_workspace(s) == 0) {
+		mark(s, "ws_create");
+		if (prepare_limits(s) == 0) {
+			mark(s, "cg_setup");
+			if (start(s, &f) == 0)
+				run(s, &f, arts, narts);
+		}
+	}
+	close_fds(&f);
+	mark(s, "close_fds");
+	cleanup(s);
+	if (strcmp(s->failure_stage, "policy") == 0)
+		s->cleanup_status = "ok";
+}
+
+static void sup_free(struct sup *s)
+{
+	free(s->out.data);
+	free(s->err.data);
+	json_decref(s->diag);
+	db_close(s->db);
+}
+
 int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const char *runner_id)
 {
 	struct sup s;
-	struct fds f;
 	struct artifact *arts = NULL;
 	size_t narts = 0;
-	const char *why;
 
-	memset(&s, 0, sizeof s);
-	memset(&f, -1, sizeof f);
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	s.cfg = cfg;
-	s.slot = slot;
-	s.uid = (uid_t)(cfg->runner_uid_base + slot);
+	sup_init(&s, cfg, slot);
 	s.runner_id = runner_id;
-	s.wsfd = -1;
-	s.diag = json_array();
-	s.cleanup_status = "ok";
-	s.usage = (struct cg_usage){ -1, -1, -1, -1 };
 	snprintf(s.job.id, sizeof s.job.id, "%s", job_id);
 	if (load_job(&s, job_id) < 0) {
 		log_kv("error", "job_load_failed", "job", job_id, (char *)NULL);
+		sup_free(&s);
 		return 1; /* the lease expires and the job ends as lost */
 	}
-	s.out.limit = s.err.limit = (size_t)s.job.limits[LIM_OUTPUT_BYTES];
 	log_kv("info", "job_started", "job", job_id, "runner", runner_id, (char *)NULL);
-	if ((why = policy_check(&s)) != NULL) {
-		diag(&s, "blocked by policy: %s", why);
-		snprintf(s.failure_stage, sizeof s.failure_stage, "policy");
-		snprintf(s.failure_error, sizeof s.failure_error, "%s", why);
-	} else if (prepare_workspace(&s) == 0 && prepare_limits(&s) == 0 && start(&s, &f) == 0) {
-		s.t0 = now_ms();
-		run_loop(&s, &f);
-		if (s.cg_on)
-			cg_read(&s.cg, &s.usage);
-		collect(&s, &arts, &narts);
-	}
-	close_fds(&f);
-	cleanup(&s);
-	if (strcmp(s.failure_stage, "policy") == 0)
-		s.cleanup_status = "ok";
+	execute(&s, &arts, &narts);
 	finish(&s, arts, narts);
 	ws_free_artifacts(arts, narts);
-	free(s.out.data);
-	free(s.err.data);
-	json_decref(s.diag);
 	store_job_free(&s.job);
-	db_close(s.db);
+	sup_free(&s);
 	return 0;
+}
+
+int supervise_local(const struct cfg *cfg, struct job *job, int slot,
+		    const struct sup_probe *probe, char state[24], int *exit_code)
+{
+	struct sup s;
+	struct artifact *arts = NULL;
+	size_t narts = 0;
+	struct outcome o;
+
+	sup_init(&s, cfg, slot);
+	s.local = 1;
+	s.probe = probe;
+	s.job = *job; /* borrowed: the caller frees it */
+	execute(&s, &arts, &narts);
+	ws_free_artifacts(arts, narts);
+	outcome_for(&s, &o);
+	snprintf(state, 24, "%s", o.state);
+	*exit_code = o.exit_code;
+	sup_free(&s);
+	return s.pid > 0 ? 0 : -1;
 }

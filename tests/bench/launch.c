@@ -10,11 +10,9 @@
  *             bwrap --unshare-all --die-with-parent --new-session + the profile's
  *             own mounts (taken from prof_bwrap_args, so they stay in step)
  *             -- /bin/true; waitpid.
- *   C runner  supervise.c's launch path, its module functions in its order:
- *             ws_create, cg_setup, pipes, sc_build_fd, prof_bwrap_args, sb_spawn,
- *             the run loop (poll the pipes, wait4 WNOHANG, kill_job once exited,
- *             the same timeouts as run_loop), cg_read, close fds, cleanup
- *             (kill_job, cg_destroy, ws_destroy). Each phase is timed.
+ *   C runner  the supervisor's own code (supervise_local): policy check, workspace,
+ *             cgroup, seccomp, bwrap arguments, spawn, the run loop, usage,
+ *             artifacts, cleanup; each step timed through its probe.
  *
  * What C leaves out is the per-job work around the launch (the supervisor's exec,
  * its DB connection, load, heartbeat, result): the end-to-end figures cover that.
@@ -52,6 +50,8 @@
 #include "profile.h"
 #include "sandbox.h"
 #include "scfilter.h"
+#include "store.h"
+#include "supervise.h"
 #include "util.h"
 #include "workspace.h"
 
@@ -64,15 +64,16 @@
 enum variant { V_SPAWN, V_BWRAP, V_RUNNER, V_COUNT };
 static const char *const vname[V_COUNT] = { "spawn", "bwrap", "runner" };
 
+/* The steps supervise.c reports through its probe (struct sup_probe), in order. */
 enum phase {
 	P_WS_CREATE, P_CG_SETUP, P_PIPES, P_SECCOMP, P_BWRAP_ARGS, P_SPAWN, P_RUN,
-	P_REAP, P_KILL_EXITED, P_CG_READ, P_CLOSE, P_KILL_CLEANUP, P_CG_DESTROY, P_WS_DESTROY,
-	P_COUNT
+	P_KILL_EXITED, P_DRAIN, P_CG_READ, P_ARTIFACTS, P_CLOSE, P_KILL_CLEANUP, P_CG_DESTROY,
+	P_WS_DESTROY, P_COUNT
 };
 static const char *const pname[P_COUNT] = {
 	"ws_create", "cg_setup", "pipes", "sc_build_fd", "prof_bwrap_args", "sb_spawn",
-	"run", "reap_after_eof", "kill_after_exit", "cg_read", "close_fds", "cleanup_kill", "cg_destroy",
-	"ws_destroy"
+	"run", "kill_after_exit", "drain_after_exit", "cg_read", "artifacts", "close_fds",
+	"cleanup_kill", "cg_destroy", "ws_destroy"
 };
 
 struct bench {
@@ -95,17 +96,6 @@ struct sample {
 	char err[640];
 };
 
-/* One job's state in C, as struct sup holds it in supervise.c. */
-struct job {
-	struct cg cg;
-	int cg_on, wsfd;
-	char ws_path[CFG_PATH_MAX + 64];
-	pid_t pid;
-	int in[2], out[2], err[2], status[2], sc, args;
-	char status_doc[1024];
-	int code, status_known;
-};
-
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -120,13 +110,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
 }
 
 /* ------------------------------------------------------------------ variant A */
@@ -299,239 +282,55 @@ static int build_bare_argv(struct bench *b)
 
 /* supervise.c's kill_job: the cgroup, the process group, then every process of
  * the slot uid. */
-static void kill_job(struct bench *b, struct job *j)
+/* C: the runner's own execution path (supervise_local: the supervisor's code minus
+ * the database), with every step's time taken through its probe. */
+struct probe_ctx {
+	struct sample *s;
+	double last;
+};
+
+static void on_mark(void *ctx, const char *step)
 {
-	if (j->cg_on)
-		cg_kill_all(&j->cg);
-	if (j->pid > 0)
-		kill(-j->pid, SIGKILL);
-	sb_kill_uid(b->uid_runner);
-}
+	struct probe_ctx *p = ctx;
+	double now = now_ms();
 
-static void drain(int *fd)
-{
-	char tmp[65536];
-	ssize_t r;
-
-	while ((r = read(*fd, tmp, sizeof tmp)) > 0 || (r < 0 && errno == EINTR))
-		;
-	if (r == 0)
-		close_fd(fd);
-}
-
-static void read_status(struct job *j)
-{
-	char tmp[512];
-	ssize_t r;
-	const char *p;
-
-	while ((r = read(j->status[0], tmp, sizeof tmp - 1)) > 0) {
-		size_t used = strlen(j->status_doc);
-		tmp[r] = '\0';
-		snprintf(j->status_doc + used, sizeof j->status_doc - used, "%s", tmp);
-	}
-	if (r == 0)
-		close_fd(&j->status[0]);
-	p = strstr(j->status_doc, "\"exit-code\"");
-	if (p && (p = strchr(p, ':')) != NULL) {
-		j->code = (int)strtol(p + 1, NULL, 10);
-		j->status_known = 1;
-	}
-}
-
-static void nonblock(int fd)
-{
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-/* run_loop's shape for a job without stdin: poll the pipes (50 ms while running,
- * 20 ms once exited), drain, wait4 WNOHANG, kill_job on exit, the cgroup check
- * every CG_CHECK_MS (the heartbeat, a DB round trip every 500 ms, is left out: a
- * /bin/true is done long before the first one). Phases: "run" until
- * the pipes are all at EOF or bwrap is reaped, whichever comes first; then
- * "reap_after_eof" until the loop ends (when the pipes close before bwrap is a
- * zombie, run_loop polls no fd and sleeps its full timeout before wait4 sees the
- * exit); kill_job's own time apart. 0, or -1 when the job outlived WALL_LIMIT_MS. */
-static int run_loop(struct bench *b, struct job *j, struct sample *s, int *wst)
-{
-	double t0 = now_ms(), deadline = t0 + WALL_LIMIT_MS, first_done = 0, next_cg = 0;
-	int exited = 0;
-	struct rusage ru;
-	struct cg_usage u;
-
-	close_fd(&j->in[1]);
-	while (!exited || j->out[0] >= 0 || j->err[0] >= 0) {
-		struct pollfd p[3];
-		int n = 0;
-
-		if (j->out[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = j->out[0], .events = POLLIN };
-		if (j->err[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = j->err[0], .events = POLLIN };
-		if (j->status[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = j->status[0], .events = POLLIN };
-		poll(p, (nfds_t)n, exited ? EXITED_POLL_MS : CG_CHECK_MS);
-		if (j->out[0] >= 0)
-			drain(&j->out[0]);
-		if (j->err[0] >= 0)
-			drain(&j->err[0]);
-		if (j->status[0] >= 0)
-			read_status(j);
-		if (!exited && wait4(j->pid, wst, WNOHANG, &ru) == j->pid) {
-			double t = now_ms();
-			exited = 1;
-			kill_job(b, j);
-			s->phase[P_KILL_EXITED] += now_ms() - t;
-		}
-		if (!exited && j->cg_on && now_ms() >= next_cg) { /* check_cgroup */
-			cg_read(&j->cg, &u);
-			next_cg = now_ms() + CG_CHECK_MS;
-		}
-		if (first_done == 0 && (exited || (j->out[0] < 0 && j->err[0] < 0 &&
-						   j->status[0] < 0)))
-			first_done = now_ms() - s->phase[P_KILL_EXITED];
-		if (now_ms() >= deadline) {
-			if (!exited)
-				kill_job(b, j);
-			snprintf(s->err, sizeof s->err, "the sandbox did not finish in time");
-			return -1;
+	for (int i = 0; i < P_COUNT; i++) {
+		if (strcmp(pname[i], step) == 0) {
+			p->s->phase[i] += now - p->last;
+			break;
 		}
 	}
-	if (j->status[0] >= 0)
-		read_status(j);
-	s->phase[P_RUN] = first_done - t0;
-	s->phase[P_REAP] = now_ms() - first_done - s->phase[P_KILL_EXITED];
-	return 0;
-}
-
-/* Pipes, seccomp, arguments and sb_spawn, as supervise.c's start(). */
-static int start(struct bench *b, struct job *j, struct sample *s, double *t)
-{
-	char err[512], *cmd[] = { (char *)"/bin/true", NULL };
-	json_t *env = json_object();
-	struct sb_spawn sp;
-
-	if (pipe2(j->in, O_CLOEXEC) < 0 || pipe2(j->out, O_CLOEXEC) < 0 ||
-	    pipe2(j->err, O_CLOEXEC) < 0 || pipe2(j->status, O_CLOEXEC) < 0) {
-		json_decref(env);
-		snprintf(s->err, sizeof s->err, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	s->phase[P_PIPES] = now_ms() - *t, *t = now_ms();
-	j->sc = sc_build_fd(err, sizeof err);
-	s->phase[P_SECCOMP] = now_ms() - *t, *t = now_ms();
-	if (j->sc >= 0)
-		j->args = prof_bwrap_args(&b->cfg, j->ws_path, "", b->cfg.runner_tmp_mb, env,
-					  SB_FD_SECCOMP, SB_FD_STATUS, -1, err, sizeof err);
-	json_decref(env);
-	s->phase[P_BWRAP_ARGS] = now_ms() - *t, *t = now_ms();
-	if (j->sc < 0 || j->args < 0) {
-		snprintf(s->err, sizeof s->err, "%s", err);
-		return -1;
-	}
-	sp = (struct sb_spawn){ .bwrap = b->cfg.bwrap_path, .uid = b->uid_runner,
-				.cg = j->cg_on ? &j->cg : NULL, .limits = b->cfg.limit_default,
-				.args_fd = j->args, .seccomp_fd = j->sc,
-				.status_fd = j->status[1], .stdin_fd = j->in[0],
-				.stdout_fd = j->out[1], .stderr_fd = j->err[1], .block_fd = -1,
-				.cmd = cmd };
-	j->pid = sb_spawn(&sp, err, sizeof err);
-	s->phase[P_SPAWN] = now_ms() - *t, *t = now_ms();
-	if (j->pid <= 0) {
-		snprintf(s->err, sizeof s->err, "sb_spawn: %s", err);
-		return -1;
-	}
-	close_fd(&j->in[0]), close_fd(&j->out[1]), close_fd(&j->err[1]);
-	close_fd(&j->status[1]), close_fd(&j->sc), close_fd(&j->args);
-	nonblock(j->in[1]), nonblock(j->out[0]), nonblock(j->err[0]), nonblock(j->status[0]);
-	return 0;
-}
-
-static void close_all(struct job *j)
-{
-	int *fds[] = { &j->in[0], &j->in[1], &j->out[0], &j->out[1], &j->err[0], &j->err[1],
-		       &j->status[0], &j->status[1], &j->sc, &j->args };
-
-	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
-		close_fd(fds[i]);
-}
-
-/* cleanup() of supervise.c; 0, or -1 when something was left behind. */
-static int cleanup(struct bench *b, struct job *j, struct sample *s, double *t)
-{
-	int bad = 0;
-
-	kill_job(b, j);
-	s->phase[P_KILL_CLEANUP] = now_ms() - *t, *t = now_ms();
-	if (j->cg_on && cg_destroy(&j->cg) < 0)
-		bad = 1;
-	s->phase[P_CG_DESTROY] = now_ms() - *t, *t = now_ms();
-	close_fd(&j->wsfd);
-	if (j->ws_path[0] && ws_destroy(j->ws_path) < 0)
-		bad = 1;
-	s->phase[P_WS_DESTROY] = now_ms() - *t, *t = now_ms();
-	return bad ? -1 : 0;
-}
-
-/* prepare_workspace and prepare_limits; 0 or -1 with s->err. */
-static int prepare(struct bench *b, struct job *j, struct sample *s, double *t)
-{
-	char err[512];
-	const long long *l = b->cfg.limit_default;
-
-	j->wsfd = ws_create(b->work, SLOT, b->uid_runner, l[LIM_DISK_MB], j->ws_path,
-			    sizeof j->ws_path, err, sizeof err);
-	s->phase[P_WS_CREATE] = now_ms() - *t, *t = now_ms();
-	if (j->wsfd < 0) {
-		snprintf(s->err, sizeof s->err, "ws_create: %s", err);
-		return -1;
-	}
-	if (!b->use_cg)
-		return 0;
-	if (cg_setup(&j->cg, b->cfg.runner_cgroup_name, SLOT, l[LIM_MEMORY_MB] << 20,
-		     l[LIM_PIDS] + 2, err, sizeof err) < 0) {
-		s->phase[P_CG_SETUP] = now_ms() - *t, *t = now_ms();
-		snprintf(s->err, sizeof s->err, "cg_setup: %s", err);
-		return -1;
-	}
-	j->cg_on = 1;
-	s->phase[P_CG_SETUP] = now_ms() - *t, *t = now_ms();
-	return 0;
+	p->last = now;
 }
 
 static void run_runner(struct bench *b, struct sample *s)
 {
 	struct job j;
-	struct cg_usage u;
-	int wst = 0, rc;
-	double t0 = now_ms(), t = t0;
+	struct probe_ctx pc = { s, 0 };
+	struct sup_probe probe = { on_mark, &pc };
+	char state[24];
+	int code = -1;
+	double t0 = now_ms();
 
 	memset(&j, 0, sizeof j);
-	memset(&j.in, -1, sizeof j.in), memset(&j.out, -1, sizeof j.out);
-	memset(&j.err, -1, sizeof j.err), memset(&j.status, -1, sizeof j.status);
-	j.sc = j.args = j.wsfd = -1;
-	rc = prepare(b, &j, s, &t);
-	if (rc == 0)
-		rc = start(b, &j, s, &t);
-	if (rc == 0) {
-		rc = run_loop(b, &j, s, &wst);
-		t = now_ms();
-		if (j.cg_on)
-			cg_read(&j.cg, &u);
-		s->phase[P_CG_READ] = now_ms() - t, t = now_ms();
-	}
-	close_all(&j);
-	s->phase[P_CLOSE] = now_ms() - t, t = now_ms();
-	if (cleanup(b, &j, s, &t) < 0 && rc == 0) {
-		snprintf(s->err, sizeof s->err, "cleanup left something behind");
-		rc = -1;
+	util_uuid7(j.id);
+	j.argv = json_pack("[s]", "/bin/true");
+	j.env = json_object();
+	j.stdin_buf = (unsigned char *)calloc(1, 1);
+	j.cwd = strdup("");
+	memcpy(j.limits, b->cfg.limit_default, sizeof j.limits);
+	pc.last = t0;
+	if (j.argv == NULL || j.env == NULL || j.stdin_buf == NULL || j.cwd == NULL) {
+		snprintf(s->err, sizeof s->err, "out of memory");
+	} else if (supervise_local(&b->cfg, &j, SLOT, &probe, state, &code) < 0 ||
+		   strcmp(state, "succeeded") != 0 || code != 0) {
+		snprintf(s->err, sizeof s->err, "/bin/true through the runner: %s, exit %d", state,
+			 code);
+	} else {
+		s->ok = 1;
 	}
 	s->total = now_ms() - t0;
-	if (rc == 0 && !(j.status_known && j.code == 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == 0))
-		snprintf(s->err, sizeof s->err, "/bin/true in the sandbox: exit-code %d, wait "
-			 "status %d, status %.80s", j.status_known ? j.code : -1, wst, j.status_doc);
-	else if (rc == 0)
-		s->ok = 1;
+	store_job_free(&j);
 }
 
 /* ------------------------------------------------------------------ setup */
