@@ -15,10 +15,22 @@
 #define DB_MAX_PARAMS 48
 #define DB_MAX_CELL (256u << 20) /* a cell larger than this is refused, not fetched */
 
+#define DB_STMT_CACHE 48
+
+/* Prepared statements are kept per connection, keyed by their SQL text: a query
+ * then costs one round trip instead of three (prepare, execute, close). */
+struct db_stmt {
+	char *sql;
+	MYSQL_STMT *st;
+	unsigned long long used; /* for eviction of the least recently used */
+};
+
 struct db {
 	MYSQL *my;
 	unsigned err;
 	char msg[512];
+	struct db_stmt cache[DB_STMT_CACHE];
+	unsigned long long clock;
 };
 
 struct cell {
@@ -94,6 +106,11 @@ void db_close(struct db *db)
 {
 	if (db == NULL)
 		return;
+	for (int i = 0; i < DB_STMT_CACHE; i++) {
+		if (db->cache[i].st)
+			mysql_stmt_close(db->cache[i].st);
+		free(db->cache[i].sql);
+	}
 	mysql_close(db->my);
 	free(db);
 }
@@ -200,6 +217,57 @@ static int bind_params(struct db *db, MYSQL_STMT *st, const struct db_param *p, 
 	return 0;
 }
 
+static void cache_drop(struct db *db, MYSQL_STMT *st)
+{
+	for (int i = 0; i < DB_STMT_CACHE; i++) {
+		if (db->cache[i].st == st) {
+			mysql_stmt_close(st);
+			free(db->cache[i].sql);
+			memset(&db->cache[i], 0, sizeof db->cache[i]);
+			return;
+		}
+	}
+	mysql_stmt_close(st);
+}
+
+/* The cached statement for sql, prepared on first use. */
+static MYSQL_STMT *cache_get(struct db *db, const char *sql)
+{
+	int victim = 0;
+	MYSQL_STMT *st;
+	char *copy;
+
+	for (int i = 0; i < DB_STMT_CACHE; i++) {
+		if (db->cache[i].sql && strcmp(db->cache[i].sql, sql) == 0) {
+			db->cache[i].used = ++db->clock;
+			return db->cache[i].st;
+		}
+		if (db->cache[i].used < db->cache[victim].used)
+			victim = i;
+	}
+	st = mysql_stmt_init(db->my);
+	copy = strdup(sql);
+	if (st == NULL || copy == NULL) {
+		set_err(db, CR_OUT_OF_MEMORY, "out of memory");
+		if (st)
+			mysql_stmt_close(st);
+		free(copy);
+		return NULL;
+	}
+	if (mysql_stmt_prepare(st, sql, strlen(sql))) {
+		stmt_err(db, st);
+		mysql_stmt_close(st);
+		free(copy);
+		return NULL;
+	}
+	if (db->cache[victim].st) {
+		mysql_stmt_close(db->cache[victim].st);
+		free(db->cache[victim].sql);
+	}
+	db->cache[victim] = (struct db_stmt){ copy, st, ++db->clock };
+	return st;
+}
+
 static MYSQL_STMT *prepare_exec(struct db *db, const char *sql, const struct db_param *p,
 				size_t n)
 {
@@ -209,21 +277,28 @@ static MYSQL_STMT *prepare_exec(struct db *db, const char *sql, const struct db_
 	my_bool nulls[DB_MAX_PARAMS];
 	MYSQL_STMT *st;
 
-	db->err = 0;
-	db->msg[0] = '\0';
-	st = mysql_stmt_init(db->my);
-	if (st == NULL) {
-		set_err(db, mysql_errno(db->my), mysql_error(db->my));
-		return NULL;
-	}
-	if (mysql_stmt_prepare(st, sql, strlen(sql)) ||
-	    bind_params(db, st, p, n, b, ints, lens, nulls) < 0 || mysql_stmt_execute(st)) {
+	for (int attempt = 0; attempt < 2; attempt++) {
+		db->err = 0;
+		db->msg[0] = '\0';
+		st = cache_get(db, sql);
+		if (st == NULL)
+			return NULL;
+		if (bind_params(db, st, p, n, b, ints, lens, nulls) == 0 && mysql_stmt_execute(st) == 0)
+			return st;
 		if (db->err == 0)
 			stmt_err(db, st);
-		mysql_stmt_close(st);
-		return NULL;
+		cache_drop(db, st);
+		/* 1615: the table changed under a cached statement: prepare it anew. */
+		if (db->err != ER_NEED_REPREPARE)
+			break;
 	}
-	return st;
+	return NULL;
+}
+
+/* A cached statement is kept; its result set is released for the next use. */
+static void stmt_done(MYSQL_STMT *st)
+{
+	mysql_stmt_free_result(st);
 }
 
 long long db_execa(struct db *db, const char *sql, const struct db_param *p, size_t n)
@@ -234,7 +309,7 @@ long long db_execa(struct db *db, const char *sql, const struct db_param *p, siz
 	if (st == NULL)
 		return -1;
 	rows = (long long)mysql_stmt_affected_rows(st);
-	mysql_stmt_close(st);
+	stmt_done(st);
 	return rows;
 }
 
@@ -370,7 +445,10 @@ struct db_res *db_querya(struct db *db, const char *sql, const struct db_param *
 	if (st == NULL)
 		return NULL;
 	r = collect(db, st);
-	mysql_stmt_close(st);
+	if (r == NULL)
+		cache_drop(db, st);
+	else
+		stmt_done(st);
 	return r;
 }
 
