@@ -247,7 +247,7 @@ static enum jobs_rc wait_terminal(struct api_ctx *ctx, const char *id, long long
 
 	while (!*ctx->stop && now_s() < deadline) {
 		sleep_ms(delay);
-		delay = delay * 3 / 2 > 20 ? 20 : delay * 3 / 2;
+		delay = delay * 3 / 2 > 10 ? 10 : delay * 3 / 2;
 		rc = jobs_state(ctx->db, id, state);
 		if (rc != JOBS_OK || render_is_terminal(state))
 			break;

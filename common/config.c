@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -38,7 +39,7 @@ static const struct key keys[] = {
 	{ I(max_metadata_bytes, 0, 65536) },
 	{ I(max_env, 0, 4096) },
 	{ I(default_max_queued, 1, 1000000) },
-	{ I(runner_slots, 1, 256) },
+	{ I(runner_slots, 0, 256) },
 	{ I(runner_uid_base, 1000, 2000000000) },
 	{ S(runner_state_dir) },
 	{ I(runner_lease_seconds, 5, 3600) },
@@ -71,7 +72,7 @@ void cfg_defaults(struct cfg *c)
 	c->max_metadata_bytes = 4096;
 	c->max_env = 64;
 	c->default_max_queued = 100;
-	c->runner_slots = 2;
+	c->runner_slots = 0; /* resolved by cfg_check: two per online CPU */
 	c->runner_uid_base = 200000;
 	snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "/var/lib/sandbox-runner");
 	c->runner_lease_seconds = 30;
@@ -161,8 +162,12 @@ static char *trim(char *s)
 	return s;
 }
 
-static int cfg_check(const struct cfg *c, char *err, size_t errlen)
+static int cfg_check(struct cfg *c, char *err, size_t errlen)
 {
+	if (c->runner_slots == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		c->runner_slots = n < 1 ? 2 : n * 2 > 256 ? 256 : n * 2;
+	}
 	if (strcmp(c->runner_limits_mode, "cgroup") != 0 &&
 	    strcmp(c->runner_limits_mode, "rlimit-only") != 0) {
 		snprintf(err, errlen, "runner_limits_mode must be 'cgroup' or 'rlimit-only'");

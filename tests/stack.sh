@@ -458,7 +458,7 @@ fcgi_socket = $API_SOCK
 api_workers = 8
 schema_dir = $REPO/schema
 runner_state_dir = $VAR/runner
-runner_slots = 2
+runner_slots = $(($(nproc) * 2))
 # Per stack, so that two stacks on one host (make up, make test) never share a
 # slot's uid or cgroup.
 runner_uid_base = $(runner_uid_base)

@@ -117,6 +117,10 @@ static void test_empty_file(void)
 
 	CHECK_INT(load("", &c, err, sizeof err, NULL), 0);
 	cfg_defaults(&d);
+	/* runner_slots 0 (auto) is resolved on load: two per online CPU */
+	CHECK_INT(d.runner_slots, 0);
+	CHECK_INT(c.runner_slots, 2 * sysconf(_SC_NPROCESSORS_ONLN));
+	d.runner_slots = c.runner_slots;
 	CHECK(memcmp(&c, &d, sizeof c) == 0, "an empty file must give the defaults");
 }
 
