@@ -77,7 +77,7 @@ NGX_RELOAD=0      # the certificate was regenerated
 
 # ---------------------------------------------------------------------------- helpers
 
-say() { printf 'stack: %s\n' "$*"; }
+say() { printf 'stack: %s\n' "$*" 2>/dev/null || true; }
 warn() { printf 'stack: warning: %s\n' "$*" >&2; }
 die() {
     printf 'stack: error: %s\n' "$*" >&2
@@ -139,7 +139,7 @@ take_lock() {
     flock -w 300 9 || die "another tests/stack.sh holds $LOCK_FILE"
 }
 
-drop_lock() { exec 9>&- 2>/dev/null || true; }
+drop_lock() { { exec 9>&-; } 2>/dev/null || true; }
 
 # --------------------------------------------------------------------------- processes
 
@@ -798,10 +798,19 @@ cmd_down() {
 STOP_REQUESTED=0
 cmd_run() {
     cmd_up
+    # Ctrl-C under `make run` can end this script before its trap runs (make exits
+    # at once and takes the terminal with it): a detached watchdog runs `down` as
+    # soon as this process is gone, however it went.
+    SANDBOX_VAR=$VAR SANDBOX_PORT=$PORT SANDBOX_BIN=$BIN setsid bash -c \
+        'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; exec bash "$2" down' \
+        stack-watchdog "$$" "$REPO/tests/stack.sh" </dev/null >>"$LOG_DIR/stack.log" 2>&1 &
     say "running in the foreground: Ctrl-C stops everything"
     trap 'STOP_REQUESTED=1' INT TERM HUP
     local comp label
     local -A reported=()
+    # Ctrl-C reaches every process of the group: a command substitution it kills
+    # must not end the script under `set -e` before `down` has run.
+    set +e
     while ((STOP_REQUESTED == 0)); do
         sleep 2 &
         wait $! 2>/dev/null || true
@@ -809,17 +818,20 @@ cmd_run() {
             label=$(comp_label "$comp")
             if comp_running "$comp"; then
                 reported[$comp]=
-            elif [[ -z ${reported[$comp]:-} ]]; then
+            elif ((STOP_REQUESTED == 0)) && [[ -z ${reported[$comp]:-} ]]; then
                 warn "$label is not running (tests/stack.sh up, in another terminal, restarts it)"
                 reported[$comp]=1
             fi
         done
     done
-    # A second Ctrl-C must not cut the shutdown short and strand processes.
-    trap '' INT TERM HUP
-    echo
-    say "stopping"
+    # A second Ctrl-C must not cut the shutdown short and strand processes. Under
+    # `make run`, make exits at once on Ctrl-C and the terminal may go away with it:
+    # the shutdown then goes on without an audience (writes may fail, no SIGPIPE).
+    trap '' INT TERM HUP PIPE
+    echo 2>/dev/null
+    say "stopping" 2>/dev/null
     cmd_down
+    exit 0
 }
 
 # One component's line; returns 1 when it is not running.
