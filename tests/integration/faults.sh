@@ -66,23 +66,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 fails() { ! "$@"; }
 note() { echo "# $*"; }
 
-# stack CMD: run tests/stack.sh CMD for this $SANDBOX_VAR, output as comments.
-stack() {
-	local rc
-	bash "$STACK" "$1" > "$T_DIR/stack.out" 2>&1
-	rc=$?
-	sed 's/^/#   /' "$T_DIR/stack.out"
-	return "$rc"
-}
 
-# alive PID: exists and is not a zombie.
-alive() {
-	local stat
-	[[ ${1:-} =~ ^[0-9]+$ ]] || return 1
-	{ read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 1
-	stat=${stat##*) }
-	[[ ${stat%% *} != Z ]]
-}
 
 # The API master's pid (from the pid file, if alive), or nothing and status 1.
 api_master() {

@@ -223,3 +223,24 @@ finish() {
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
 }
+
+# ---- helpers shared by the suites that drive the stack itself
+
+# stack CMD: tests/stack.sh CMD for this $SANDBOX_VAR, its output as '#' comments.
+stack() {
+	local rc
+	bash "${STACK:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/stack.sh}" "$1" \
+		> "$T_DIR/stack.out" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$T_DIR/stack.out"
+	return "$rc"
+}
+
+# alive PID: exists and is not a zombie.
+alive() {
+	local stat
+	[[ ${1:-} =~ ^[0-9]+$ ]] || return 1
+	{ read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}

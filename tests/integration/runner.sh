@@ -84,14 +84,6 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 note() { echo "# $*"; }
 fails() { ! "$@"; }
 
-# alive PID: exists and is not a zombie.
-alive() {
-	local stat
-	[[ ${1:-} =~ ^[0-9]+$ ]] || return 1
-	{ read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 1
-	stat=${stat##*) }
-	[[ ${stat%% *} != Z ]]
-}
 
 # wait_gone SECONDS PID...: true when all are gone within the time.
 wait_gone() {
@@ -106,14 +98,6 @@ wait_gone() {
 	done
 }
 
-# stack CMD: tests/stack.sh CMD for this $SANDBOX_VAR, its output as comments.
-stack() {
-	local rc
-	bash "$STACK" "$1" > "$T_DIR/stack.out" 2>&1
-	rc=$?
-	sed 's/^/#   /' "$T_DIR/stack.out"
-	return "$rc"
-}
 
 runner_pid() {
 	local pid
