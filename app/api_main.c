@@ -31,6 +31,7 @@
 #include "config.h"
 #include "db.h"
 #include "http.h"
+#include "jobcache.h"
 #include "log.h"
 #include "routes.h"
 
@@ -123,6 +124,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board 
 		FCGX_Finish_r(&fr);
 	}
 	FCGX_Free(&fr, 1);
+	jc_clear();
 	db_close(ctx.db);
 	exit(0);
 }

@@ -8,6 +8,7 @@
 
 #include "auth.h"
 #include "http_util.h"
+#include "jobcache.h"
 #include "jobs.h"
 #include "log.h"
 #include "render.h"
@@ -255,6 +256,21 @@ static enum jobs_rc wait_terminal(struct api_ctx *ctx, const char *id, long long
 	return rc;
 }
 
+/* A finished job from this worker's cache, else from the database. */
+static enum jobs_rc get_job(struct api_ctx *ctx, const struct identity *who, const char *id,
+			    json_t **job)
+{
+	enum jobs_rc rc;
+
+	*job = jc_get(id, who);
+	if (*job != NULL)
+		return JOBS_OK;
+	rc = jobs_get(ctx->db, who, id, job);
+	if (rc == JOBS_OK)
+		jc_put(id, *job);
+	return rc;
+}
+
 static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		  const char *id)
 {
@@ -273,7 +289,7 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 				NULL);
 		return;
 	}
-	rc = jobs_get(ctx->db, who, id, &job);
+	rc = get_job(ctx, who, id, &job);
 	if (rc == JOBS_OK && wait > 0 &&
 	    !render_is_terminal(json_string_value(json_object_get(job, "status"))) &&
 	    wait_slot_take(ctx)) {
@@ -281,7 +297,7 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 		ctx->board->waiting[ctx->slot] = 0;
 		if (rc == JOBS_OK) {
 			json_decref(job);
-			rc = jobs_get(ctx->db, who, id, &job);
+			rc = get_job(ctx, who, id, &job);
 		}
 	}
 	if (rc == JOBS_NOT_FOUND)

@@ -26,6 +26,7 @@ int main(void)
 	suite_render();
 	suite_http_util();
 	suite_outcome();
+	suite_jobcache();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -1,0 +1,89 @@
+#include "jobcache.h"
+
+#include <string.h>
+
+#include "render.h"
+#include "util.h"
+
+struct entry {
+	char id[UUID_STR_LEN];
+	json_t *job;
+	unsigned long long used;
+};
+
+static struct entry cache[JOBCACHE_ENTRIES];
+static unsigned long long clock_;
+
+static const char *ident(json_t *job, const char *k)
+{
+	return json_string_value(json_object_get(json_object_get(job, "identity"), k));
+}
+
+static int same(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* The same rule as the SQL scope of app/jobs.c: tenant admins see their tenant,
+ * everyone else their own subject. */
+static int visible(json_t *job, const struct identity *who)
+{
+	if (!same(ident(job, "identity_namespace"), who->ns) ||
+	    !same(ident(job, "tenant_id"), who->tenant))
+		return 0;
+	return who->tenant_admin || (same(ident(job, "subject_type"), who->subject_type) &&
+				     same(ident(job, "subject_id"), who->subject_id));
+}
+
+json_t *jc_get(const char *id, const struct identity *who)
+{
+	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {
+		if (cache[i].job && strcmp(cache[i].id, id) == 0) {
+			if (!visible(cache[i].job, who))
+				return NULL;
+			cache[i].used = ++clock_;
+			return json_incref(cache[i].job);
+		}
+	}
+	return NULL;
+}
+
+/* Output dominates a job's size; big ones are not worth a cache slot. */
+static size_t output_size(json_t *job)
+{
+	static const char *const keys[] = { "stdout", "stderr", "stdout_base64", "stderr_base64" };
+	json_t *res = json_object_get(job, "result");
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		n += json_string_length(json_object_get(res, keys[i]));
+	return n;
+}
+
+void jc_put(const char *id, json_t *job)
+{
+	const char *state = json_string_value(json_object_get(job, "status"));
+	int victim = 0;
+
+	if (state == NULL || !render_is_terminal(state) || strlen(id) >= UUID_STR_LEN ||
+	    output_size(job) > JOBCACHE_MAX_OUTPUT)
+		return;
+	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {
+		if (cache[i].job && strcmp(cache[i].id, id) == 0)
+			return;
+		if (cache[i].used < cache[victim].used)
+			victim = i;
+	}
+	json_decref(cache[victim].job);
+	memcpy(cache[victim].id, id, strlen(id) + 1);
+	cache[victim].job = json_incref(job);
+	cache[victim].used = ++clock_;
+}
+
+void jc_clear(void)
+{
+	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {
+		json_decref(cache[i].job);
+		memset(&cache[i], 0, sizeof cache[i]);
+	}
+}

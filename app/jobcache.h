@@ -1,0 +1,22 @@
+/* A per-worker cache of finished jobs' rendered objects. A terminal job never
+ * changes again (the runner writes a result only into a running job, a cancel of a
+ * finished job is a no-op), so its object can be served without the two queries
+ * that build it. Scope is still checked on every hit; authentication still hits
+ * the database on every request, so a revoked key is refused at once. */
+#ifndef SANDBOX_JOBCACHE_H
+#define SANDBOX_JOBCACHE_H
+
+#include <jansson.h>
+
+#include "auth.h"
+
+#define JOBCACHE_ENTRIES 256
+#define JOBCACHE_MAX_OUTPUT 16384 /* bytes of stdout+stderr; bigger jobs are not kept */
+
+/* A new reference to the cached job if present and visible to who, else NULL. */
+json_t *jc_get(const char *id, const struct identity *who);
+/* Remembers job (borrowed; a reference is kept) if it is terminal. */
+void jc_put(const char *id, json_t *job);
+void jc_clear(void);
+
+#endif

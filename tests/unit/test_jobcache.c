@@ -1,0 +1,100 @@
+/* jobcache: only finished, small jobs are kept; every hit is scoped like the SQL. */
+#include <stdio.h>
+#include <string.h>
+
+#include "jobcache.h"
+#include "tests.h"
+
+#define ID1 "01900000-0000-7000-8000-000000000001"
+#define ID2 "01900000-0000-7000-8000-000000000002"
+
+static json_t *job(const char *status, const char *subject, size_t out_len)
+{
+	char out[20000];
+
+	memset(out, 'x', out_len);
+	out[out_len] = '\0';
+	return json_pack("{s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s}}", "status", status, "identity",
+			 "identity_namespace", "ns", "tenant_id", "t1", "subject_type", "user",
+			 "subject_id", subject, "result", "stdout", out);
+}
+
+static struct identity who(const char *tenant, const char *subject, int admin)
+{
+	struct identity w;
+
+	memset(&w, 0, sizeof w);
+	snprintf(w.ns, sizeof w.ns, "ns");
+	snprintf(w.tenant, sizeof w.tenant, "%s", tenant);
+	snprintf(w.subject_type, sizeof w.subject_type, "user");
+	snprintf(w.subject_id, sizeof w.subject_id, "%s", subject);
+	w.tenant_admin = admin;
+	return w;
+}
+
+static void test_scope_and_state(void)
+{
+	json_t *done = job("succeeded", "alice", 10), *queued = job("queued", "alice", 10), *got;
+	struct identity alice = who("t1", "alice", 0), bob = who("t1", "bob", 0);
+	struct identity admin = who("t1", "root", 1), other = who("t2", "alice", 1);
+
+	jc_clear();
+	jc_put(ID1, done);
+	jc_put(ID2, queued);
+	got = jc_get(ID1, &alice);
+	CHECK(got == done, "the owner gets the cached finished job");
+	json_decref(got);
+	got = jc_get(ID1, &admin);
+	CHECK(got == done, "a tenant admin of the same tenant gets it");
+	json_decref(got);
+	CHECK(jc_get(ID1, &bob) == NULL, "another subject gets nothing from the cache");
+	CHECK(jc_get(ID1, &other) == NULL, "an admin of another tenant gets nothing");
+	CHECK(jc_get(ID2, &alice) == NULL, "a queued job is never cached");
+	jc_clear();
+	CHECK(jc_get(ID1, &alice) == NULL, "jc_clear empties the cache");
+	json_decref(done);
+	json_decref(queued);
+}
+
+static void test_big_output_not_kept(void)
+{
+	json_t *big = job("failed", "alice", JOBCACHE_MAX_OUTPUT + 1);
+	struct identity alice = who("t1", "alice", 0);
+
+	jc_clear();
+	jc_put(ID1, big);
+	CHECK(jc_get(ID1, &alice) == NULL, "a job with more than %d bytes of output is not kept",
+	      JOBCACHE_MAX_OUTPUT);
+	json_decref(big);
+}
+
+static void test_eviction(void)
+{
+	struct identity alice = who("t1", "alice", 0);
+	json_t *j = job("succeeded", "alice", 1), *got;
+	char id[40];
+
+	jc_clear();
+	for (int i = 0; i < JOBCACHE_ENTRIES + 10; i++) {
+		snprintf(id, sizeof id, "01900000-0000-7000-8000-%012d", i);
+		jc_put(id, j);
+	}
+	snprintf(id, sizeof id, "01900000-0000-7000-8000-%012d", 0);
+	CHECK(jc_get(id, &alice) == NULL, "the oldest entry was evicted");
+	snprintf(id, sizeof id, "01900000-0000-7000-8000-%012d", JOBCACHE_ENTRIES + 9);
+	got = jc_get(id, &alice);
+	CHECK(got == j, "the newest entry is there");
+	json_decref(got);
+	jc_clear();
+	json_decref(j);
+}
+
+void suite_jobcache(void)
+{
+	static const CU_TestInfo tests[] = { { "scope_and_state", test_scope_and_state },
+					     { "big_output_not_kept", test_big_output_not_kept },
+					     { "eviction", test_eviction },
+					     CU_TEST_INFO_NULL };
+
+	t_register("jobcache", tests);
+}
