@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -157,6 +158,14 @@ int main(int argc, char **argv)
 	}
 	if (prof_prepare_etc(&cfg, err, sizeof err) < 0)
 		die("refusing to start: %s", err);
+	/* Slot uids are killed wholesale (kill(-1) as that uid): none may be a real
+	 * account's. */
+	for (long long i = 0; i < cfg.runner_slots; i++) {
+		struct passwd *pw = getpwuid((uid_t)(cfg.runner_uid_base + i));
+		if (pw != NULL)
+			die("refusing to start: slot uid %lld belongs to user %s (set runner_uid_base "
+			    "to an unused range)", cfg.runner_uid_base + i, pw->pw_name);
+	}
 	if (prof_check_host(&cfg, err, sizeof err) < 0)
 		die("refusing to start: %s", err);
 	char self[4096];

@@ -716,6 +716,14 @@ unsafe_run "$UNSAFE/owner.conf" "$UNSAFE/owner.log"
 expect_true "unsafe: state dir owned by nobody: exit status non-zero (got $URC)" test "$URC" != 0
 expect_true "unsafe: state dir owned by nobody: says refusing to start" grep -q 'refusing to start' "$UNSAFE/owner.log"
 sed 's/^/#   /' "$UNSAFE/owner.log" | head -n 3
+# Slot uids that belong to a real account (kill(-1) as that uid would hit its owner).
+SD4=$UNSAFE/state-uid
+unsafe_conf "$UNSAFE/uid.conf" "$SD4"
+printf 'runner_uid_base = %s\n' "$(id -u nobody)" >> "$UNSAFE/uid.conf"
+unsafe_run "$UNSAFE/uid.conf" "$UNSAFE/uid.log"
+expect_true "unsafe: slot uid of a real account: exit status non-zero (got $URC)" test "$URC" != 0
+expect_true "unsafe: slot uid of a real account: names the user" \
+	grep -q "refusing to start: slot uid $(id -u nobody) belongs to user nobody" "$UNSAFE/uid.log"
 
 # ================================================= 10. nothing left over
 
