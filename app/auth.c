@@ -1,5 +1,6 @@
 #include "auth.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,26 @@ void auth_token_hash(const char *token, unsigned char out[32])
 	sha256_buf(token, strlen(token), out);
 }
 
+void auth_parse_max_limits(const char *json, long long out[LIM_COUNT])
+{
+	json_t *o = json ? json_loads(json, 0, NULL) : NULL;
+	const char *k;
+	json_t *v;
+
+	for (int i = 0; i < LIM_COUNT; i++)
+		out[i] = -1;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return;
+	}
+	json_object_foreach(o, k, v) {
+		int id = limit_lookup(k);
+		if (id >= 0 && json_is_integer(v) && json_integer_value(v) >= 0)
+			out[id] = json_integer_value(v);
+	}
+	json_decref(o);
+}
+
 static void copy(char *dst, size_t n, const char *src, int *present)
 {
 	if (present)
@@ -44,7 +65,8 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	auth_token_hash(token, hash);
 	res = db_query(db,
 		       "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
-		       " actor_type, actor_id, tenant_admin, allow_network, max_queued"
+		       " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
+		       " max_limits_json"
 		       " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
 		       "b", hash, sizeof hash);
 	if (res == NULL)
@@ -63,6 +85,7 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	id->tenant_admin = db_res_int(res, 0, 7, 0) != 0;
 	id->allow_network = db_res_int(res, 0, 8, 0) != 0;
 	id->max_queued = db_res_int(res, 0, 9, -1);
+	auth_parse_max_limits(db_res_str(res, 0, 10), id->max_limits);
 	db_res_free(res);
 	return AUTH_OK;
 }

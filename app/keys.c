@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "joblimits.h"
 #include "ctl.h"
 #include "util.h"
 
@@ -14,7 +15,38 @@ struct key_opts {
 	const char *ns, *tenant, *stype, *sid, *atype, *aid;
 	int tenant_admin, allow_network, json;
 	long long max_queued;
+	json_t *max_limits; /* {"memory_mb": 128, ...} */
 };
+
+/* --max-limit NAME=VALUE: a known limit, at least its floor. */
+static int add_max_limit(struct key_opts *o, const char *arg)
+{
+	char name[64];
+	const char *eq = strchr(arg, '=');
+	long long v;
+	int id;
+
+	if (eq == NULL || (size_t)(eq - arg) >= sizeof name) {
+		fprintf(stderr, "sandboxctl: --max-limit takes NAME=VALUE\n");
+		return -1;
+	}
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	id = limit_lookup(name);
+	if (id < 0) {
+		fprintf(stderr, "sandboxctl: --max-limit: unknown limit '%s'\n", name);
+		return -1;
+	}
+	if (util_parse_ll(eq + 1, limit_specs[id].min, limit_specs[id].ceiling, &v) < 0) {
+		fprintf(stderr, "sandboxctl: --max-limit %s must be an integer from %lld to %lld\n",
+			name, limit_specs[id].min, limit_specs[id].ceiling);
+		return -1;
+	}
+	if (o->max_limits == NULL)
+		o->max_limits = json_object();
+	json_object_set_new(o->max_limits, name, json_integer(v));
+	return 0;
+}
 
 static int field_ok(const char *what, const char *v, size_t max, int required)
 {
@@ -50,6 +82,7 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		{ "tenant-admin", no_argument, NULL, 'T' },
 		{ "allow-network", no_argument, NULL, 'N' },
 		{ "max-queued", required_argument, NULL, 'q' },
+		{ "max-limit", required_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -69,6 +102,10 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		case 'T': o->tenant_admin = 1; break;
 		case 'N': o->allow_network = 1; break;
 		case 'j': o->json = 1; break;
+		case 'L':
+			if (add_max_limit(o, optarg) < 0)
+				return -1;
+			break;
 		case 'q':
 			if (util_parse_ll(optarg, 1, 1000000, &o->max_queued) < 0) {
 				fprintf(stderr, "sandboxctl: --max-queued must be 1..1000000\n");
@@ -99,7 +136,9 @@ static int keys_create(struct db *db, int argc, char **argv)
 	if (parse_create(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: sandboxctl keys create --namespace N --tenant T "
 				"--subject-type S --subject-id I [--actor-type A --actor-id B] "
-				"[--tenant-admin] [--allow-network] [--max-queued N] [--json]\n");
+				"[--tenant-admin] [--allow-network] [--max-queued N] "
+				"[--max-limit NAME=VALUE ...] [--json]\n");
+		json_decref(o.max_limits);
 		return 2;
 	}
 	if (util_random(raw, sizeof raw) < 0 || util_uuid7(id) < 0) {
@@ -126,6 +165,18 @@ static int keys_create(struct db *db, int argc, char **argv)
 		fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
 		return 1;
 	}
+	if (o.max_limits) {
+		char *m = json_dumps(o.max_limits, JSON_COMPACT | JSON_SORT_KEYS);
+		long long n = m ? db_exec(db, "UPDATE api_keys SET max_limits_json = ? WHERE id = ?",
+					  "ss", m, id)
+				: -1;
+		free(m);
+		json_decref(o.max_limits);
+		if (n < 0) {
+			fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
+			return 1;
+		}
+	}
 	if (o.json)
 		printf("{\"id\":\"%s\",\"token\":\"%s\"}\n", id, token);
 	else
@@ -142,7 +193,7 @@ static int keys_list(struct db *db, int json)
 				    "SELECT id, identity_namespace, tenant_id, subject_type,"
 				    " subject_id, actor_type, actor_id, tenant_admin, allow_network,"
 				    " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'),"
-				    " DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ')"
+				    " DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ'), max_limits_json"
 				    " FROM api_keys ORDER BY created_at, id",
 				    "");
 	json_t *arr;
@@ -164,6 +215,9 @@ static int keys_list(struct db *db, int json)
 							  : json_null(),
 				      "created_at", S(10), "revoked_at", S(11));
 #undef S
+		json_object_set_new(k, "max_limits",
+				    db_res_str(r, i, 12) ? json_loads(db_res_str(r, i, 12), 0, NULL)
+							 : json_null());
 		if (json)
 			json_array_append_new(arr, k);
 		else {

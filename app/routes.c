@@ -175,7 +175,9 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 				"Idempotency-Key", NULL);
 		return;
 	}
-	if (val_job_request(r->body, r->body_len, ctx->cfg, who->allow_network, &jr, &ve) < 0) {
+	struct cfg eff = *ctx->cfg;
+	val_key_limits(&eff, who->max_limits);
+	if (val_job_request(r->body, r->body_len, &eff, who->allow_network, &jr, &ve) < 0) {
 		http_send_error(r, ve.status, ve.code, ve.message, ve.field, NULL);
 		val_job_free(&jr);
 		return;

@@ -33,7 +33,8 @@ static void usage(void)
 		"usage: sandboxctl --config FILE migrate\n"
 		"       sandboxctl --config FILE keys create --namespace N --tenant T\n"
 		"                  --subject-type S --subject-id I [--actor-type A --actor-id B]\n"
-		"                  [--tenant-admin] [--allow-network] [--max-queued N] [--json]\n"
+		"                  [--tenant-admin] [--allow-network] [--max-queued N]\n"
+		"                  [--max-limit NAME=VALUE ...] [--json]\n"
 		"       sandboxctl --config FILE keys list [--json]\n"
 		"       sandboxctl --config FILE keys revoke ID\n"
 		"       sandboxctl --config FILE queue\n");

@@ -436,6 +436,16 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 	return 0;
 }
 
+void val_key_limits(struct cfg *eff, const long long key_max[LIM_COUNT])
+{
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (key_max[i] >= 0 && key_max[i] < eff->limit_max[i])
+			eff->limit_max[i] = key_max[i];
+		if (eff->limit_default[i] > eff->limit_max[i])
+			eff->limit_default[i] = eff->limit_max[i];
+	}
+}
+
 void val_job_free(struct job_req *r)
 {
 	for (size_t i = 0; i < r->nfiles; i++)

@@ -43,6 +43,10 @@ struct job_req {
 int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
 		    struct job_req *req, struct val_err *err);
 void val_job_free(struct job_req *req);
+/* The limits a key may use: the operator's maxima lowered to the key's own
+ * (key_max[i] < 0: none), and a default above the lowered maximum brought down to it
+ * (a request that names a value above it is still a 400, never clamped). */
+void val_key_limits(struct cfg *eff, const long long key_max[LIM_COUNT]);
 
 /* A relative, normalized path: no leading '/', no empty, '.' or '..' component, no
  * control byte or backslash, at most max bytes. NULL if fine, else the reason. */

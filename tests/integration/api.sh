@@ -1049,6 +1049,33 @@ if [ "$STATUS" = 000 ]; then
 	echo "Bail out! $SANDBOX_URL does not answer"
 	exit 2
 fi
+# A key's own maximum limits (DESIGN.md section 4): the lower of the key's and the
+# operator's maximum bounds a job; a default above it comes down to it.
+t_key_limits() {
+	local out
+	ctx "key max limits"
+	expect_true "keys create refuses an unknown --max-limit" \
+		eval '! ctl keys create --namespace "$NS" --tenant "$TA" --subject-type user --subject-id lim --max-limit bogus=1 --json >/dev/null 2>&1'
+	expect_true "keys create refuses a --max-limit below the limit's floor" \
+		eval '! ctl keys create --namespace "$NS" --tenant "$TA" --subject-type user --subject-id lim --max-limit memory_mb=8 --json >/dev/null 2>&1'
+	mkkey KL "$NS" "$TA" user "limited-$RUN" --max-limit memory_mb=128 --max-limit wall_seconds=5
+	out=$(ctl keys list --json)
+	expect_eq "keys list shows the key's max_limits" '{"memory_mb":128,"wall_seconds":5}' \
+		"$(jq -c --arg id "$KL_ID" '.[] | select(.id == $id) | .max_limits' <<< "$out")"
+	as "$KL_TOK" req POST /v1/jobs '{"command":"true"}'
+	expect_status 202
+	expect_json '.limits.memory_mb' 128 "the default memory (256) comes down to the key's 128"
+	expect_json '.limits.wall_seconds' 5
+	expect_json '.limits.cpu_seconds' "$(cfg cpu_seconds_default 10)" \
+		"limits the key does not cap keep the operator default"
+	as "$KL_TOK" req POST /v1/jobs '{"command":"true","limits":{"memory_mb":129}}'
+	expect_error 400 invalid_request limits.memory_mb
+	expect_json '.error.message | test("16 to 128")' true "the message names the key's maximum"
+	as "$KL_TOK" req POST /v1/jobs '{"command":"true","limits":{"memory_mb":64,"wall_seconds":5}}'
+	expect_status 202
+	expect_json '.limits.memory_mb' 64
+}
+
 setup_keys
 t_health
 t_keys
@@ -1069,6 +1096,7 @@ t_list
 t_wait
 t_cancel
 t_quota
+t_key_limits
 t_methods
 t_ratelimit
 finish

@@ -820,8 +820,28 @@ static void test_reserved_meta_key(void)
 		CHECK_INT_AT(rows[i].k, val_reserved_meta_key(rows[i].k), rows[i].reserved);
 }
 
+/* A key's maxima lower the operator's; a default above the result comes down. */
+static void test_key_limits(void)
+{
+	struct cfg c;
+	long long key[LIM_COUNT];
+
+	cfg_defaults(&c);
+	for (int i = 0; i < LIM_COUNT; i++)
+		key[i] = -1;
+	key[LIM_MEMORY_MB] = 128;   /* below the default 256 and the max 4096 */
+	key[LIM_WALL_SECONDS] = 100000; /* above the operator's max: no effect */
+	val_key_limits(&c, key);
+	CHECK_INT(c.limit_max[LIM_MEMORY_MB], 128);
+	CHECK_INT(c.limit_default[LIM_MEMORY_MB], 128);
+	CHECK_INT(c.limit_max[LIM_WALL_SECONDS], limit_specs[LIM_WALL_SECONDS].max);
+	CHECK_INT(c.limit_default[LIM_WALL_SECONDS], limit_specs[LIM_WALL_SECONDS].def);
+	CHECK_INT(c.limit_max[LIM_PIDS], limit_specs[LIM_PIDS].max);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "minimal", test_minimal },
+	{ "key_limits", test_key_limits },
 	{ "argv_form", test_argv_form },
 	{ "full_request", test_full_request },
 	{ "nulls", test_nulls },
