@@ -37,8 +37,8 @@ $(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/uni
 
 $(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-	  -fno-sanitize-recover=undefined -c $< -o $@
+	@echo "  CC(asan) $<"; $(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined \
+	  -fno-omit-frame-pointer -fno-sanitize-recover=undefined -c $< -o $@
 
 $(BUILD)/sandbox-api: $(call obj,rel,$(API_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
