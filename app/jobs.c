@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "render.h"
 
@@ -265,15 +266,76 @@ static long long count_active(struct db *db, const struct identity *who, long lo
  * QUOTA_LOCK_MARGIN concurrent submits of one key all seeing the same stale count. */
 #define QUOTA_LOCK_MARGIN 64
 
+/* Counting a long queue on every submit costs more than the submit itself, so a
+ * worker remembers its last count per key for QUOTA_CACHE_SECONDS and skips the
+ * count while that count plus QUOTA_CACHE_SLACK stays below the quota: to overshoot,
+ * more than QUOTA_CACHE_SLACK jobs of one key would have to arrive within that time.
+ * Near the quota the count (and then the lock) is always taken. */
+#define QUOTA_CACHE_SECONDS 0.5
+#define QUOTA_CACHE_SLACK 2000
+#define QUOTA_CACHE_KEYS 64
+
+static struct {
+	char key_id[40];
+	long long count;
+	double at;
+} quota_cache[QUOTA_CACHE_KEYS];
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int quota_cached_ok(const struct identity *who, long long max)
+{
+	double now = mono_s();
+
+	for (int i = 0; i < QUOTA_CACHE_KEYS; i++) {
+		if (strcmp(quota_cache[i].key_id, who->key_id) != 0)
+			continue;
+		if (now - quota_cache[i].at < QUOTA_CACHE_SECONDS &&
+		    quota_cache[i].count + QUOTA_CACHE_SLACK < max) {
+			quota_cache[i].count++;
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static void quota_remember(const struct identity *who, long long count)
+{
+	int slot = 0;
+
+	for (int i = 0; i < QUOTA_CACHE_KEYS; i++) {
+		if (strcmp(quota_cache[i].key_id, who->key_id) == 0) {
+			slot = i;
+			break;
+		}
+		if (quota_cache[i].at < quota_cache[slot].at)
+			slot = i;
+	}
+	snprintf(quota_cache[slot].key_id, sizeof quota_cache[slot].key_id, "%s", who->key_id);
+	quota_cache[slot].count = count + 1; /* this submit */
+	quota_cache[slot].at = mono_s();
+}
+
 static enum jobs_rc quota_check(struct db *db, const struct cfg *cfg,
 				const struct identity *who)
 {
 	long long max = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
-	long long active = count_active(db, who, max);
+	long long active;
 	struct db_res *res;
 
+	if (quota_cached_ok(who, max))
+		return JOBS_OK;
+	active = count_active(db, who, max);
 	if (active < 0)
 		return JOBS_DB;
+	quota_remember(who, active);
 	if (active >= max)
 		return JOBS_QUOTA;
 	if (active + QUOTA_LOCK_MARGIN < max)
