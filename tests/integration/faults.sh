@@ -28,18 +28,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 : "${SANDBOX_VAR:=$REPO/var}"
 : "${SANDBOX_BIN:=$REPO/build}"
-if [ -r "$SANDBOX_VAR/env" ]; then
-	set -a
-	. "$SANDBOX_VAR/env"
-	set +a
-fi
-for v in SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET; do
-	if [ -z "${!v:-}" ]; then
-		echo "Bail out! $v is not set (is the stack up? see tests/stack.sh)"
-		exit 2
-	fi
-done
-SANDBOX_URL=${SANDBOX_URL%/}
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
 export SANDBOX_VAR SANDBOX_BIN
 [ -n "${SANDBOX_PORT:-}" ] && export SANDBOX_PORT
 

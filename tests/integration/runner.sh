@@ -36,17 +36,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 : "${SANDBOX_VAR:=$REPO/var}"
 : "${SANDBOX_BIN:=$REPO/build}"
-if [ -r "$SANDBOX_VAR/env" ]; then
-	set -a
-	. "$SANDBOX_VAR/env"
-	set +a
-fi
-for v in SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET; do
-	if [ -z "${!v:-}" ]; then
-		echo "Bail out! $v is not set (is the stack up? see tests/stack.sh)"
-		exit 2
-	fi
-done
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
 if [ "$(id -u)" != 0 ]; then
 	echo "Bail out! the runner suite must run as root (the runner itself needs root)"
 	exit 2

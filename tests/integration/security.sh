@@ -55,18 +55,8 @@ set -u -o pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 : "${SANDBOX_VAR:=$REPO/var}"
-if [ -r "$SANDBOX_VAR/env" ]; then
-	set -a
-	. "$SANDBOX_VAR/env"
-	set +a
-fi
-for v in SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET SANDBOX_PORT; do
-	if [ -z "${!v:-}" ]; then
-		echo "Bail out! $v is not set (is the stack up? see tests/stack.sh)"
-		exit 2
-	fi
-done
-SANDBOX_URL=${SANDBOX_URL%/}
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET SANDBOX_PORT
 SANDBOX_VAR=$(realpath -m -- "$SANDBOX_VAR")
 export SANDBOX_VAR
 
