@@ -229,10 +229,11 @@ submit_as wall '{"command":"sleep 5","limits":{"wall_seconds":1}}'
 submit_as flood '{"command":"head -c 100000 /dev/zero","limits":{"output_bytes":1000}}'
 submit_as mem '{"command":"python3 -c '"'"'x=bytearray(300*1024*1024)'"'"'","limits":{"memory_mb":64}}'
 submit_as mem2 '{"command":"head -c 300M /dev/zero | tail","limits":{"memory_mb":64}}'
-# The classic bomb, with the first shell waiting for it: without the wait the shell
-# may exit (ending the pid namespace and every process in it) before any fork is
-# refused, and then the job honestly never exceeded its limit.
-submit_as fork '{"command":"f(){ f|f & }; f; wait","limits":{"pids":16}}'
+# The classic bomb, with the first shell staying around: if it exits at once (and
+# `wait` returns as soon as its own child pipeline is gone) the pid namespace ends
+# with it, possibly before any fork was refused, and then the job honestly never
+# exceeded its limit.
+submit_as fork '{"command":"f(){ f|f & }; f; sleep 2","limits":{"pids":16}}'
 submit_as fork_live '{"command":"f(){ f|f & }; f; exec sleep 3","limits":{"pids":16}}'
 submit_as stdin '{"command":"cat","stdin":"abc"}'
 submit_as stdin_b64 '{"command":"od -An -tx1","stdin_base64":"YQBi"}'
@@ -297,7 +298,7 @@ for k in mem mem2; do
 	expect_common
 done
 
-ctx "fork bomb f(){ f|f & }; f; wait, pids 16"
+ctx "fork bomb f(){ f|f & }; f; sleep 2, pids 16"
 await "${J[fork]}"
 expect_json '.status' resource_limit
 expect_diag "command exceeded pids resource limit"
