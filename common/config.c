@@ -39,6 +39,14 @@ static const struct key keys[] = {
 	{ I(max_metadata_bytes, 0, 65536) },
 	{ I(max_env, 0, 4096) },
 	{ I(default_max_queued, 1, 1000000) },
+	{ I(default_max_stored_mb, 1, 100000000) },
+	{ I(default_max_running, 0, 1000000) },
+	{ I(retention_days, 1, 36500) },
+	{ I(inline_output_bytes, 0, 16777216) },
+	{ I(list_preview_bytes, 0, 65536) },
+	{ S(fcgi_socket_group) },
+	{ I(api_read_timeout_seconds, 1, 3600) },
+	{ I(api_wait_slots_per_key, 0, 512) },
 	{ I(runner_slots, 0, 256) },
 	{ I(runner_uid_base, 1000, 2000000000) },
 	{ S(runner_state_dir) },
@@ -72,6 +80,13 @@ void cfg_defaults(struct cfg *c)
 	c->max_metadata_bytes = 4096;
 	c->max_env = 64;
 	c->default_max_queued = 100;
+	c->default_max_stored_mb = 1024;
+	c->default_max_running = 0;
+	c->retention_days = 30;
+	c->inline_output_bytes = 1048576;
+	c->list_preview_bytes = 1024;
+	c->api_read_timeout_seconds = 10;
+	c->api_wait_slots_per_key = 0;
 	c->runner_slots = 0; /* resolved by cfg_check: two per online CPU */
 	c->runner_uid_base = 200000;
 	snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "/var/lib/sandbox-runner");

@@ -26,6 +26,14 @@ struct cfg {
 	long long max_metadata_bytes;
 	long long max_env;
 	long long default_max_queued;
+	long long default_max_stored_mb; /* per key: output + artifacts + inputs */
+	long long default_max_running;   /* per key running jobs, 0 = no cap */
+	long long retention_days;        /* sandboxctl purge without --older-than */
+	long long inline_output_bytes;   /* stdout/stderr inline in GET /v1/jobs/{id} */
+	long long list_preview_bytes;    /* stdout/stderr inline in list items */
+	char fcgi_socket_group[64];      /* group of the FastCGI socket (mode 0660) */
+	long long api_read_timeout_seconds; /* a request that sends nothing is dropped */
+	long long api_wait_slots_per_key;   /* long-poll slots one key may hold, 0 = half */
 	/* runner */
 	long long runner_slots;
 	long long runner_uid_base;
