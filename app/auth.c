@@ -66,7 +66,7 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	res = db_query(db,
 		       "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
 		       " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
-		       " max_limits_json"
+		       " max_limits_json, max_stored_mb, max_running"
 		       " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
 		       "b", hash, sizeof hash);
 	if (res == NULL)
@@ -86,6 +86,8 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	id->allow_network = db_res_int(res, 0, 8, 0) != 0;
 	id->max_queued = db_res_int(res, 0, 9, -1);
 	auth_parse_max_limits(db_res_str(res, 0, 10), id->max_limits);
+	id->max_stored_mb = db_res_int(res, 0, 11, -1);
+	id->max_running = db_res_int(res, 0, 12, -1);
 	db_res_free(res);
 	return AUTH_OK;
 }

@@ -15,6 +15,8 @@ struct identity {
 	int has_actor_type, has_actor_id;
 	int tenant_admin, allow_network;
 	long long max_queued; /* -1: use the config default */
+	long long max_stored_mb; /* -1: use the config default */
+	long long max_running;   /* -1: use the config default (enforced by the runner) */
 	long long max_limits[LIM_COUNT]; /* the key's own maxima, -1: none */
 };
 

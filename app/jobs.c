@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "jobdata.h"
 #include "render.h"
+#include "sha256.h"
 
 #define TX_ATTEMPTS 4
 
@@ -21,7 +23,8 @@
 	" j.actor_id, j.command, j.argv_json, j.cwd, j.artifacts_dir, j.metadata_json,"     \
 	" j.profile_digest, j.wall_seconds, j.cpu_seconds, j.memory_mb, j.pids,"            \
 	" j.output_bytes, j.disk_mb, j.network, j.cancel_requested, r.job_id, r.exit_code,"  \
-	" r.term_signal, r.stdout, r.stderr, r.stdout_truncated, r.stderr_truncated,"       \
+	" r.term_signal, r.stdout_bytes, r.stderr_bytes, r.stdout_truncated,"               \
+	" r.stderr_truncated,"                                                              \
 	" r.diagnostics_json, r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes"
 
 #define JOB_FROM " FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"
@@ -63,10 +66,53 @@ static json_t *artifact_list(struct db *db, const char *id)
 	return arr;
 }
 
-static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row)
+/* The first `cap` bytes of both streams into v (malloc'd into *out / *err). */
+static int load_output(struct db *db, const char *id, long long cap, struct job_view *v,
+		       unsigned char **out, unsigned char **err)
+{
+	size_t n;
+
+	*out = *err = NULL;
+	if (cap <= JD_CHUNK_BYTES) {
+		/* Both prefixes lie in the first chunk of each stream: one query. */
+		struct db_res *res = db_query(db,
+					      "SELECT stream, SUBSTRING(data, 1, ?) FROM job_output"
+					      " WHERE job_id = ? AND off = 0",
+					      "is", cap, id);
+		if (res == NULL)
+			return -1;
+		for (size_t i = 0; i < db_res_rows(res); i++) {
+			unsigned char **dst = db_res_int(res, i, 0, 0) == JD_STDOUT ? out : err;
+			n = db_res_len(res, i, 1);
+			free(*dst);
+			*dst = malloc(n + 1);
+			if (*dst == NULL) {
+				db_res_free(res);
+				return -1;
+			}
+			memcpy(*dst, db_res_str(res, i, 1), n);
+			if (dst == out)
+				v->out_len = n;
+			else
+				v->err_len = n;
+		}
+		db_res_free(res);
+	} else if (jd_read_output(db, id, JD_STDOUT, 0, cap, out, &v->out_len) < 0 ||
+		   jd_read_output(db, id, JD_STDERR, 0, cap, err, &v->err_len) < 0) {
+		return -1;
+	}
+	v->out = *out;
+	v->err = *err;
+	return 0;
+}
+
+/* inline_cap: bytes of each stream rendered inline (the rest via the output endpoint). */
+static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row,
+			    long long inline_cap)
 {
 	struct job_view v;
 	json_t *arts = NULL, *j;
+	unsigned char *out = NULL, *err = NULL;
 
 #define S(c) db_res_str(res, row, c)
 	memset(&v, 0, sizeof v);
@@ -81,25 +127,37 @@ static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row)
 	v.cancel_requested = db_res_int(res, row, 24, 0) != 0;
 	v.has_result = S(25) != NULL;
 	v.exit_code = S(26), v.signal = S(27);
-	v.out = (const unsigned char *)S(28), v.out_len = db_res_len(res, row, 28);
-	v.err = (const unsigned char *)S(29), v.err_len = db_res_len(res, row, 29);
+	v.out_total = db_res_int(res, row, 28, 0);
+	v.err_total = db_res_int(res, row, 29, 0);
 	v.out_trunc = db_res_int(res, row, 30, 0) != 0;
 	v.err_trunc = db_res_int(res, row, 31, 0) != 0;
 	v.diagnostics_json = S(32), v.failure_json = S(33);
 	v.wall_ms = S(34), v.cpu_ms = S(35), v.memory_peak_bytes = S(36);
 #undef S
 	if (v.has_result) {
-		arts = artifact_list(db, v.id);
-		if (arts == NULL)
+		if ((v.out_total > 0 || v.err_total > 0) && inline_cap > 0 &&
+		    load_output(db, v.id, inline_cap, &v, &out, &err) < 0) {
+			free(out);
+			free(err);
 			return NULL;
+		}
+		arts = artifact_list(db, v.id);
+		if (arts == NULL) {
+			free(out);
+			free(err);
+			return NULL;
+		}
 		v.artifacts = arts;
 	}
 	j = render_job(&v);
 	json_decref(arts);
+	free(out);
+	free(err);
 	return j;
 }
 
-enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id, json_t **out)
+enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
+		      long long inline_cap, json_t **out)
 {
 	char sql[2048];
 	struct db_param p[8];
@@ -120,7 +178,7 @@ enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
-	*out = job_from_row(db, res, 0);
+	*out = job_from_row(db, res, 0, inline_cap);
 	db_res_free(res);
 	return *out ? JOBS_OK : JOBS_DB;
 }
@@ -163,7 +221,7 @@ static enum jobs_rc cursor_seq(struct db *db, const struct identity *who, const 
 }
 
 enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *status,
-		       long long limit, const char *cursor, json_t **out)
+		       long long limit, const char *cursor, long long preview, json_t **out)
 {
 	char sql[3072];
 	struct db_param p[12];
@@ -191,7 +249,7 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *st
 	rows = db_res_rows(res);
 	jobs = json_array();
 	for (size_t i = 0; jobs && i < rows && i < (size_t)limit; i++) {
-		json_t *j = job_from_row(db, res, i);
+		json_t *j = job_from_row(db, res, i, preview);
 		if (j == NULL) {
 			json_decref(jobs);
 			db_res_free(res);
@@ -350,24 +408,83 @@ static enum jobs_rc quota_check(struct db *db, const struct cfg *cfg,
 	return active >= max ? JOBS_QUOTA : JOBS_OK;
 }
 
+/* What a finished job keeps of its env: names, sizes and digests, never values. */
+static char *env_meta(const json_t *env)
+{
+	json_t *arr = json_array(), *v;
+	const char *k;
+	char *text;
+
+	json_object_foreach((json_t *)env, k, v) {
+		unsigned char d[32];
+		char hex[65];
+		const char *val = json_string_value(v);
+		size_t n = json_string_length(v);
+
+		sha256_buf(val, n, d);
+		util_hex(d, sizeof d, hex);
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:s}", "name", k, "size",
+						     (json_int_t)n, "sha256", hex));
+	}
+	text = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	return text;
+}
+
+/* Bytes of input a queued job stores (stdin, env text, files). */
+static long long input_bytes(const struct job_req *req, size_t env_len)
+{
+	long long n = (long long)req->stdin_len + (long long)env_len;
+
+	for (size_t i = 0; i < req->nfiles; i++)
+		n += (long long)req->files[i].len;
+	return n;
+}
+
+/* Round robin across tenants, FIFO within one (schema 003): the tag is the smallest
+ * still queued, or one past this tenant's last queued job if that is later. Two
+ * submits of one tenant racing may get the same tag; seq orders them. */
+static long long fair_tag(struct db *db, const struct identity *who)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT GREATEST(COALESCE((SELECT MIN(fair_tag) FROM jobs"
+				      " WHERE state = 'queued'), 0), COALESCE((SELECT"
+				      " MAX(fair_tag) + 1 FROM jobs WHERE state = 'queued' AND"
+				      " identity_namespace = ? AND tenant_id = ?), 0))",
+				      "ss", who->ns, who->tenant);
+	long long t;
+
+	if (res == NULL)
+		return -1;
+	t = db_res_int(res, 0, 0, 0);
+	db_res_free(res);
+	return t;
+}
+
 static int insert_job(struct db *db, const struct identity *who, const struct job_req *req,
-		      const char *idem_key, const unsigned char hash[32], const char *id)
+		      const char *idem_key, const unsigned char hash[32], const char *id,
+		      long long stored)
 {
 	char *argv = req->argv ? json_dumps(req->argv, JSON_COMPACT) : NULL;
 	char *env = json_dumps(req->env, JSON_COMPACT);
 	char *meta = json_dumps(req->metadata, JSON_COMPACT);
-	long long rc = -1;
+	char *envmeta = env_meta(req->env);
+	long long rc = -1, tag;
 
-	if ((req->argv && argv == NULL) || env == NULL || meta == NULL)
+	if ((req->argv && argv == NULL) || env == NULL || meta == NULL || envmeta == NULL)
+		goto out;
+	tag = fair_tag(db, who);
+	if (tag < 0)
 		goto out;
 	rc = db_exec(db,
 		     "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,"
 		     " subject_id, actor_type, actor_id, state, command, argv_json, env_json,"
 		     " stdin, cwd, network, artifacts_dir, metadata_json, wall_seconds,"
 		     " cpu_seconds, memory_mb, pids, output_bytes, disk_mb, idempotency_key,"
-		     " request_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     "sssssssssssbsissiiiiiisb", id, who->key_id, who->ns, who->tenant,
+		     " request_sha256, env_meta_json, stored_bytes, fair_tag)"
+		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     "sssssssssssbsissiiiiiisbsii", id, who->key_id, who->ns, who->tenant,
 		     who->subject_type, who->subject_id,
 		     who->has_actor_type ? who->actor_type : NULL,
 		     who->has_actor_id ? who->actor_id : NULL, req->command, argv, env,
@@ -376,7 +493,9 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     req->limits[LIM_WALL_SECONDS], req->limits[LIM_CPU_SECONDS],
 		     req->limits[LIM_MEMORY_MB], req->limits[LIM_PIDS],
 		     req->limits[LIM_OUTPUT_BYTES], req->limits[LIM_DISK_MB], idem_key,
-		     idem_key ? (const void *)hash : NULL, (size_t)32);
+		     idem_key ? (const void *)hash : NULL, (size_t)32, envmeta, stored, tag);
+	if (rc >= 0)
+		rc = jd_add_stored(db, who->key_id, stored);
 	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)
 		rc = db_exec(db,
 			     "INSERT INTO job_files (job_id, idx, path, content, executable)"
@@ -389,7 +508,21 @@ out:
 		explicit_bzero(env, strlen(env)); /* env values are secrets */
 	free(env);
 	free(meta);
+	free(envmeta);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The key's stored bytes (output, artifacts, inputs) plus this job's inputs must stay
+ * within its quota. Not locked: concurrent submits may overshoot by their inputs. */
+static enum jobs_rc stored_check(struct db *db, const struct cfg *cfg,
+				 const struct identity *who, long long incoming)
+{
+	long long mb = who->max_stored_mb >= 0 ? who->max_stored_mb : cfg->default_max_stored_mb;
+	long long have = jd_key_stored(db, who->key_id);
+
+	if (have < 0)
+		return JOBS_DB;
+	return have + incoming > mb * 1048576 ? JOBS_STORAGE : JOBS_OK;
 }
 
 static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
@@ -398,6 +531,14 @@ static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 				char id[UUID_STR_LEN])
 {
 	enum jobs_rc rc;
+	char *env = json_dumps(req->env, JSON_COMPACT);
+	long long stored;
+
+	if (env == NULL)
+		return JOBS_DB;
+	stored = input_bytes(req, strlen(env));
+	explicit_bzero(env, strlen(env));
+	free(env);
 
 	if (db_begin(db) < 0)
 		return JOBS_DB;
@@ -405,7 +546,9 @@ static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 		goto done;
 	if ((rc = quota_check(db, cfg, who)) != JOBS_OK)
 		goto done;
-	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id) < 0 ||
+	if ((rc = stored_check(db, cfg, who, stored)) != JOBS_OK)
+		goto done;
+	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id, stored) < 0 ||
 	    add_event(db, id, NULL, "queued", who, "submitted") < 0) {
 		rc = JOBS_DB;
 		goto done;
@@ -467,9 +610,10 @@ static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const
 			    "s", id);
 		if (r >= 0)
 			r = db_exec(db,
-				    "INSERT INTO job_results (job_id, stdout, stderr,"
-				    " diagnostics_json) VALUES (?, '', '', ?)",
+				    "INSERT INTO job_results (job_id, diagnostics_json) VALUES (?, ?)",
 				    "ss", id, "[\"cancelled before it started\"]");
+		if (r >= 0)
+			r = jd_settle(db, id, 0);
 		if (r >= 0)
 			r = add_event(db, id, "queued", "cancelled", who, "cancel requested");
 	} else if (strcmp(state, "running") == 0) {
@@ -533,21 +677,52 @@ enum jobs_rc jobs_artifacts(struct db *db, const struct identity *who, const cha
 }
 
 enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char *id,
-			   const char *path, struct db_res **res)
+			   const char *path, long long *size)
 {
 	enum jobs_rc rc = visible(db, who, id);
+	struct db_res *res;
 
-	*res = NULL;
 	if (rc != JOBS_OK)
 		return rc;
-	*res = db_query(db, "SELECT content FROM job_artifacts WHERE job_id = ? AND path = ?",
-			"ss", id, path);
-	if (*res == NULL)
+	res = db_query(db, "SELECT size FROM job_artifacts WHERE job_id = ? AND path = ?", "ss",
+		       id, path);
+	if (res == NULL)
 		return JOBS_DB;
-	if (db_res_rows(*res) == 0) {
-		db_res_free(*res);
-		*res = NULL;
+	rc = db_res_rows(res) ? JOBS_OK : JOBS_NOT_FOUND;
+	*size = db_res_rows(res) ? db_res_int(res, 0, 0, 0) : 0;
+	db_res_free(res);
+	return rc;
+}
+
+enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *id, int stream,
+			 long long off, long long limit, struct jobs_slice *out)
+{
+	char sql[512];
+	struct db_param p[8];
+	size_t n = 0;
+	struct db_res *res;
+
+	memset(out, 0, sizeof *out);
+	if (!util_is_uuid(id))
+		return JOBS_NOT_FOUND;
+	snprintf(sql, sizeof sql,
+		 "SELECT j.state, r.stdout_bytes, r.stderr_bytes FROM jobs j"
+		 " LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = ?%s",
+		 scope_sql(who));
+	p[n++] = (struct db_param){ .type = 's', .p = id };
+	n = scope_params(who, p, n);
+	res = db_querya(db, sql, p, n);
+	if (res == NULL)
+		return JOBS_DB;
+	if (db_res_rows(res) == 0) {
+		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
+	out->terminal = render_is_terminal(db_res_str(res, 0, 0)) &&
+			db_res_str(res, 0, 1) != NULL;
+	out->total = db_res_int(res, 0, stream == JD_STDOUT ? 1 : 2, 0);
+	db_res_free(res);
+	if (jd_read_output(db, id, stream, off, limit, &out->data, &out->len) < 0)
+		return JOBS_DB;
 	return JOBS_OK;
 }

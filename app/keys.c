@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "jobdata.h"
 #include "joblimits.h"
 #include "ctl.h"
 #include "util.h"
@@ -14,7 +15,7 @@
 struct key_opts {
 	const char *ns, *tenant, *stype, *sid, *atype, *aid;
 	int tenant_admin, allow_network, json;
-	long long max_queued;
+	long long max_queued, max_stored_mb, max_running;
 	json_t *max_limits; /* {"memory_mb": 128, ...} */
 };
 
@@ -61,12 +62,21 @@ static int field_ok(const char *what, const char *v, size_t max, int required)
 			what, max);
 		return 0;
 	}
-	for (const char *p = v; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) {
 			fprintf(stderr, "sandboxctl: keys create: %s has a control character\n",
 				what);
 			return 0;
 		}
+	if (util_edge_space(v)) {
+		/* The reference SDK strips white space; we refuse: an identity is compared
+		 * byte for byte and must be given exactly. */
+		fprintf(stderr,
+			"sandboxctl: keys create: %s has leading or trailing white space"
+			" (identities are compared byte for byte; give the value without it)\n",
+			what);
+		return 0;
+	}
 	return 1;
 }
 
@@ -83,13 +93,15 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		{ "allow-network", no_argument, NULL, 'N' },
 		{ "max-queued", required_argument, NULL, 'q' },
 		{ "max-limit", required_argument, NULL, 'L' },
+		{ "max-stored-mb", required_argument, NULL, 'S' },
+		{ "max-running", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
-	o->max_queued = -1;
+	o->max_queued = o->max_stored_mb = o->max_running = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -105,6 +117,18 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		case 'L':
 			if (add_max_limit(o, optarg) < 0)
 				return -1;
+			break;
+		case 'S':
+			if (util_parse_ll(optarg, 1, 100000000, &o->max_stored_mb) < 0) {
+				fprintf(stderr, "sandboxctl: --max-stored-mb must be 1..100000000\n");
+				return -1;
+			}
+			break;
+		case 'R':
+			if (util_parse_ll(optarg, 1, 1000000, &o->max_running) < 0) {
+				fprintf(stderr, "sandboxctl: --max-running must be 1..1000000\n");
+				return -1;
+			}
 			break;
 		case 'q':
 			if (util_parse_ll(optarg, 1, 1000000, &o->max_queued) < 0) {
@@ -127,6 +151,38 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 	return 0;
 }
 
+/* The key and all its quotas in one transaction: a key never exists without the
+ * limits it was created with. */
+static int create_row(struct db *db, const struct key_opts *o, const char *id,
+		      const unsigned char hash[32])
+{
+	char *m = o->max_limits ? json_dumps(o->max_limits, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char q[24], s[24], r[24];
+	long long n;
+
+	if (o->max_limits && m == NULL)
+		return -1;
+	/* Nullable integers travel as text (NULL pointer = SQL NULL). */
+	snprintf(q, sizeof q, "%lld", o->max_queued);
+	snprintf(s, sizeof s, "%lld", o->max_stored_mb);
+	snprintf(r, sizeof r, "%lld", o->max_running);
+	n = db_begin(db) < 0 ? -1
+			     : db_exec(db,
+				       "INSERT INTO api_keys (id, token_hash, identity_namespace,"
+				       " tenant_id, subject_type, subject_id, actor_type, actor_id,"
+				       " tenant_admin, allow_network, max_queued, max_limits_json,"
+				       " max_stored_mb, max_running)"
+				       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				       "sbssssssiissss", id, hash, (size_t)32, o->ns, o->tenant,
+				       o->stype, o->sid, o->atype, o->aid, (long long)o->tenant_admin,
+				       (long long)o->allow_network, o->max_queued > 0 ? q : NULL, m,
+				       o->max_stored_mb > 0 ? s : NULL, o->max_running > 0 ? r : NULL);
+	free(m);
+	if (n < 0)
+		return -1;
+	return db_commit(db);
+}
+
 static int keys_create(struct db *db, int argc, char **argv)
 {
 	struct key_opts o;
@@ -137,6 +193,7 @@ static int keys_create(struct db *db, int argc, char **argv)
 		fprintf(stderr, "usage: sandboxctl keys create --namespace N --tenant T "
 				"--subject-type S --subject-id I [--actor-type A --actor-id B] "
 				"[--tenant-admin] [--allow-network] [--max-queued N] "
+				"[--max-stored-mb N] [--max-running N] "
 				"[--max-limit NAME=VALUE ...] [--json]\n");
 		json_decref(o.max_limits);
 		return 2;
@@ -148,35 +205,13 @@ static int keys_create(struct db *db, int argc, char **argv)
 	util_hex(raw, sizeof raw, hex);
 	snprintf(token, sizeof token, "%s%s", TOKEN_PREFIX, hex);
 	auth_token_hash(token, hash);
-	if (db_exec(db,
-		    "INSERT INTO api_keys (id, token_hash, identity_namespace, tenant_id,"
-		    " subject_type, subject_id, actor_type, actor_id, tenant_admin, allow_network,"
-		    " max_queued) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		    "sbssssssiis", id, hash, sizeof hash, o.ns, o.tenant, o.stype, o.sid, o.atype,
-		    o.aid, (long long)o.tenant_admin, (long long)o.allow_network,
-		    (const char *)NULL) < 0) {
+	if (create_row(db, &o, id, hash) < 0) {
 		fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
-		return 1;
-	}
-	/* max_queued goes in separately: the binder has no nullable integer. */
-	if (o.max_queued > 0 &&
-	    db_exec(db, "UPDATE api_keys SET max_queued = ? WHERE id = ?", "is", o.max_queued,
-		    id) < 0) {
-		fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
-		return 1;
-	}
-	if (o.max_limits) {
-		char *m = json_dumps(o.max_limits, JSON_COMPACT | JSON_SORT_KEYS);
-		long long n = m ? db_exec(db, "UPDATE api_keys SET max_limits_json = ? WHERE id = ?",
-					  "ss", m, id)
-				: -1;
-		free(m);
+		db_rollback(db);
 		json_decref(o.max_limits);
-		if (n < 0) {
-			fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
-			return 1;
-		}
+		return 1;
 	}
+	json_decref(o.max_limits);
 	if (o.json)
 		printf("{\"id\":\"%s\",\"token\":\"%s\"}\n", id, token);
 	else
@@ -193,7 +228,9 @@ static int keys_list(struct db *db, int json)
 				    "SELECT id, identity_namespace, tenant_id, subject_type,"
 				    " subject_id, actor_type, actor_id, tenant_admin, allow_network,"
 				    " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'),"
-				    " DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ'), max_limits_json"
+				    " DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ'), max_limits_json,"
+				    " max_stored_mb, max_running, (SELECT COALESCE(SUM(s.bytes), 0)"
+				    " FROM key_storage s WHERE s.key_id = api_keys.id)"
 				    " FROM api_keys ORDER BY created_at, id",
 				    "");
 	json_t *arr;
@@ -215,6 +252,13 @@ static int keys_list(struct db *db, int json)
 							  : json_null(),
 				      "created_at", S(10), "revoked_at", S(11));
 #undef S
+		json_object_set_new(k, "max_stored_mb",
+				    db_res_str(r, i, 13) ? json_integer(db_res_int(r, i, 13, 0))
+							 : json_null());
+		json_object_set_new(k, "max_running",
+				    db_res_str(r, i, 14) ? json_integer(db_res_int(r, i, 14, 0))
+							 : json_null());
+		json_object_set_new(k, "stored_bytes", json_integer(db_res_int(r, i, 15, 0)));
 		json_object_set_new(k, "max_limits",
 				    db_res_str(r, i, 12) ? json_loads(db_res_str(r, i, 12), 0, NULL)
 							 : json_null());
@@ -238,22 +282,100 @@ static int keys_list(struct db *db, int json)
 	return 0;
 }
 
-static int keys_revoke(struct db *db, const char *id)
+/* Revocation ends the key's work too (unless keep_jobs): its queued jobs are
+ * cancelled at once, its running ones get cancel_requested (their runner kills them
+ * within a second, as for an API cancel). One transaction. */
+static int revoke_once(struct db *db, const char *id, int keep_jobs, long long *queued,
+		       long long *running)
 {
-	long long n = db_exec(db,
-			      "UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP(3)"
-			      " WHERE id = ? AND revoked_at IS NULL",
-			      "s", id);
+	struct db_res *res;
+	long long n;
 
-	if (n < 0) {
+	*queued = *running = 0;
+	if (db_begin(db) < 0)
+		return -1;
+	n = db_exec(db,
+		    "UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP(3)"
+		    " WHERE id = ? AND revoked_at IS NULL",
+		    "s", id);
+	if (n <= 0) {
+		db_rollback(db);
+		return n < 0 ? -1 : 0;
+	}
+	if (keep_jobs)
+		return db_commit(db) < 0 ? -1 : 1;
+	res = db_query(db, "SELECT id FROM jobs WHERE key_id = ? AND state = 'queued' FOR UPDATE",
+		       "s", id);
+	if (res == NULL)
+		goto fail;
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		const char *job = db_res_str(res, i, 0);
+		if (db_exec(db,
+			    "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
+			    " finished_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND state = 'queued'",
+			    "s", job) < 0 ||
+		    db_exec(db,
+			    "INSERT INTO job_results (job_id, diagnostics_json) VALUES (?, ?)", "ss",
+			    job, "[\"cancelled: its API key was revoked\"]") < 0 ||
+		    jd_settle(db, job, 0) < 0 ||
+		    db_exec(db,
+			    "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
+			    " VALUES (?, 'queued', 'cancelled', 'sandboxctl', 'key revoked')",
+			    "s", job) < 0) {
+			db_res_free(res);
+			goto fail;
+		}
+	}
+	*queued = (long long)db_res_rows(res);
+	db_res_free(res);
+	n = db_exec(db,
+		    "UPDATE jobs SET cancel_requested = 1 WHERE key_id = ? AND state = 'running'",
+		    "s", id);
+	if (n < 0)
+		goto fail;
+	*running = n;
+	return db_commit(db) < 0 ? -1 : 1;
+fail:
+	db_rollback(db);
+	return -1;
+}
+
+static int keys_revoke(struct db *db, int argc, char **argv)
+{
+	const char *id = NULL;
+	int keep = 0, rc = -1;
+	long long q = 0, r = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--keep-jobs") == 0)
+			keep = 1;
+		else if (id == NULL && argv[i][0] != '-')
+			id = argv[i];
+		else
+			id = NULL, i = argc;
+	}
+	if (id == NULL) {
+		fprintf(stderr, "usage: sandboxctl keys revoke ID [--keep-jobs]\n");
+		return 2;
+	}
+	for (int attempt = 0; attempt < 4; attempt++) {
+		rc = revoke_once(db, id, keep, &q, &r);
+		if (rc >= 0 || !db_retryable(db))
+			break;
+	}
+	if (rc < 0) {
 		fprintf(stderr, "sandboxctl: keys revoke: %s\n", db_error(db));
 		return 1;
 	}
-	if (n == 0) {
+	if (rc == 0) {
 		fprintf(stderr, "sandboxctl: keys revoke: no active key %s\n", id);
 		return 1;
 	}
-	printf("revoked %s\n", id);
+	if (keep)
+		printf("revoked %s (its jobs were kept)\n", id);
+	else
+		printf("revoked %s: %lld queued jobs cancelled, %lld running jobs being killed\n",
+		       id, q, r);
 	return 0;
 }
 
@@ -263,8 +385,9 @@ int ctl_keys(struct db *db, int argc, char **argv)
 		return keys_create(db, argc, argv);
 	if (argc >= 1 && strcmp(argv[0], "list") == 0)
 		return keys_list(db, argc >= 2 && strcmp(argv[1], "--json") == 0);
-	if (argc == 2 && strcmp(argv[0], "revoke") == 0)
-		return keys_revoke(db, argv[1]);
-	fprintf(stderr, "usage: sandboxctl keys create ... | list [--json] | revoke ID\n");
+	if (argc >= 2 && strcmp(argv[0], "revoke") == 0)
+		return keys_revoke(db, argc, argv);
+	fprintf(stderr,
+		"usage: sandboxctl keys create ... | list [--json] | revoke ID [--keep-jobs]\n");
 	return 2;
 }

@@ -1,5 +1,6 @@
 #include "render.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,12 +68,38 @@ static json_t *stored_json(const char *text, json_t *fallback)
 	return v;
 }
 
-/* stdout/stderr: text when valid UTF-8, else `<name>_base64`. */
-static int put_output(json_t *o, const char *name, const unsigned char *b, size_t n)
+/* Length of b without an incomplete UTF-8 sequence at its end (a prefix cut by the
+ * inline cap must not turn valid text into base64). */
+size_t render_utf8_cut(const unsigned char *b, size_t n)
 {
-	char key[32];
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char c = b[n - back];
+		size_t need;
 
-	if (b == NULL)
+		if ((c & 0xC0) == 0x80)
+			continue; /* continuation byte: look further back */
+		need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+		return need > back ? n - back : n;
+	}
+	return n;
+}
+
+/* stdout/stderr: text when valid UTF-8, else `<name>_base64`; `<name>_bytes` is the
+ * stored size and `<name>_inline_truncated` says the inline text is a prefix of it. */
+static int put_output(json_t *o, const char *name, const unsigned char *b, size_t n,
+		      long long total)
+{
+	char key[48];
+
+	snprintf(key, sizeof key, "%s_bytes", name);
+	if (json_object_set_new(o, key, json_integer(total)) < 0)
+		return -1;
+	if (b != NULL && (long long)n < total)
+		n = render_utf8_cut(b, n);
+	snprintf(key, sizeof key, "%s_inline_truncated", name);
+	if (json_object_set_new(o, key, json_boolean((long long)n < total)) < 0)
+		return -1;
+	if (b == NULL || n == 0)
 		return json_object_set_new(o, name, json_string(""));
 	if (util_utf8_valid(b, n) && memchr(b, '\0', n) == NULL)
 		return json_object_set_new(o, name, json_stringn((const char *)b, n));
@@ -97,8 +124,8 @@ static json_t *render_result(const struct job_view *v)
 		      "stdout_truncated", v->out_trunc, "stderr_truncated", v->err_trunc,
 		      "diagnostics", stored_json(v->diagnostics_json, json_array()), "usage",
 		      usage, "artifacts", v->artifacts ? json_incref(v->artifacts) : json_array());
-	if (r == NULL || put_output(r, "stdout", v->out, v->out_len) < 0 ||
-	    put_output(r, "stderr", v->err, v->err_len) < 0) {
+	if (r == NULL || put_output(r, "stdout", v->out, v->out_len, v->out_total) < 0 ||
+	    put_output(r, "stderr", v->err, v->err_len, v->err_total) < 0) {
 		json_decref(r);
 		return NULL;
 	}

@@ -16,8 +16,9 @@ struct job_view {
 	int network, cancel_requested;
 	int has_result;
 	const char *exit_code, *signal; /* decimal or NULL */
-	const unsigned char *out, *err;
+	const unsigned char *out, *err; /* the inline part (a prefix), may be NULL */
 	size_t out_len, err_len;
+	long long out_total, err_total; /* stored size of each stream */
 	int out_trunc, err_trunc;
 	const char *diagnostics_json, *failure_json;
 	const char *wall_ms, *cpu_ms, *memory_peak_bytes; /* decimal or NULL */
@@ -28,6 +29,8 @@ int render_is_terminal(const char *state);
 int render_is_state(const char *state);
 /* "2026-11-29T10:00:00.123456Z" (DB, microseconds) -> "...:00.123Z"; NULL stays NULL. */
 json_t *render_time(const char *db_time);
+/* n, less an incomplete UTF-8 sequence at the end of b. */
+size_t render_utf8_cut(const unsigned char *b, size_t n);
 /* New reference, or NULL on allocation failure. */
 json_t *render_job(const struct job_view *v);
 

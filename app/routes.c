@@ -9,6 +9,7 @@
 #include "auth.h"
 #include "http_util.h"
 #include "jobcache.h"
+#include "jobdata.h"
 #include "jobs.h"
 #include "log.h"
 #include "render.h"
@@ -188,7 +189,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	switch (rc) {
 	case JOBS_OK:
 	case JOBS_REPLAY:
-		if (jobs_get(ctx->db, who, id, &job) != JOBS_OK) {
+		if (jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, &job) != JOBS_OK) {
 			send_db_error(ctx, r);
 			return;
 		}
@@ -208,20 +209,46 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 				"too many queued or running jobs for this key", NULL,
 				RETRY_AFTER);
 		return;
+	case JOBS_STORAGE:
+		http_send_error(r, 429, "quota_exceeded",
+				"stored-bytes quota exceeded for this key: its jobs' output,"
+				" artifacts and inputs leave no room for this job (delete or wait"
+				" for old jobs to be purged)",
+				NULL, NULL);
+		return;
 	default:
 		send_db_error(ctx, r);
 	}
 }
 
-static int wait_slot_take(struct api_ctx *ctx)
+/* A key's mark on the wait board: non-zero, the same in every worker. */
+static int key_tag(const struct identity *who)
 {
-	long long max = ctx->cfg->api_workers - 2, busy = 0;
+	unsigned h = 2166136261u; /* FNV-1a */
 
-	for (long long i = 0; i < ctx->cfg->api_workers && i < API_MAX_WORKERS; i++)
+	for (const char *p = who->key_id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return (int)(h & 0x3fffffff) | 1;
+}
+
+/* Long-polls may hold api_workers - 2 workers, and one key at most its share of them
+ * (api_wait_slots_per_key, 0 = half): a key that holds its share is answered at once
+ * with the current state, so it cannot take every slot from the others. */
+static int wait_slot_take(struct api_ctx *ctx, const struct identity *who)
+{
+	long long max = ctx->cfg->api_workers - 2, busy = 0, mine = 0;
+	long long per_key = ctx->cfg->api_wait_slots_per_key;
+	int tag = key_tag(who);
+
+	if (per_key <= 0)
+		per_key = max / 2 > 0 ? max / 2 : 1;
+	for (long long i = 0; i < ctx->cfg->api_workers && i < API_MAX_WORKERS; i++) {
 		busy += ctx->board->waiting[i] != 0;
-	if (busy >= max)
+		mine += ctx->board->waiting[i] == tag;
+	}
+	if (busy >= max || mine >= per_key)
 		return 0;
-	ctx->board->waiting[ctx->slot] = 1;
+	ctx->board->waiting[ctx->slot] = tag;
 	return 1;
 }
 
@@ -267,7 +294,7 @@ static enum jobs_rc get_job(struct api_ctx *ctx, const struct identity *who, con
 	*job = jc_get(id, who);
 	if (*job != NULL)
 		return JOBS_OK;
-	rc = jobs_get(ctx->db, who, id, job);
+	rc = jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, job);
 	if (rc == JOBS_OK)
 		jc_put(id, *job);
 	return rc;
@@ -294,7 +321,7 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 	rc = get_job(ctx, who, id, &job);
 	if (rc == JOBS_OK && wait > 0 &&
 	    !render_is_terminal(json_string_value(json_object_get(job, "status"))) &&
-	    wait_slot_take(ctx)) {
+	    wait_slot_take(ctx, who)) {
 		rc = wait_terminal(ctx, id, wait);
 		ctx->board->waiting[ctx->slot] = 0;
 		if (rc == JOBS_OK) {
@@ -332,7 +359,7 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 		return;
 	}
 	rc = jobs_list(ctx->db, who, present[0] ? vals[0] : NULL, limit,
-		       present[2] ? vals[2] : NULL, &out);
+		       present[2] ? vals[2] : NULL, ctx->cfg->list_preview_bytes, &out);
 	if (rc == JOBS_BAD_CURSOR)
 		http_send_error(r, 400, "invalid_request", "cursor is not valid", "cursor", NULL);
 	else if (rc != JOBS_OK)
@@ -348,7 +375,7 @@ static void h_cancel(struct api_ctx *ctx, struct req *r, const struct identity *
 	json_t *job;
 
 	if (rc == JOBS_OK)
-		rc = jobs_get(ctx->db, who, id, &job);
+		rc = jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, &job);
 	if (rc == JOBS_NOT_FOUND) {
 		send_not_found(r);
 		return;
@@ -375,19 +402,28 @@ static void h_artifacts(struct api_ctx *ctx, struct req *r, const struct identit
 		http_send_json(r, 200, arr, NULL);
 }
 
+static int put_chunk(void *arg, const void *data, size_t len)
+{
+	struct req *r = arg;
+
+	return FCGX_PutStr(data, (int)len, r->fcgi->out) < 0 ? 1 : 0;
+}
+
+/* Streams the artifact chunk by chunk: a worker holds one chunk, whatever its size. */
 static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		       const char *id, const char *raw_path)
 {
-	char path[1100];
-	struct db_res *res;
+	char path[1100], head[256];
+	long long size;
 	enum jobs_rc rc;
+	int n, sent;
 
 	if (http_pct_decode(raw_path, strlen(raw_path), path, sizeof path) < 0 ||
 	    val_rel_path(path, 1024) != NULL) {
 		http_send_error(r, 404, "not_found", "no such artifact", NULL, NULL);
 		return;
 	}
-	rc = jobs_artifact(ctx->db, who, id, path, &res);
+	rc = jobs_artifact(ctx->db, who, id, path, &size);
 	if (rc == JOBS_NOT_FOUND) {
 		/* Same body whether the job or only the artifact is unknown: no leak. */
 		send_not_found(r);
@@ -397,14 +433,99 @@ static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity
 		send_db_error(ctx, r);
 		return;
 	}
-	http_send_bytes(r, 200, "application/octet-stream", db_res_str(res, 0, 0),
-			db_res_len(res, 0, 0), NULL);
-	db_res_free(res);
+	n = snprintf(head, sizeof head,
+		     "Status: 200 OK\r\nContent-Type: application/octet-stream\r\n"
+		     "Content-Length: %lld\r\nCache-Control: no-store\r\n"
+		     "X-Content-Type-Options: nosniff\r\n\r\n",
+		     size);
+	FCGX_PutStr(head, n, r->fcgi->out);
+	r->status = 200;
+	r->sent_bytes = size;
+	sent = jd_each_artifact_chunk(ctx->db, id, path, put_chunk, r);
+	if (sent < 0) {
+		/* Headers are out: the short body tells the client; the log tells us. */
+		log_kv("error", "artifact_stream", "job", id, "error", db_error(ctx->db),
+		       (char *)NULL);
+		FCGX_SetExitStatus(1, r->fcgi->out);
+	}
 }
 
-enum route { R_NONE, R_HEALTH, R_JOBS, R_JOB, R_CANCEL, R_ARTIFACTS, R_ARTIFACT };
+#define OUTPUT_LIMIT_DEFAULT 65536
+#define OUTPUT_LIMIT_MAX 1048576
 
-/* Splits /v1/jobs/{id}[/cancel|/artifacts[/{path}]]. */
+/* GET /v1/jobs/{id}/output/{stdout|stderr}?offset=N&limit=M[&encoding=base64]: a
+ * bounded byte range of one stream as JSON. */
+static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		     const char *id, const char *stream)
+{
+	static const char *const names[] = { "offset", "limit", "encoding", NULL };
+	char vals[3][128] = { "", "", "" };
+	int present[3] = { 0, 0, 0 }, sid, b64;
+	long long off = 0, limit = OUTPUT_LIMIT_DEFAULT;
+	struct jobs_slice sl;
+	enum jobs_rc rc;
+	json_t *o;
+
+	if (strcmp(stream, "stdout") == 0)
+		sid = JD_STDOUT;
+	else if (strcmp(stream, "stderr") == 0)
+		sid = JD_STDERR;
+	else {
+		http_send_error(r, 404, "not_found", "no such endpoint", NULL, NULL);
+		return;
+	}
+	if (parse_query(r, names, vals, present) < 0)
+		return;
+	if (present[0] && util_parse_ll(vals[0], 0, (1LL << 50), &off) < 0) {
+		http_send_error(r, 400, "invalid_request",
+				"offset must be a non-negative integer byte offset", "offset", NULL);
+		return;
+	}
+	if (present[1] && util_parse_ll(vals[1], 1, OUTPUT_LIMIT_MAX, &limit) < 0) {
+		http_send_error(r, 400, "invalid_request",
+				"limit must be an integer from 1 to 1048576", "limit", NULL);
+		return;
+	}
+	if (present[2] && strcmp(vals[2], "base64") != 0 && strcmp(vals[2], "text") != 0) {
+		http_send_error(r, 400, "invalid_request", "encoding must be 'text' or 'base64'",
+				"encoding", NULL);
+		return;
+	}
+	rc = jobs_output(ctx->db, who, id, sid, off, limit, &sl);
+	if (rc == JOBS_NOT_FOUND) {
+		send_not_found(r);
+		return;
+	}
+	if (rc != JOBS_OK) {
+		send_db_error(ctx, r);
+		return;
+	}
+	b64 = (present[2] && strcmp(vals[2], "base64") == 0) ||
+	      !util_utf8_valid(sl.data, sl.len) || memchr(sl.data, '\0', sl.len) != NULL;
+	o = json_pack("{s:s, s:I, s:I, s:I, s:b}", "stream", stream, "offset", (json_int_t)off,
+		      "next_offset", (json_int_t)(off + (long long)sl.len), "total_bytes",
+		      (json_int_t)sl.total, "eof",
+		      sl.terminal && off + (long long)sl.len >= sl.total);
+	if (o != NULL && b64) {
+		char *enc = util_b64_encode(sl.data, sl.len);
+		if (enc == NULL || json_object_set_new(o, "data_base64", json_string(enc)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+		free(enc);
+	} else if (o != NULL &&
+		   json_object_set_new(o, "data", json_stringn((const char *)sl.data, sl.len)) <
+			   0) {
+		json_decref(o);
+		o = NULL;
+	}
+	free(sl.data);
+	http_send_json(r, 200, o, NULL);
+}
+
+enum route { R_NONE, R_HEALTH, R_JOBS, R_JOB, R_CANCEL, R_ARTIFACTS, R_ARTIFACT, R_OUTPUT };
+
+/* Splits /v1/jobs/{id}[/cancel|/artifacts[/{path}]|/output/{stream}]. */
 static enum route match(const char *path, char *id, size_t idn, const char **rest)
 {
 	const char *p, *slash;
@@ -433,6 +554,10 @@ static enum route match(const char *path, char *id, size_t idn, const char **res
 	if (strncmp(slash, "/artifacts/", 11) == 0 && slash[11] != '\0') {
 		*rest = slash + 11;
 		return R_ARTIFACT;
+	}
+	if (strncmp(slash, "/output/", 8) == 0 && slash[8] != '\0' && !strchr(slash + 8, '/')) {
+		*rest = slash + 8;
+		return R_OUTPUT;
 	}
 	return R_NONE;
 }
@@ -494,6 +619,7 @@ void routes_handle(struct api_ctx *ctx, struct req *r)
 	case R_CANCEL: h_cancel(ctx, r, &who, id); break;
 	case R_ARTIFACTS: h_artifacts(ctx, r, &who, id); break;
 	case R_ARTIFACT: h_artifact(ctx, r, &who, id, rest); break;
+	case R_OUTPUT: h_output(ctx, r, &who, id, rest); break;
 	default: send_not_found(r);
 	}
 }

@@ -262,3 +262,42 @@ char *util_read_file(const char *path, size_t max, size_t *len)
 		*len = n;
 	return buf;
 }
+
+/* Length of a white-space character (ASCII or Unicode Zs/line separators, BOM) at p,
+ * or 0. */
+static size_t space_at(const unsigned char *p, size_t left)
+{
+	if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		return 1;
+	if (left >= 2 && p[0] == 0xC2 && (p[1] == 0xA0 || p[1] == 0x85))
+		return 2;
+	if (left >= 3 && p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80)
+		return 3; /* U+1680 */
+	if (left >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
+	    (p[2] <= 0x8B || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF))
+		return 3; /* U+2000..U+200B, U+2028, U+2029, U+202F */
+	if (left >= 3 && p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F)
+		return 3; /* U+205F */
+	if (left >= 3 && p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80)
+		return 3; /* U+3000 */
+	if (left >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+		return 3; /* U+FEFF */
+	return 0;
+}
+
+/* Leading or trailing white space (identities compare byte for byte: "eve" and
+ * "eve " would be two identities that look like one). */
+int util_edge_space(const char *v)
+{
+	const unsigned char *p = (const unsigned char *)v;
+	size_t n = strlen(v);
+
+	if (n == 0)
+		return 0;
+	if (space_at(p, n))
+		return 1;
+	for (size_t back = 1; back <= 3 && back <= n; back++)
+		if (space_at(p + n - back, back) == back)
+			return 1;
+	return 0;
+}

@@ -21,6 +21,9 @@ char *util_b64_encode(const unsigned char *in, size_t len);
 
 /* Well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
 int util_utf8_valid(const unsigned char *s, size_t n);
+/* 1 when s starts or ends with white space (ASCII, Unicode space separators, line and
+ * paragraph separators, NEL, BOM). */
+int util_edge_space(const char *s);
 
 /* strtoll with full-string, range and overflow checks: 0 ok, -1 bad. */
 int util_parse_ll(const char *s, long long min, long long max, long long *out);

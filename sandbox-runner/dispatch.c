@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "jobdata.h"
 #include "log.h"
 #include "profile.h"
 #include "store.h"
@@ -28,6 +29,7 @@ struct disp {
 	char (*launched)[UUID_STR_LEN];
 	size_t nlaunched, caplaunched;
 	int drained; /* the last claim found the queue empty */
+	int packet_ok; /* max_allowed_packet was checked against what we store */
 };
 
 static double now_ms(void)
@@ -56,6 +58,34 @@ static int db_ready(struct disp *d)
 		log_kv("warn", "db_connect", "error", err, "retry", "yes", (char *)NULL);
 		return -1;
 	}
+	return 0;
+}
+
+/* Every row the service writes is bounded: output and artifacts go in chunks of
+ * JD_CHUNK_BYTES, inputs are bounded by max_files_bytes. A server whose
+ * max_allowed_packet cannot carry them would refuse results: refuse to start instead,
+ * naming the setting. 1 ok, 0 refused, -1 DB error. */
+static int packet_check(struct disp *d)
+{
+	struct db_res *res = db_query(d->db, "SELECT @@max_allowed_packet", "");
+	long long have, need = d->cfg->max_files_bytes > JD_CHUNK_BYTES ? d->cfg->max_files_bytes
+									  : JD_CHUNK_BYTES;
+	char h[24], n[24];
+
+	if (res == NULL)
+		return -1;
+	have = db_res_int(res, 0, 0, 0);
+	db_res_free(res);
+	need += JD_PACKET_OVERHEAD;
+	if (have >= need)
+		return 1;
+	snprintf(h, sizeof h, "%lld", have);
+	snprintf(n, sizeof n, "%lld", need);
+	log_kv("error", "config_refused", "setting", "max_allowed_packet", "server_value", h,
+	       "needed", n, "reason",
+	       "the MariaDB server's max_allowed_packet cannot carry one output chunk or one"
+	       " job input of max_files_bytes; raise it on the server or lower max_files_bytes",
+	       (char *)NULL);
 	return 0;
 }
 
@@ -146,7 +176,8 @@ static int fill_slots(struct disp *d)
 		util_random(r, sizeof r);
 		util_hex(r, sizeof r, rnd);
 		snprintf(runner_id, sizeof runner_id, "%s/slot-%d/%s", d->host, slot, rnd);
-		rc = store_claim(d->db, runner_id, d->cfg->runner_lease_seconds, d->digest, id);
+		rc = store_claim(d->db, runner_id, d->cfg->runner_lease_seconds, d->digest,
+				 d->cfg->default_max_running, id);
 		if (rc == 1 && launch(d, id, slot, fd, runner_id) < 0) {
 			/* cannot fork: the lease will expire and the job ends as lost */
 			log_kv("error", "launch_failed", "job", id, "error", strerror(errno),
@@ -197,6 +228,19 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			if (o->once && now_ms() > deadline)
 				break;
 			continue;
+		}
+		if (!d.packet_ok) {
+			int c = packet_check(&d);
+			if (c == 0) {
+				db_close(d.db);
+				return 2;
+			}
+			if (c < 0) {
+				db_failed(&d, "packet_check");
+				sleep_ms(1000);
+				continue;
+			}
+			d.packet_ok = 1;
 		}
 		if (now_ms() >= next_recover) {
 			int n = store_recover_lost(d.db);

@@ -1,5 +1,8 @@
 #include "store.h"
 
+#include "jobdata.h"
+#include "log.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,48 +16,110 @@ static int add_event(struct db *db, const char *id, const char *from, const char
 		       "sssss", id, from, to, actor, detail) < 0 ? -1 : 0;
 }
 
-int store_claim(struct db *db, const char *runner_id, long long lease_s, const char *digest,
-		char id[UUID_STR_LEN])
+/* Jobs over their key's running cap are skipped; the key row lock makes the count
+ * exact on one server (under Galera, two nodes may each admit one more). */
+static int claim_one(struct db *db, const char *runner_id, long long lease_s, const char *digest,
+		     const char *cand, const char *key_id, long long cap)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT id FROM jobs WHERE state = 'queued'"
-				      " ORDER BY seq LIMIT 8",
-				      "");
-	int rc = 0;
+	struct db_res *res;
+	long long n;
 
-	if (res == NULL)
+	if (db_begin(db) < 0)
 		return -1;
-	/* Candidates may be taken by another runner between SELECT and UPDATE: the
-	 * conditional UPDATE decides (also under Galera, where row locks are local). */
-	for (size_t i = 0; i < db_res_rows(res) && rc == 0; i++) {
-		const char *cand = db_res_str(res, i, 0);
-		long long n;
-
-		if (db_begin(db) < 0) {
-			rc = -1;
-			break;
-		}
-		n = db_exec(db,
-			    "UPDATE jobs SET state = 'running', runner_id = ?,"
-			    " started_at = CURRENT_TIMESTAMP(3),"
-			    " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
-			    " attempt = attempt + 1, profile_digest = ?"
-			    " WHERE id = ? AND state = 'queued'",
-			    "siss", runner_id, lease_s, digest, cand);
-		if (n == 1 && add_event(db, cand, "queued", "running", runner_id, "claimed") == 0 &&
-		    db_commit(db) == 0) {
-			snprintf(id, UUID_STR_LEN, "%s", cand);
-			rc = 1;
-		} else if (n < 0 || n == 1) {
+	if (cap > 0) {
+		res = db_query(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE", "s", key_id);
+		if (res == NULL)
+			goto fail;
+		db_res_free(res);
+		res = db_query(db,
+			       "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = 'running'",
+			       "s", key_id);
+		if (res == NULL)
+			goto fail;
+		n = db_res_int(res, 0, 0, 0);
+		db_res_free(res);
+		if (n >= cap) {
 			db_rollback(db);
-			if (!db_retryable(db))
-				rc = -1;
-		} else {
-			db_commit(db);
+			return 2;
 		}
 	}
-	db_res_free(res);
-	return rc;
+	n = db_exec(db,
+		    "UPDATE jobs SET state = 'running', runner_id = ?,"
+		    " started_at = CURRENT_TIMESTAMP(3),"
+		    " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
+		    " attempt = attempt + 1, profile_digest = ?"
+		    " WHERE id = ? AND state = 'queued'",
+		    "siss", runner_id, lease_s, digest, cand);
+	if (n == 1 && add_event(db, cand, "queued", "running", runner_id, "claimed") == 0 &&
+	    db_commit(db) == 0)
+		return 1;
+	if (n == 0) {
+		db_commit(db);
+		return 0;
+	}
+fail:
+	db_rollback(db);
+	return db_retryable(db) ? 0 : -1;
+}
+
+#define CLAIM_CANDIDATES 8
+#define CLAIM_EXCLUDED 16
+
+int store_claim(struct db *db, const char *runner_id, long long lease_s, const char *digest,
+		long long default_max_running, char id[UUID_STR_LEN])
+{
+	char excluded[CLAIM_EXCLUDED][40];
+	size_t nex = 0;
+
+	/* Fair across tenants: candidates in (fair_tag, seq) order (see schema 003). Keys
+	 * at their running cap are excluded and the candidates read again, a bounded
+	 * number of times; ROWS EXAMINED bounds the scan past excluded keys' jobs. */
+	for (int round = 0; round < 4; round++) {
+		char sql[1024];
+		struct db_param p[CLAIM_EXCLUDED + 1];
+		size_t np = 0, before = nex;
+		struct db_res *res;
+		int rc = 0;
+
+		snprintf(sql, sizeof sql,
+			 "SELECT j.id, j.key_id, COALESCE(k.max_running, ?) FROM jobs j"
+			 " JOIN api_keys k ON k.id = j.key_id WHERE j.state = 'queued'%s",
+			 nex ? " AND j.key_id NOT IN (" : "");
+		p[np++] = (struct db_param){ .type = 'i', .i = default_max_running };
+		for (size_t i = 0; i < nex; i++) {
+			strcat(sql, i ? ", ?" : "?");
+			p[np++] = (struct db_param){ .type = 's', .p = excluded[i] };
+		}
+		strcat(sql, nex ? ")" : "");
+		strcat(sql, " ORDER BY j.fair_tag, j.seq LIMIT 8 ROWS EXAMINED 20000");
+		res = db_querya(db, sql, p, np);
+		if (res == NULL)
+			return -1;
+		for (size_t i = 0; i < db_res_rows(res) && rc == 0; i++) {
+			const char *cand = db_res_str(res, i, 0), *key = db_res_str(res, i, 1);
+			int skip = 0;
+
+			for (size_t e = 0; e < nex; e++)
+				skip |= strcmp(excluded[e], key) == 0;
+			if (skip)
+				continue;
+			rc = claim_one(db, runner_id, lease_s, digest, cand, key,
+				       db_res_int(res, i, 2, 0));
+			if (rc == 1)
+				snprintf(id, UUID_STR_LEN, "%s", cand);
+			if (rc == 2) {
+				if (nex < CLAIM_EXCLUDED)
+					snprintf(excluded[nex++], sizeof excluded[0], "%s", key);
+				rc = 0;
+			}
+		}
+		db_res_free(res);
+		if (rc != 0)
+			return rc;
+		if (nex == before || nex == CLAIM_EXCLUDED)
+			return 0;
+	}
+	return 0;
 }
 
 static char *dup_or_null(const char *s)
@@ -182,35 +247,105 @@ static int insert_result(struct db *db, const char *id, const struct job_result 
 	char ec[16], sig[16], wall[24], cpu[24], mem[24];
 	long long n;
 
+	/* Nullable integers travel as text (NULL pointer = SQL NULL). */
 	snprintf(ec, sizeof ec, "%d", r->exit_code);
 	snprintf(sig, sizeof sig, "%d", r->signal);
 	snprintf(wall, sizeof wall, "%lld", r->wall_ms);
 	snprintf(cpu, sizeof cpu, "%lld", r->cpu_ms);
 	snprintf(mem, sizeof mem, "%lld", r->mem_peak);
 	n = db_exec(db,
-		    "INSERT INTO job_results (job_id, exit_code, term_signal, stdout, stderr,"
-		    " stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,"
-		    " memory_peak_bytes, failure_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		    "sssbbiisssss", id, r->exit_code >= 0 ? ec : NULL, r->signal ? sig : NULL,
-		    r->out ? (const void *)r->out : "", r->out_len,
-		    r->err ? (const void *)r->err : "", r->err_len, (long long)r->out_trunc,
+		    "INSERT INTO job_results (job_id, exit_code, term_signal, stdout_bytes,"
+		    " stderr_bytes, stdout_truncated, stderr_truncated, diagnostics_json, wall_ms,"
+		    " cpu_ms, memory_peak_bytes, failure_json)"
+		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "sssiiiisssss", id, r->exit_code >= 0 ? ec : NULL, r->signal ? sig : NULL,
+		    (long long)r->out_len, (long long)r->err_len, (long long)r->out_trunc,
 		    (long long)r->err_trunc, diag ? diag : "[]", r->wall_ms >= 0 ? wall : NULL,
 		    r->cpu_ms >= 0 ? cpu : NULL, r->mem_peak >= 0 ? mem : NULL, fail);
 	free(diag);
 	free(fail);
-	for (size_t i = 0; n >= 0 && i < r->nartifacts; i++)
+	if (n >= 0)
+		n = jd_put_output(db, id, JD_STDOUT, r->out, r->out_len);
+	if (n >= 0)
+		n = jd_put_output(db, id, JD_STDERR, r->err, r->err_len);
+	for (size_t i = 0; n >= 0 && i < r->nartifacts; i++) {
 		n = db_exec(db,
-			    "INSERT INTO job_artifacts (job_id, path, size, sha256, content)"
-			    " VALUES (?, ?, ?, ?, ?)",
-			    "ssisb", id, r->artifacts[i].path, (long long)r->artifacts[i].size,
-			    r->artifacts[i].sha256, r->artifacts[i].data, r->artifacts[i].size);
+			    "INSERT INTO job_artifacts (job_id, path, size, sha256)"
+			    " VALUES (?, ?, ?, ?)",
+			    "ssis", id, r->artifacts[i].path, (long long)r->artifacts[i].size,
+			    r->artifacts[i].sha256);
+		if (n >= 0)
+			n = jd_put_artifact(db, id, r->artifacts[i].path, r->artifacts[i].data,
+					    r->artifacts[i].size);
+	}
 	return n < 0 ? -1 : 0;
+}
+
+static long long result_bytes(const struct job_result *r)
+{
+	long long n = (long long)r->out_len + (long long)r->err_len;
+
+	for (size_t i = 0; i < r->nartifacts; i++)
+		n += (long long)r->artifacts[i].size;
+	return n;
+}
+
+static const char *db_cause(unsigned err)
+{
+	switch (err) {
+	case 1153:
+	case 1301: return "a value exceeds the server's max_allowed_packet";
+	case 1406: return "a value is too long for its column";
+	case 1118: return "the row is too large";
+	case 1366: return "a value is not valid for its column";
+	case 1264: return "a value is out of range";
+	case 1114: return "the table is full";
+	default: return "the database refused the result";
+	}
+}
+
+/* A result the database refuses for what it is (not for the moment) would be refused
+ * on every retry: the job ends `error` 125 with a small result naming the cause. */
+static int finish_unstorable(struct db *db, const char *id, const char *runner_id,
+			     unsigned err)
+{
+	char diag[256], fail[512];
+	long long n;
+
+	snprintf(diag, sizeof diag, "[\"result could not be stored: %s (database error %u)\"]",
+		 db_cause(err), err);
+	snprintf(fail, sizeof fail,
+		 "{\"stage\":\"result.store\",\"instance_status\":\"exited\","
+		 "\"cleanup_status\":\"completed\",\"error\":\"%s (database error %u)\"}",
+		 db_cause(err), err);
+	if (db_begin(db) < 0)
+		return -1;
+	n = db_exec(db,
+		    "UPDATE jobs SET state = 'error', finished_at = CURRENT_TIMESTAMP(3),"
+		    " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
+		    "ss", id, runner_id);
+	if (n == 0) {
+		db_rollback(db);
+		return 1;
+	}
+	if (n < 0 ||
+	    db_exec(db,
+		    "INSERT INTO job_results (job_id, exit_code, diagnostics_json, failure_json)"
+		    " VALUES (?, 125, ?, ?)",
+		    "sss", id, diag, fail) < 0 ||
+	    jd_settle(db, id, 0) < 0 ||
+	    add_event(db, id, "running", "error", runner_id, "result not storable") < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return db_commit(db) < 0 ? -1 : 0;
 }
 
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r)
 {
 	long long n;
+	unsigned err;
 
 	if (db_begin(db) < 0)
 		return -1;
@@ -222,12 +357,19 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 		db_rollback(db);
 		return 1;
 	}
-	if (n < 0 || insert_result(db, id, r) < 0 ||
-	    add_event(db, id, "running", r->state, runner_id, "finished") < 0) {
-		db_rollback(db);
+	if (n >= 0 && insert_result(db, id, r) == 0 && jd_settle(db, id, result_bytes(r)) == 0 &&
+	    add_event(db, id, "running", r->state, runner_id, "finished") == 0)
+		return db_commit(db) < 0 ? -1 : 0;
+	err = db_errno(db);
+	db_rollback(db);
+	if (!jd_permanent_error(err) || db_conn_lost(db))
 		return -1;
+	{
+		char code[16];
+		snprintf(code, sizeof code, "%u", err);
+		log_kv("error", "result_unstorable", "job", id, "errno", code, (char *)NULL);
 	}
-	return db_commit(db) < 0 ? -1 : 0;
+	return finish_unstorable(db, id, runner_id, err);
 }
 
 int store_recover_lost(struct db *db)
@@ -253,11 +395,12 @@ int store_recover_lost(struct db *db)
 			    "s", id);
 		if (n == 1 &&
 		    db_exec(db,
-			    "INSERT INTO job_results (job_id, exit_code, stdout, stderr,"
-			    " diagnostics_json, failure_json) VALUES (?, 125, '', '', ?, ?)",
+			    "INSERT INTO job_results (job_id, exit_code, diagnostics_json,"
+			    " failure_json) VALUES (?, 125, ?, ?)",
 			    "sss", id, "[\"runner lost during execution\"]",
 			    "{\"stage\":\"execution\",\"instance_status\":\"unknown\","
 			    "\"cleanup_status\":\"unknown\",\"error\":\"lease expired\"}") >= 0 &&
+		    jd_settle(db, id, 0) == 0 &&
 		    add_event(db, id, "running", "lost", "lease-recovery", "lease expired") == 0 &&
 		    db_commit(db) == 0) {
 			count++;

@@ -46,9 +46,11 @@ struct job_result {
 	size_t nartifacts;
 };
 
-/* Claims the oldest queued job: 1 (id filled), 0 (queue empty), -1 (DB error). */
+/* Claims the next queued job, fair across tenants, skipping keys at their running
+ * cap (default_max_running for keys without one, 0 = none): 1 (id filled), 0 (none
+ * claimable), -1 (DB error). */
 int store_claim(struct db *db, const char *runner_id, long long lease_s, const char *digest,
-		char id[UUID_STR_LEN]);
+		long long default_max_running, char id[UUID_STR_LEN]);
 int store_load(struct db *db, const char *id, struct job *j);
 void store_job_free(struct job *j);
 /* Renews the lease and reads the cancel flag: 0, 1 (the job is no longer ours), -1. */

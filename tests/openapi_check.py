@@ -660,7 +660,9 @@ def sample_job(**over):
 
 def sample_result(**over):
     res = {"exit_code": 0, "signal": None, "stdout": "1\n", "stderr": "",
-           "stdout_truncated": False, "stderr_truncated": False, "diagnostics": [],
+           "stdout_truncated": False, "stderr_truncated": False,
+           "stdout_bytes": 2, "stderr_bytes": 0, "stdout_inline_truncated": False,
+           "stderr_inline_truncated": False, "diagnostics": [],
            "usage": {"wall_ms": 12, "cpu_ms": 9, "memory_peak_bytes": 2097152},
            "artifacts": [{"path": "out/a.txt", "size": 3, "sha256": SHA}]}
     res.update(over)

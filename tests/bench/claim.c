@@ -70,7 +70,7 @@ static double one(struct db *db, const char *key_id, char *err, size_t errlen)
 		return -1;
 	}
 	t0 = now_ms();
-	rc = store_claim(db, RUNNER_ID, LEASE_S, DIGEST, got);
+	rc = store_claim(db, RUNNER_ID, LEASE_S, DIGEST, 0, got);
 	ms = now_ms() - t0;
 	if (rc != 1 || strcmp(got, mine) != 0) {
 		snprintf(err, errlen, rc < 0 ? "store_claim: DB error %s" :

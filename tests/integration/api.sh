@@ -137,17 +137,25 @@ db_finish() {
 		UPDATE jobs SET state='$2', started_at=COALESCE(started_at, NOW(3) - INTERVAL 2 SECOND),
 			finished_at=NOW(3), runner_id='itest-runner', lease_expires_at=NULL, attempt=1
 			WHERE id='$1';
-		INSERT INTO job_results (job_id, exit_code, term_signal, stdout, stderr, stdout_truncated,
-			stderr_truncated, diagnostics_json, wall_ms, cpu_ms, memory_peak_bytes, failure_json)
-		VALUES ('$1', $3, $4, X'$5', X'$6', 0, 0, X'$(hexs "$7")', 12, 9, 2097152, $fail);
+		INSERT INTO job_results (job_id, exit_code, term_signal, stdout_bytes, stderr_bytes,
+			stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,
+			memory_peak_bytes, failure_json)
+		VALUES ('$1', $3, $4, LENGTH(X'$5'), LENGTH(X'$6'), 0, 0, X'$(hexs "$7")', 12, 9,
+			2097152, $fail);
+		INSERT INTO job_output (job_id, stream, off, data)
+			SELECT '$1', 1, 0, X'$5' FROM DUAL WHERE LENGTH(X'$5') > 0;
+		INSERT INTO job_output (job_id, stream, off, data)
+			SELECT '$1', 2, 0, X'$6' FROM DUAL WHERE LENGTH(X'$6') > 0;
 		INSERT INTO job_events (job_id, from_state, to_state, actor)
 		VALUES ('$1', 'running', '$2', 'runner:itest-runner');
 		COMMIT;"
 }
 # db_artifact ID PATH FILE
 db_artifact() {
-	sql "INSERT INTO job_artifacts (job_id, path, size, sha256, content)
-		VALUES ('$1', X'$(hexs "$2")', $(wc -c < "$3"), '$(sha "$3")', X'$(hexf "$3")');"
+	sql "INSERT INTO job_artifacts (job_id, path, size, sha256)
+		VALUES ('$1', X'$(hexs "$2")', $(wc -c < "$3"), '$(sha "$3")');
+		INSERT INTO job_artifact_chunks (job_id, path, off, data)
+		VALUES ('$1', X'$(hexs "$2")', 0, X'$(hexf "$3")');"
 }
 
 # list_all TOKEN [QUERY]: every page of GET /v1/jobs, ids one a line in $T_DIR/ids.

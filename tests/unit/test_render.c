@@ -196,6 +196,7 @@ static void terminal_view(struct job_view *v)
 	v->signal = NULL;
 	v->out = (const unsigned char *)"1\n\xc3\xa9";
 	v->out_len = 4;
+	v->out_total = 4;
 	v->err = (const unsigned char *)"";
 	v->err_len = 0;
 	v->diagnostics_json = "[\"first line\",\"second line\"]";
@@ -230,6 +231,9 @@ static void test_terminal_utf8(void)
 	CHECK(json_is_null(json_object_get(r, "signal")), "signal must be null");
 	CHECK_BOOL_MEMBER(r, "stdout_truncated", 0);
 	CHECK_BOOL_MEMBER(r, "stderr_truncated", 0);
+	CHECK_INT_MEMBER(r, "stdout_bytes", 4);
+	CHECK_BOOL_MEMBER(r, "stdout_inline_truncated", 0);
+	CHECK_BOOL_MEMBER(r, "stderr_inline_truncated", 0);
 	u = json_object_get(r, "usage");
 	if (CHECK(json_is_object(u), "usage must be an object")) {
 		CHECK_INT_MEMBER(u, "wall_ms", 12);
@@ -337,8 +341,55 @@ static void test_is_terminal(void)
 	}
 }
 
+/* An inline prefix (the GET cap, the list preview) that cuts a UTF-8 sequence stays
+ * text: it ends before the cut sequence, and says it is a prefix of the stored size. */
+static void test_inline_prefix(void)
+{
+	struct job_view v;
+	json_t *j, *r;
+
+	terminal_view(&v);
+	v.out = (const unsigned char *)"ab\xc3\xa9\xe2\x82"; /* "abé" + 2 of 3 bytes of "€" */
+	v.out_len = 6;
+	v.out_total = 5000;
+	j = render_job(&v);
+	r = json_object_get(j, "result");
+	if (CHECK(json_is_object(r), "result must be an object")) {
+		CHECK_MEMBER(r, "stdout", "ab\xc3\xa9");
+		CHECK(json_object_get(r, "stdout_base64") == NULL, "a cut prefix stays text");
+		CHECK_INT_MEMBER(r, "stdout_bytes", 5000);
+		CHECK_BOOL_MEMBER(r, "stdout_inline_truncated", 1);
+		CHECK_BOOL_MEMBER(r, "stdout_truncated", 0);
+	}
+	json_decref(j);
+}
+
+static void test_utf8_cut(void)
+{
+	static const struct {
+		const char *in;
+		size_t n, want;
+	} rows[] = {
+		{ "abc", 3, 3 },            /* ASCII: nothing to cut */
+		{ "a\xc3", 2, 1 },          /* lead byte of 2 without its continuation */
+		{ "a\xc3\xa9", 3, 3 },      /* complete 2-byte sequence */
+		{ "a\xe2\x82", 3, 1 },      /* 2 of 3 */
+		{ "a\xe2\x82\xac", 4, 4 },  /* complete 3-byte */
+		{ "\xf0\x9f\x98", 3, 0 },   /* 3 of 4 */
+		{ "\xf0\x9f\x98\x80", 4, 4 },
+		{ "", 0, 0 },
+	};
+
+	for (size_t i = 0; i < NELEM(rows); i++)
+		CHECK_INT_AT(rows[i].in, (long long)render_utf8_cut((const unsigned char *)rows[i].in,
+								   rows[i].n),
+			     (long long)rows[i].want);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "render_time", test_render_time },
+	{ "inline_prefix", test_inline_prefix },
+	{ "utf8_cut", test_utf8_cut },
 	{ "queued_job", test_queued_job },
 	{ "running_has_no_result", test_running_has_no_result },
 	{ "terminal_utf8", test_terminal_utf8 },

@@ -383,7 +383,29 @@ static void test_parse_ll_leading_whitespace(void)
 	}
 }
 
+/* Identity values with white space at an edge are refused by `keys create`. */
+static void test_edge_space(void)
+{
+	static const struct {
+		const char *in;
+		int want;
+	} rows[] = {
+		{ "eve", 0 },          { "eve ", 1 },           { " eve", 1 },
+		{ "e ve", 0 },         { "eve\t", 1 },          { "\neve", 1 },
+		{ "eve\xc2\xa0", 1 },  /* NO-BREAK SPACE */
+		{ "\xe3\x80\x80" "eve", 1 }, /* IDEOGRAPHIC SPACE */
+		{ "eve\xe2\x80\x8b", 1 }, /* ZERO WIDTH SPACE */
+		{ "\xef\xbb\xbf" "eve", 1 }, /* BOM */
+		{ "ev\xc3\xa9", 0 },  /* a letter, not a space */
+		{ "", 0 },
+	};
+
+	for (size_t i = 0; i < NELEM(rows); i++)
+		CHECK_INT_AT(rows[i].in, util_edge_space(rows[i].in), rows[i].want);
+}
+
 static const CU_TestInfo tests[] = {
+	{ "edge_space", test_edge_space },
 	{ "b64_decode_valid", test_b64_decode_valid },
 	{ "b64_decode_invalid", test_b64_decode_invalid },
 	{ "b64_encode_vectors", test_b64_encode_vectors },

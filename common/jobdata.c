@@ -1,0 +1,221 @@
+#include "jobdata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int put_chunks(struct db *db, const char *sql, const char *job_id, const char *name,
+		      long long stream, const unsigned char *data, size_t len)
+{
+	for (size_t off = 0; off < len; off += JD_CHUNK_BYTES) {
+		size_t n = len - off < JD_CHUNK_BYTES ? len - off : JD_CHUNK_BYTES;
+		long long rc = name ? db_exec(db, sql, "ssib", job_id, name, (long long)off,
+					      data + off, n)
+				    : db_exec(db, sql, "siib", job_id, stream, (long long)off,
+					      data + off, n);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int jd_put_output(struct db *db, const char *job_id, int stream, const void *data, size_t len)
+{
+	return put_chunks(db,
+			  "INSERT INTO job_output (job_id, stream, off, data) VALUES (?, ?, ?, ?)",
+			  job_id, NULL, stream, data, len);
+}
+
+int jd_put_artifact(struct db *db, const char *job_id, const char *path, const void *data,
+		    size_t len)
+{
+	return put_chunks(db,
+			  "INSERT INTO job_artifact_chunks (job_id, path, off, data)"
+			  " VALUES (?, ?, ?, ?)",
+			  job_id, path, 0, data, len);
+}
+
+int jd_read_output(struct db *db, const char *job_id, int stream, long long off,
+		   long long limit, unsigned char **buf, size_t *len)
+{
+	struct db_res *res;
+	unsigned char *out;
+	size_t n = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (off < 0 || limit < 0)
+		return -1;
+	/* Only the overlapping part of each overlapping chunk leaves the server. */
+	res = db_query(db,
+		       "SELECT SUBSTRING(data, GREATEST(? - off, 0) + 1, ?) FROM job_output"
+		       " WHERE job_id = ? AND stream = ? AND off < ? + ?"
+		       " AND off + LENGTH(data) > ? ORDER BY off",
+		       "iisiiii", off, limit, job_id, (long long)stream, off, limit, off);
+	if (res == NULL)
+		return -1;
+	out = malloc((size_t)limit + 1);
+	if (out == NULL) {
+		db_res_free(res);
+		return -1;
+	}
+	for (size_t i = 0; i < db_res_rows(res) && n < (size_t)limit; i++) {
+		size_t c = db_res_len(res, i, 0);
+		if (c > (size_t)limit - n)
+			c = (size_t)limit - n;
+		memcpy(out + n, db_res_str(res, i, 0), c);
+		n += c;
+	}
+	db_res_free(res);
+	*buf = out;
+	*len = n;
+	return 0;
+}
+
+int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
+			   int (*fn)(void *arg, const void *data, size_t len), void *arg)
+{
+	long long off = 0;
+
+	/* One chunk per query: memory stays at one chunk whatever the artifact's size. */
+	for (;;) {
+		struct db_res *res = db_query(db,
+					      "SELECT off, data FROM job_artifact_chunks"
+					      " WHERE job_id = ? AND path = ? AND off >= ?"
+					      " ORDER BY off LIMIT 1",
+					      "ssi", job_id, path, off);
+		size_t len;
+		int rc;
+
+		if (res == NULL)
+			return -1;
+		if (db_res_rows(res) == 0) {
+			db_res_free(res);
+			return 0;
+		}
+		len = db_res_len(res, 0, 1);
+		off = db_res_int(res, 0, 0, 0) + (long long)len;
+		rc = len ? fn(arg, db_res_str(res, 0, 1), len) : 0;
+		db_res_free(res);
+		if (rc != 0)
+			return rc;
+		if (len == 0)
+			return 0;
+	}
+}
+
+int jd_add_stored(struct db *db, const char *key_id, long long delta)
+{
+	unsigned char r;
+
+	if (delta == 0)
+		return 0;
+	if (util_random(&r, 1) < 0)
+		r = 0;
+	return db_exec(db,
+		       "INSERT INTO key_storage (key_id, shard, bytes) VALUES (?, ?, ?)"
+		       " ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes)",
+		       "sii", key_id, (long long)(r % JD_SHARDS), delta) < 0
+		       ? -1
+		       : 0;
+}
+
+long long jd_key_stored(struct db *db, const char *key_id)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT COALESCE(SUM(bytes), 0) FROM key_storage"
+				      " WHERE key_id = ?",
+				      "s", key_id);
+	long long n;
+
+	if (res == NULL)
+		return -1;
+	n = db_res_int(res, 0, 0, 0);
+	db_res_free(res);
+	return n < 0 ? 0 : n;
+}
+
+int jd_settle(struct db *db, const char *job_id, long long kept)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
+				      "s", job_id);
+	char key[40];
+	long long old;
+
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return -1;
+	}
+	snprintf(key, sizeof key, "%s", db_res_str(res, 0, 0));
+	old = db_res_int(res, 0, 1, 0);
+	db_res_free(res);
+	/* Sizes and digests are kept; the values go (MariaDB assigns left to right, so
+	 * the digest is taken before the value is cleared). */
+	if (db_exec(db,
+		    "UPDATE job_files SET size = LENGTH(content), sha256 = SHA2(content, 256),"
+		    " content = '' WHERE job_id = ? AND content <> ''",
+		    "s", job_id) < 0 ||
+	    db_exec(db,
+		    "UPDATE jobs SET stdin_bytes = LENGTH(stdin), stdin_sha256 = SHA2(stdin, 256),"
+		    " stdin = '', env_json = '{}', inputs_erased = 1"
+		    " WHERE id = ? AND inputs_erased = 0",
+		    "s", job_id) < 0 ||
+	    db_exec(db, "UPDATE jobs SET stored_bytes = ? WHERE id = ?", "is", kept, job_id) < 0)
+		return -1;
+	return jd_add_stored(db, key, kept - old);
+}
+
+int jd_delete_job(struct db *db, const char *job_id)
+{
+	struct db_res *res = db_query(db,
+				      "SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
+				      "s", job_id);
+	static const char *const del[] = {
+		"DELETE FROM job_output WHERE job_id = ?",
+		"DELETE FROM job_artifact_chunks WHERE job_id = ?",
+		"DELETE FROM job_artifacts WHERE job_id = ?",
+		"DELETE FROM job_results WHERE job_id = ?",
+		"DELETE FROM job_files WHERE job_id = ?",
+		"DELETE FROM job_events WHERE job_id = ?",
+		"DELETE FROM jobs WHERE id = ?",
+	};
+	char key[40];
+	long long bytes;
+
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return 0;
+	}
+	snprintf(key, sizeof key, "%s", db_res_str(res, 0, 0));
+	bytes = db_res_int(res, 0, 1, 0);
+	db_res_free(res);
+	for (size_t i = 0; i < sizeof del / sizeof del[0]; i++)
+		if (db_exec(db, del[i], "s", job_id) < 0)
+			return -1;
+	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
+}
+
+int jd_permanent_error(unsigned err)
+{
+	switch (err) {
+	case 1153: /* ER_NET_PACKET_TOO_LARGE */
+	case 1301: /* ER_WARN_ALLOWED_PACKET_OVERFLOWED */
+	case 1406: /* ER_DATA_TOO_LONG */
+	case 1118: /* ER_TOO_BIG_ROWSIZE */
+	case 1366: /* ER_TRUNCATED_WRONG_VALUE_FOR_FIELD */
+	case 1264: /* ER_WARN_DATA_OUT_OF_RANGE */
+	case 1048: /* ER_BAD_NULL_ERROR */
+	case 1114: /* ER_RECORD_FILE_FULL */
+	case 1062: /* ER_DUP_ENTRY */
+		return 1;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,59 @@
+/* Job bytes at rest: output and artifact chunks, storage accounting per key, and the
+ * erasure of a finished job's secrets. Shared by the API, the runner and sandboxctl so
+ * that every terminal transition settles storage the same way.
+ *
+ * Output and artifact contents are stored in chunks of at most JD_CHUNK_BYTES
+ * (tables job_output and job_artifact_chunks, keyed by the byte offset of the chunk):
+ * no row or packet grows with a job's output, and a range read touches only the
+ * chunks it needs. Storage per key is kept in key_storage, spread over JD_SHARDS rows
+ * so that concurrent submits of one key seldom wait on one row lock. */
+#ifndef SANDBOX_JOBDATA_H
+#define SANDBOX_JOBDATA_H
+
+#include <stddef.h>
+
+#include "db.h"
+
+#define JD_CHUNK_BYTES (1024 * 1024)
+#define JD_SHARDS 16
+/* max_allowed_packet must hold one chunk plus the statement around it, and the API's
+ * largest insert (a job's stdin or one input file, up to max_files_bytes). */
+#define JD_PACKET_OVERHEAD (64 * 1024)
+
+enum jd_stream { JD_STDOUT = 1, JD_STDERR = 2 };
+
+/* Inside the caller's transaction: stores data as chunks from offset 0. 0 or -1. */
+int jd_put_output(struct db *db, const char *job_id, int stream, const void *data, size_t len);
+int jd_put_artifact(struct db *db, const char *job_id, const char *path, const void *data,
+		    size_t len);
+
+/* Bytes [off, off + limit) of a stream (fewer at its end): *buf is malloc'd (never
+ * NULL on success, free it), *len its length. 0 or -1. */
+int jd_read_output(struct db *db, const char *job_id, int stream, long long off,
+		   long long limit, unsigned char **buf, size_t *len);
+
+/* Calls fn for each chunk of an artifact, in order; stops at fn's non-zero return.
+ * 0, -1 on a database error, or fn's non-zero value. */
+int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
+			   int (*fn)(void *arg, const void *data, size_t len), void *arg);
+
+/* Adds delta (may be negative) to a key's stored bytes. Inside a transaction. */
+int jd_add_stored(struct db *db, const char *key_id, long long delta);
+/* A key's stored bytes, or -1 on a database error. */
+long long jd_key_stored(struct db *db, const char *key_id);
+
+/* A job reaching a terminal state, inside the caller's transaction: erases its env
+ * values, stdin and input file contents (keeping names, sizes and sha256), sets its
+ * stored bytes to `kept` (output + artifacts) and moves the difference to its key's
+ * total. Idempotent. 0 or -1. */
+int jd_settle(struct db *db, const char *job_id, long long kept);
+
+/* Deletes a job and everything hanging off it, and takes its bytes off its key's
+ * total. Inside the caller's transaction. 1 deleted, 0 not there, -1 error. */
+int jd_delete_job(struct db *db, const char *job_id);
+
+/* The error is a property of the data, not of the moment (packet or value too large,
+ * bad value): retrying the same statement cannot succeed. */
+int jd_permanent_error(unsigned err);
+
+#endif
