@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "artname.h"
 #include "cgroup.h"
 #include "log.h"
 #include "outcome.h"
@@ -691,10 +692,12 @@ static void run_loop(struct sup *s, struct fds *f)
 	}
 	if (!strstr(status, "child-pid") && s->reason == STOP_NONE) {
 		/* bwrap failed before starting the command: its stderr says why */
-		char msg[200];
-		snprintf(msg, sizeof msg, "%.*s", (int)(s->err.len < 190 ? s->err.len : 190),
+		char raw[200], msg[400];
+		snprintf(raw, sizeof raw, "%.*s", (int)(s->err.len < 190 ? s->err.len : 190),
 			 s->err.data ? (const char *)s->err.data : "");
-		msg[strcspn(msg, "\n")] = '\0';
+		raw[strcspn(raw, "\n")] = '\0';
+		/* bwrap's words, but they may quote a request's path (cwd): escaped */
+		an_escape(msg, sizeof msg, raw);
 		setup_fail(s, "sandbox", "sandbox start failed",
 			   msg[0] ? msg : "bwrap exited before starting the command");
 	}

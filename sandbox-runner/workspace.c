@@ -12,8 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "artname.h"
 #include "sha256.h"
-#include "util.h"
 
 #define MAX_DEPTH 32
 
@@ -168,21 +168,93 @@ struct collect {
 	long long total;
 	char *notes;
 	size_t noteslen;
+	/* names that are never collected nor shown: counted, one line per kind */
+	size_t n_control, n_backslash, n_long, n_unlisted;
 };
 
-/* One line per skipped entry: "artifact PATH skipped: WHY". */
+/* Room kept at the end of notes for the summary lines of ws_collect. */
+#define NOTES_RESERVE 320
+
+/* Appends one whole line, or counts it as unlisted when it does not fit. */
+static void add_line(struct collect *c, const char *line, size_t reserve)
+{
+	size_t used = strlen(c->notes), n = strlen(line);
+
+	if (used + n + 2 + reserve > c->noteslen) {
+		c->n_unlisted++;
+		return;
+	}
+	memcpy(c->notes + used, line, n);
+	memcpy(c->notes + used + n, "\n", 2);
+}
+
+/* One line per skipped entry: "artifact PATH skipped: WHY". PATH is the job's:
+ * escaped, so that it is never taken for service text or a line of its own. */
 static void note(struct collect *c, const char *path, const char *why)
 {
-	size_t used = strlen(c->notes);
+	char esc[256], line[320];
 
-	if (used + 1 < c->noteslen)
-		snprintf(c->notes + used, c->noteslen - used, "artifact %s skipped: %s\n", path,
-			 why);
+	an_escape(esc, sizeof esc, path);
+	snprintf(line, sizeof line, "artifact %s skipped: %s", esc, why);
+	add_line(c, line, NOTES_RESERVE);
 }
 
 static void note_dir(struct collect *c, const char *dir, const char *why)
 {
-	snprintf(c->notes, c->noteslen, "artifacts directory %s: %s\n", dir, why);
+	char esc[256];
+
+	an_escape(esc, sizeof esc, dir);
+	snprintf(c->notes, c->noteslen, "artifacts directory %s: %s\n", esc, why);
+}
+
+static void summary(struct collect *c)
+{
+	char line[160];
+
+	if (c->n_control) {
+		snprintf(line, sizeof line, "artifacts skipped: %zu name%s with control characters "
+			 "or invalid UTF-8", c->n_control, c->n_control == 1 ? "" : "s");
+		add_line(c, line, 0);
+	}
+	if (c->n_backslash) {
+		snprintf(line, sizeof line, "artifacts skipped: %zu name%s with a backslash (not "
+			 "downloadable)", c->n_backslash, c->n_backslash == 1 ? "" : "s");
+		add_line(c, line, 0);
+	}
+	if (c->n_long) {
+		snprintf(line, sizeof line, "artifacts skipped: %zu path%s longer than %d bytes "
+			 "(or %d bytes percent-encoded)", c->n_long, c->n_long == 1 ? "" : "s",
+			 AN_PATH_MAX, AN_URL_PATH_MAX);
+		add_line(c, line, 0);
+	}
+	if (c->n_unlisted) {
+		snprintf(line, sizeof line, "artifacts: %zu more skipped entr%s not listed",
+			 c->n_unlisted, c->n_unlisted == 1 ? "y" : "ies");
+		add_line(c, line, 0);
+	}
+}
+
+/* A name the API could not list or serve, or that could pass for service text,
+ * is not collected: counted by kind. 1 when e is skipped. */
+static int skip_name(struct collect *c, const char *name, const char *prefix, char *rel,
+		     size_t reln)
+{
+	switch (an_check_name(name, strlen(name))) {
+	case AN_OK:
+		break;
+	case AN_BACKSLASH:
+		c->n_backslash++;
+		return 1;
+	default:
+		c->n_control++;
+		return 1;
+	}
+	if ((size_t)snprintf(rel, reln, "%s%s%s", prefix, *prefix ? "/" : "", name) >= reln ||
+	    an_check_path(rel) != AN_OK) {
+		c->n_long++;
+		return 1;
+	}
+	return 0;
 }
 
 static int add_file(struct collect *c, int dir, const char *name, const char *rel,
@@ -264,12 +336,8 @@ static int walk(struct collect *c, int dir, const char *prefix, int depth)
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if ((size_t)snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "",
-				     e->d_name) >= 1024 ||
-		    !util_utf8_valid((const unsigned char *)rel, strlen(rel))) {
-			note(c, "(unnamed)", "name too long or not UTF-8");
+		if (skip_name(c, e->d_name, prefix, rel, sizeof rel))
 			continue;
-		}
 		if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
@@ -360,6 +428,7 @@ int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
 	}
 	rc = walk(&c, fd, dir, 0);
 	close(fd);
+	summary(&c);
 	if (rc < 0) {
 		ws_free_artifacts(c.a, c.n);
 		return -1;

@@ -28,7 +28,10 @@ int ws_write_file(int wsfd, const char *rel, const unsigned char *data, size_t l
 /* mkdir -p of rel under wsfd, owned by uid. */
 int ws_mkdirs(int wsfd, const char *rel, uid_t uid, char *err, size_t errlen);
 /* Regular files under dir (relative), sorted by path, within caps. Skipped entries
- * (links, devices, fifos, over-cap files) are described in notes (one per line). */
+ * (links, devices, fifos, over-cap files) are described in notes, one line each with
+ * the path escaped (artname.h); names the API could not list or serve (control
+ * characters, invalid UTF-8, backslashes, too long) are never collected nor shown:
+ * one line per kind gives their count. */
 int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
 	       struct artifact **out, size_t *n, char *notes, size_t noteslen);
 void ws_free_artifacts(struct artifact *a, size_t n);

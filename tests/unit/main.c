@@ -8,6 +8,8 @@
 
 #include "tests.h"
 
+void suite_artname(void); /* tests/unit/test_artname.c */
+
 int main(void)
 {
 	unsigned run, tests_failed, suites_failed, asserts_failed;
@@ -27,6 +29,7 @@ int main(void)
 	suite_http_util();
 	suite_outcome();
 	suite_jobcache();
+	suite_artname();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
