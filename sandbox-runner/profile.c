@@ -15,7 +15,9 @@
 
 /* "@etc" is runner_state_dir/etc, "@ws" the job's workspace, "@tmp" a tmpfs of
  * runner_tmp_mb. Nothing else from the host is visible: no /home, /root, /var,
- * /run, /sys, no DB socket, no runner config. */
+ * /run, /sys, no DB socket, no runner config. "@etc" is bound from a fresh tmpfs
+ * that sb_spawn mounts over it in the child's own mount namespace (prof_write_etc):
+ * a bind from the host's disk would show its host path in /proc/self/mountinfo. */
 static const struct mnt {
 	const char *op, *src, *dst;
 } mounts[] = {
@@ -28,6 +30,7 @@ static const struct mnt {
 	/* the symlinks behind /usr/bin/awk, editor, ... (root-owned, read-only) */
 	{ "--ro-bind", "/etc/alternatives", "/etc/alternatives" },
 	{ "--proc", NULL, "/proc" },
+	{ "@masks", NULL, "/proc" },
 	{ "--dev", NULL, "/dev" },
 	/* bwrap's /dev is an unlimited tmpfs: shared memory gets a bounded one, and
 	 * /dev itself is read-only (device nodes still work). */
@@ -36,6 +39,23 @@ static const struct mnt {
 	{ "--tmpfs", "@tmp", "/tmp" },
 	{ "--bind", "@ws", "/workspace" },
 	{ "--remount-ro", NULL, "/" },
+};
+
+/* Host facts in a fresh /proc that container runtimes mask (runc's maskedPaths):
+ * files get /dev/null bound read-only over them, directories an empty read-only
+ * tmpfs. (bwrap itself already makes /proc/sys, sysrq-trigger, irq and bus
+ * read-only.) A path the kernel lacks is skipped, or bwrap would fail: the check is
+ * made on the host's procfs, which shows the same kernel's entries as the job's
+ * and which no job can add to or remove from; only ENOENT counts as absent. */
+static const struct mask {
+	const char *path;
+	int dir;
+} masks[] = {
+	{ "/proc/acpi", 1 },         { "/proc/asound", 1 },       { "/proc/scsi", 1 },
+	{ "/proc/config.gz", 0 },    { "/proc/kcore", 0 },        { "/proc/keys", 0 },
+	{ "/proc/key-users", 0 },    { "/proc/kallsyms", 0 },     { "/proc/latency_stats", 0 },
+	{ "/proc/timer_list", 0 },   { "/proc/timer_stats", 0 },  { "/proc/sched_debug", 0 },
+	{ "/proc/sysrq-trigger", 0 },
 };
 
 static const char *const ns_opts[] = { "--unshare-all", "--unshare-user", "--disable-userns",
@@ -64,6 +84,17 @@ static const char *const etc_files[][2] = {
 	{ "hostname", "sandbox\n" },
 };
 
+/* A network job's /etc/resolv.conf: slirp4netns forwards 10.0.2.3 to the host's
+ * resolver. */
+static const char net_resolv[] = "nameserver 10.0.2.3\n";
+
+static void print_masks(FILE *f)
+{
+	for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
+		fprintf(f, "mask %s: %s (skipped where the kernel lacks it)\n", masks[i].path,
+			masks[i].dir ? "--tmpfs, --remount-ro" : "--ro-bind /dev/null");
+}
+
 void prof_print(FILE *f, const struct cfg *cfg)
 {
 	fprintf(f, "# sandbox profile (compiled in)\n");
@@ -76,12 +107,15 @@ void prof_print(FILE *f, const struct cfg *cfg)
 		   "--configure --disable-host-loopback --enable-sandbox --enable-seccomp, run "
 		   "as root but capability-less in its own mount namespace (%s); routes in the "
 		   "job's namespace make private, link-local and the host's own addresses "
-		   "unreachable; /etc/resolv.conf from %s/etc-net\n",
-		cfg->slirp4netns_path, cfg->runner_state_dir);
+		   "unreachable; /etc/resolv.conf: %s",
+		cfg->slirp4netns_path, net_resolv);
 	for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
 		const char *src = mounts[i].src;
-		if (src && strcmp(src, "@etc") == 0)
-			fprintf(f, "mount %s %s/etc %s\n", mounts[i].op, cfg->runner_state_dir,
+		if (strcmp(mounts[i].op, "@masks") == 0)
+			print_masks(f);
+		else if (src && strcmp(src, "@etc") == 0)
+			fprintf(f, "mount %s <tmpfs sandbox-etc over %s/etc: synthesized files, "
+				   "read-only> %s\n", mounts[i].op, cfg->runner_state_dir,
 				mounts[i].dst);
 		else if (src && strcmp(src, "@tmp") == 0)
 			fprintf(f, "mount %s size=%lldMiB %s\n", mounts[i].op, cfg->runner_tmp_mb,
@@ -285,6 +319,24 @@ static int put(int fd, const char *s)
 	return write(fd, s, n) == (ssize_t)n ? 0 : -1;
 }
 
+static int put_masks(int fd)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < sizeof masks / sizeof masks[0]; i++) {
+		struct stat st;
+		const char *p = masks[i].path;
+
+		if (lstat(p, &st) < 0 && errno == ENOENT)
+			continue;
+		if (masks[i].dir)
+			rc = put(fd, "--tmpfs") | put(fd, p) | put(fd, "--remount-ro") | put(fd, p);
+		else
+			rc = put(fd, "--ro-bind") | put(fd, "/dev/null") | put(fd, p);
+	}
+	return rc;
+}
+
 static int put_mounts(int fd, const struct cfg *cfg, const char *workspace, long long tmp_mb)
 {
 	char etc[CFG_PATH_MAX + 8], size[32];
@@ -294,6 +346,10 @@ static int put_mounts(int fd, const struct cfg *cfg, const char *workspace, long
 	snprintf(size, sizeof size, "%lld", tmp_mb * 1024 * 1024);
 	for (size_t i = 0; rc == 0 && i < sizeof mounts / sizeof mounts[0]; i++) {
 		const char *src = mounts[i].src;
+		if (strcmp(mounts[i].op, "@masks") == 0) {
+			rc = put_masks(fd);
+			continue;
+		}
 		if (src && strcmp(src, "@tmp") == 0) {
 			rc = put(fd, "--size") | put(fd, size) | put(fd, mounts[i].op) |
 			     put(fd, mounts[i].dst);
@@ -319,7 +375,6 @@ int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cw
 	const char *k;
 	json_t *v;
 	int fd = memfd_create("sandbox-args", MFD_CLOEXEC), rc = 0;
-	char net_resolv[CFG_PATH_MAX + 32];
 
 	if (fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
@@ -331,11 +386,9 @@ int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cw
 	rc |= put(fd, "--uid") | put(fd, num) | put(fd, "--gid") | put(fd, num);
 	rc |= put_mounts(fd, cfg, workspace, tmp_mb);
 	if (block_fd >= 0) {
-		/* network job: the command waits until slirp4netns has configured tap0 */
-		snprintf(net_resolv, sizeof net_resolv, "%s/etc-net/resolv.conf",
-			 cfg->runner_state_dir);
+		/* network job: the command waits until slirp4netns has configured tap0
+		 * (its /etc/resolv.conf comes from prof_write_etc) */
 		snprintf(num, sizeof num, "%d", block_fd);
-		rc |= put(fd, "--ro-bind") | put(fd, net_resolv) | put(fd, "/etc/resolv.conf");
 		rc |= put(fd, "--block-fd") | put(fd, num);
 	}
 	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
@@ -356,4 +409,34 @@ int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cw
 		return -1;
 	}
 	return fd;
+}
+
+/* Plain writes into the fresh tmpfs of the child's own mount namespace: nothing else
+ * is in it, so no link to avoid and no atomic replace needed. */
+static int write_new(int dir, const char *name, const char *data)
+{
+	size_t n = strlen(data);
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, data, n) != (ssize_t)n) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+int prof_write_etc(int dir, int network)
+{
+	if (mkdirat(dir, "alternatives", 0755) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++) {
+		const char *data = etc_files[i][1];
+		if (network && strcmp(etc_files[i][0], "resolv.conf") == 0)
+			data = net_resolv;
+		if (write_new(dir, etc_files[i][0], data) < 0)
+			return -1;
+	}
+	return 0;
 }

@@ -18,6 +18,11 @@ int prof_check_host(const struct cfg *cfg, char *err, size_t errlen);
 /* Writes the synthesized /etc under runner_state_dir (root-owned, read-only). */
 int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen);
 
+/* Writes the synthesized /etc (files and the alternatives mount point) into dir, an
+ * empty directory; a network job's resolv.conf names slirp4netns's resolver. 0 or
+ * -1 with errno. Called in the sandbox child before it drops root (sandbox.c). */
+int prof_write_etc(int dir, int network);
+
 /* Appends the profile's bwrap options (NUL-separated) for one job to a memfd and
  * returns it rewound; env is a JSON object of validated names -> strings. */
 struct json_t;

@@ -3,15 +3,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "profile.h"
 
 #define SB_FD_ERR 6
 
@@ -89,6 +93,31 @@ static int close_from(int lowfd)
 	return 0;
 }
 
+/* The sandbox's /etc: bwrap binds etc_dir, and a bind from the host's disk would
+ * show the host path (the state directory, a checkout) in the job's
+ * /proc/self/mountinfo. So this child, still root, gets a mount namespace of its own
+ * (slave: nothing propagates back to the host) with a fresh read-only tmpfs over
+ * etc_dir holding the synthesized files; bwrap inherits it, the host never sees it,
+ * and it ends with the sandbox. */
+static void private_etc(const struct sb_spawn *s)
+{
+	const unsigned long fl = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	int fd;
+
+	if (unshare(CLONE_NEWNS) < 0)
+		child_fail("unshare mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		child_fail("mount propagation");
+	if (mount("sandbox-etc", s->etc_dir, "tmpfs", fl, "size=64k,nr_inodes=64,mode=0755") < 0)
+		child_fail("mount tmpfs for /etc");
+	fd = open(s->etc_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || prof_write_etc(fd, s->block_fd >= 0) < 0)
+		child_fail("writing /etc");
+	close(fd);
+	if (mount(NULL, s->etc_dir, NULL, MS_REMOUNT | MS_RDONLY | fl, NULL) < 0)
+		child_fail("remount /etc read-only");
+}
+
 static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 {
 	char *argv[512];
@@ -100,6 +129,8 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 		child_fail("setsid");
 	if (s->cg && cg_enter(s->cg) < 0)
 		child_fail("cgroup placement");
+	if (s->etc_dir)
+		private_etc(s);
 	set_rlimits(s);
 	place_fds(s, errw);
 	if (setresgid(s->uid, s->uid, s->uid) < 0)

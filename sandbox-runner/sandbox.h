@@ -21,10 +21,12 @@ struct sb_spawn {
 	const long long *limits;  /* LIM_COUNT effective limits */
 	int args_fd, seccomp_fd, status_fd, stdin_fd, stdout_fd, stderr_fd;
 	int block_fd;             /* -1: none */
+	const char *etc_dir;      /* the profile's /etc source: a private tmpfs goes over
+				   * it in the child (prof_write_etc); NULL: as it is */
 	char *const *cmd;         /* the command: argv after "--" */
 };
 
-/* Forks; the child joins the cgroup, sets rlimits, drops to uid, sets
+/* Forks; the child joins the cgroup, mounts its private /etc, sets rlimits, drops to uid, sets
  * no_new_privs, closes every other fd and execs bwrap. -1 with err when the child
  * could not get as far as exec. */
 pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen);

@@ -454,7 +454,7 @@ static int net_setup(struct sup *s, struct fds *f)
 
 static int start(struct sup *s, struct fds *f)
 {
-	char err[512];
+	char err[512], etc[CFG_PATH_MAX + 8];
 	char **cmd = command_argv(&s->job);
 	struct sb_spawn sp;
 
@@ -480,7 +480,8 @@ static int start(struct sup *s, struct fds *f)
 		return setup_fail(s, "sandbox", "sandbox setup failed", err);
 	}
 	mark(s, "prof_bwrap_args");
-	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid,
+	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
+	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid, .etc_dir = etc,
 				.cg = s->cg_on ? &s->cg : NULL, .limits = s->job.limits,
 				.args_fd = f->args, .seccomp_fd = f->sc,
 				.status_fd = f->status[1], .stdin_fd = f->in[0],
