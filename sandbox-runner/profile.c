@@ -103,11 +103,12 @@ void prof_print(FILE *f, const struct cfg *cfg)
 	for (size_t i = 0; i < sizeof ns_opts / sizeof ns_opts[0]; i++)
 		fprintf(f, "namespace-option %s\n", ns_opts[i]);
 	fprintf(f, "network: own empty network namespace (loopback only); never --share-net\n");
-	fprintf(f, "network (key permits it, job asks): same namespace plus slirp4netns "
-		   "--configure --disable-host-loopback --enable-sandbox --enable-seccomp, run "
-		   "as root but capability-less in its own mount namespace (%s); routes in the "
-		   "job's namespace make private, link-local and the host's own addresses "
-		   "unreachable; /etc/resolv.conf: %s",
+	fprintf(f, "network (key permits it, job asks): same namespace plus slirp4netns (%s) "
+		   "--configure --disable-host-loopback --enable-seccomp --userns-path "
+		   "--netns-type=path, run as the slot uid with no capability, no_new_privs, in "
+		   "a private read-only root (/usr, /etc/resolv.conf, its own /dev/net/tun, the "
+		   "job's namespace files); routes in the job's namespace make private, "
+		   "link-local and the host's own addresses unreachable; /etc/resolv.conf: %s",
 		cfg->slirp4netns_path, net_resolv);
 	for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
 		const char *src = mounts[i].src;
@@ -297,9 +298,9 @@ int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "mkdir etc/alternatives: %s", strerror(errno));
 		goto out;
 	}
-	/* slirp4netns forwards DNS from 10.0.2.3 to the host's resolver */
-	if (write_etc(fds[1], "resolv.conf", "nameserver 10.0.2.3\n", err, errlen) < 0)
-		goto out;
+	/* etc is the mount point of each sandbox's private /etc (sandbox.c), etc-net
+	 * that of slirp4netns's private root (net.c); the files here are what a bare
+	 * bwrap would see (tests/bench). */
 	for (size_t i = 0; i < sizeof etc_files / sizeof etc_files[0]; i++)
 		if (write_etc(fds[0], etc_files[i][0], etc_files[i][1], err, errlen) < 0)
 			goto out;

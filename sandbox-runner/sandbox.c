@@ -32,6 +32,7 @@ static void __attribute__((noreturn)) child_fail(const char *step)
 static void set_rlimits(const struct sb_spawn *s)
 {
 	const long long *l = s->limits;
+	const rlim_t net = s->block_fd >= 0 ? 2 : 0;
 	struct {
 		int res;
 		rlim_t soft, hard;
@@ -45,7 +46,9 @@ static void set_rlimits(const struct sb_spawn *s)
 		/* Only without a cgroup (the last two): with one, pids.max and memory.max
 		 * are the limits, and they are the ones whose hits we can see and report. */
 		/* Per uid, and the uid is the slot's own: bwrap's two helpers + the job. */
-		{ RLIMIT_NPROC, (rlim_t)l[LIM_PIDS] + 4, (rlim_t)l[LIM_PIDS] + 4, "nproc" },
+		/* (+2 for a network job: slirp4netns runs as the slot uid too) */
+		{ RLIMIT_NPROC, (rlim_t)l[LIM_PIDS] + 4 + net, (rlim_t)l[LIM_PIDS] + 4 + net,
+		  "nproc" },
 		/* Without a memory cgroup, address space is the only memory bound. */
 		{ RLIMIT_AS, (rlim_t)l[LIM_MEMORY_MB] << 20, (rlim_t)l[LIM_MEMORY_MB] << 20, "as" },
 	};

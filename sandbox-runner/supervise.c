@@ -8,10 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <grp.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -24,6 +21,7 @@
 #include "artname.h"
 #include "cgroup.h"
 #include "log.h"
+#include "net.h"
 #include "outcome.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -32,7 +30,6 @@
 #include "validate.h"
 #include "workspace.h"
 
-#define IP_PATH "/usr/sbin/ip" /* iproute2: routes inside a network job's namespace */
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
 #define CG_CHECK_MS 50
 #define SPAWN_ATTEMPTS 3
@@ -315,140 +312,37 @@ static pid_t child_pid(struct sup *s, int *fd)
 	return -1;
 }
 
-/* slirp4netns runs as root, confined by its own --enable-sandbox (fresh mount
- * namespace, every capability but CAP_NET_BIND_SERVICE dropped) and
- * --enable-seccomp. Entering the sandbox's network namespace needs CAP_SYS_ADMIN
- * in our own user namespace, and joining the sandbox's user namespace instead would
- * need uid 0 mapped there, which the job's single-uid mapping does not have. */
-static void __attribute__((noreturn)) exec_slirp(const struct sup *s, pid_t child, int ready)
-{
-	char netns[64], readyfd[32];
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dup2(ready, 3) < 0)
-		_exit(126);
-	int devnull = open("/dev/null", O_RDWR);
-	if (devnull >= 0) {
-		dup2(devnull, 0);
-		dup2(devnull, 1);
-	}
-	syscall(SYS_close_range, 4, ~0U, 0);
-	snprintf(netns, sizeof netns, "/proc/%ld/ns/net", (long)child);
-	snprintf(readyfd, sizeof readyfd, "--ready-fd=%d", 3);
-	/* --disable-host-loopback: the job must not reach the host's 127.0.0.1 (the
-	 * database, nginx). */
-	execl(s->cfg->slirp4netns_path, "slirp4netns", "--configure", "--mtu=65520",
-	      "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp", readyfd,
-	      "--netns-type=path", netns, "tap0", (char *)NULL);
-	_exit(127);
-}
-
-/* Destinations a network job must never reach, beyond what slirp4netns's
- * --disable-host-loopback covers: private, shared, link-local (cloud metadata) and
- * documentation ranges, and every address of this host (computed per job). The
- * connected 10.0.2.0/24 of slirp's tap0 stays more specific than 10.0.0.0/8. */
-static const char *const net_deny[] = {
-	"0.0.0.0/8",      "10.0.0.0/8",    "100.64.0.0/10",   "127.0.0.0/8",
-	"169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",    "192.0.2.0/24",
-	"192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
-	"224.0.0.0/4",    "240.0.0.0/4",
-};
-
-
-/* "route add unreachable X" lines for `ip -batch -`; no job data goes in. */
-static char *net_batch(const struct cfg *cfg)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct ifaddrs *ifa = NULL;
-	struct in_addr db;
-
-	if (f == NULL)
-		return NULL;
-	for (size_t i = 0; i < sizeof net_deny / sizeof net_deny[0]; i++)
-		fprintf(f, "route add unreachable %s\n", net_deny[i]);
-	if (getifaddrs(&ifa) == 0) {
-		for (struct ifaddrs *a = ifa; a; a = a->ifa_next) {
-			char txt[INET_ADDRSTRLEN];
-			if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET)
-				continue;
-			inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr, txt,
-				  sizeof txt);
-			fprintf(f, "route add unreachable %s/32\n", txt);
-		}
-		freeifaddrs(ifa);
-	}
-	if (cfg->db_socket[0] == '\0' && inet_pton(AF_INET, cfg->db_host, &db) == 1)
-		fprintf(f, "route add unreachable %s/32\n", cfg->db_host);
-	fclose(f);
-	return buf;
-}
-
-/* Enters the job's network namespace (we are root there too) and installs the
- * unreachable routes before the command starts. */
-static int net_restrict(const struct sup *s, pid_t child, char *err, size_t errlen)
-{
-	char path[64], *batch = net_batch(s->cfg);
-	int in[2], st = 0, fd;
-	pid_t pid;
-
-	if (batch == NULL || pipe2(in, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "route batch: %s", strerror(errno));
-		free(batch);
-		return -1;
-	}
-	snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)child);
-	pid = fork();
-	if (pid == 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || setns(fd, CLONE_NEWNET) < 0 || dup2(in[0], 0) < 0)
-			_exit(126);
-		execl(IP_PATH, "ip", "-batch", "-", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	if (pid > 0 && write(in[1], batch, strlen(batch)) != (ssize_t)strlen(batch))
-		st = -1;
-	close(in[1]);
-	free(batch);
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(err, errlen, "%s -batch in the job's namespace failed (status %d)", IP_PATH,
-			 st);
-		return -1;
-	}
-	return 0;
-}
-
 /* Network jobs: bwrap is blocked before exec until slirp4netns
  * has configured tap0 in the sandbox's network namespace. */
 static int net_setup(struct sup *s, struct fds *f)
 {
 	int ready[2];
-	char c;
+	char c, err[256];
 	pid_t child = child_pid(s, &f->status[0]);
 
 	if (child <= 0)
 		return setup_fail(s, "network", "network setup failed", "sandbox did not start");
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return setup_fail(s, "network", "network setup failed", strerror(errno));
-	s->slirp = fork();
-	if (s->slirp == 0)
-		exec_slirp(s, child, ready[1]);
+	s->slirp = net_slirp_start(s->cfg, child, s->uid, ready[1], err, sizeof err);
 	close(ready[1]);
-	if (s->slirp < 0 || wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
+	if (s->slirp < 0) {
+		close(ready[0]);
+		return setup_fail(s, "network", "network setup failed", err);
+	}
+	if (wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
 		close(ready[0]);
 		return setup_fail(s, "network", "network setup failed",
 				  "slirp4netns did not become ready");
 	}
 	close(ready[0]);
-	char err[256];
-	if (net_restrict(s, child, err, sizeof err) < 0)
+	if (net_restrict(s->cfg, child, err, sizeof err) < 0)
 		return setup_fail(s, "network", "network setup failed", err);
 	if (write(f->block[1], "1", 1) != 1)
 		return setup_fail(s, "network", "network setup failed", strerror(errno));
 	close_fd(&f->block[1]);
-	diag(s, "network: slirp4netns user-mode NAT; host, private and link-local addresses "
-		"unreachable");
+	diag(s, "network: slirp4netns user-mode NAT (unprivileged, slot uid); host, private "
+		"and link-local addresses unreachable");
 	return 0;
 }
 
