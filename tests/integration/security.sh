@@ -8,14 +8,24 @@
 #   1. host files: nothing outside the profile is visible (/home /root /var /run /sys,
 #      /etc/shadow, the host's /etc/passwd, the DB socket, the runner config, the
 #      state dir, any unix socket at all); / and /usr are read-only; /workspace and
-#      /tmp are writable; /tmp is size-limited (runner_tmp_mb).
+#      /tmp are writable; /tmp is size-limited (runner_tmp_mb). Host facts in /proc
+#      are masked (config.gz, kcore, keys, key-users, kallsyms, latency_stats,
+#      timer_list, timer_stats, sched_debug, sysrq-trigger read nothing; acpi, asound,
+#      scsi are empty and read-only; a path this kernel lacks is a visible skip), the
+#      masks are in --print-profile and its digest, and /proc/self/mountinfo names no
+#      host path (checkout, state dir, config, DB socket): every mount's source root
+#      is /usr, /etc/alternatives, a device node or a filesystem root.
 #   2. network: the stack's nginx, a host listener on 127.0.0.1 and one on the host's
 #      own address, and a host abstract unix socket are unreachable; only `lo` exists;
 #      AF_VSOCK is refused. (Only the suite's own listeners and its own stack's nginx
 #      are dialled: never other stacks' ports or the machine's other services.)
 #      Network jobs (network: true, a key made with --allow-network, revoked at exit):
 #      slirp4netns NAT that reaches neither the host's loopback, nor slirp's host alias
-#      10.0.2.2, nor a service listening on the host's own address.
+#      10.0.2.2, nor a service listening on the host's own address; its slirp4netns
+#      (found from the host while the job sleeps) runs as a slot uid, not root, with
+#      no capability (all five sets 0), NoNewPrivs, seccomp, in a read-only root of
+#      its own with /usr, /etc/resolv.conf only, /dev and the namespace files: none of
+#      the host's /run, /var, /etc, /proc, the state dir, the config, the DB socket.
 #   3. privileges: uid 1000, no capabilities, NoNewPrivs, seccomp on; setuid-root
 #      binaries (su, mount) gain nothing; every denied syscall of the filter answers
 #      its errno (tests/security/probe.c); an x32 syscall kills the job with SIGSYS.
@@ -32,6 +42,12 @@
 #      directory, an intermediate component, files inside it, links left for
 #      cleanup); a root-owned 0600 canary keeps its content, owner, mode and link
 #      count and never shows up in an artifact.
+#   8. artifact names: names with control characters (C0, DEL, C1) or invalid UTF-8,
+#      with a backslash, longer than 1024 bytes or 1991 bytes percent-encoded are not
+#      collected, and one diagnostic line per kind counts them; no diagnostic fakes a
+#      service line ("command timed out") and all are printable ASCII; every listed
+#      artifact (spaces, %, ?, #, +, &, unicode, nested, both length limits)
+#      downloads byte for byte, percent-encoded whole and component by component.
 #
 # After every case: no process of the runner's slot uids (runner_uid_base + 0..slots-1)
 # is left (live ones within 1 s of the result, zombies within 6 s), no `sandbox-ws`
@@ -234,6 +250,9 @@ check_clean() {
 	mounts=$(awk -v a="$SANDBOX_VAR/" -v b="$STATE_DIR/" -v w="$STATE_DIR/work/" \
 		'($1 == "sandbox-ws" && (index($2, a) == 1 || index($2, b) == 1)) || index($2, w) == 1 { print $1, $2 }' /proc/mounts)
 	expect_eq "$(_name "cleanup: no sandbox-ws mount under the state directory")" "" "$mounts"
+	# the sandbox's /etc and slirp4netns's root are private mounts: never the host's
+	mounts=$(awk '$1 == "sandbox-etc" || $1 == "sandbox-slirp" { print $1, $2 }' /proc/mounts)
+	expect_eq "$(_name "cleanup: no sandbox-etc or sandbox-slirp mount on the host")" "" "$mounts"
 	leftover_ws=$(ls -d "$STATE_DIR"/work/slot-* 2> /dev/null | tr '\n' ' ')
 	expect_eq "$(_name "cleanup: no slot workspace directory left")" "" "$leftover_ws"
 	cgbusy=
@@ -315,6 +334,97 @@ expect_eq "$CASE: /tmp is a ${TMP_MB} MiB tmpfs" "TMP_BLOCKS $((TMP_MB * 1024))"
 expect_match "$CASE: /tmp: ${FILL_MB} MiB fit" '^TMP_FILL1 rc=0$' "$out"
 expect_match "$CASE: /tmp: $((FILL_MB * 2)) MiB do not fit" '^TMP_FILL2 rc=1$' "$out"
 expect_match "$CASE: /tmp full reports ENOSPC" 'No space left on device' "$err"
+check_clean
+
+CASE="proc masks"
+# Host facts a container runtime masks (runc's maskedPaths): the job must read
+# nothing from them. The kernel decides which exist; the host's /proc says which.
+MASK_FILES="/proc/config.gz /proc/kcore /proc/keys /proc/key-users /proc/kallsyms /proc/latency_stats /proc/timer_list /proc/timer_stats /proc/sched_debug /proc/sysrq-trigger"
+MASK_DIRS="/proc/acpi /proc/asound /proc/scsi"
+cmd=$(
+	cat << EOF
+for p in $MASK_FILES; do
+  if [ -e "\$p" ]; then echo "MASKF \$p exists bytes=\$(cat "\$p" 2>/dev/null | head -c 65536 | wc -c)"; else echo "MASKF \$p absent"; fi
+done
+for p in $MASK_DIRS; do
+  if [ -e "\$p" ]; then echo "MASKD \$p exists entries=\$(ls -A "\$p" 2>/dev/null | wc -l)"; touch "\$p/x" 2>/dev/null; echo "MASKD_WRITE \$p rc=\$?"; else echo "MASKD \$p absent"; fi
+done
+echo "CONTROL /proc/version bytes=\$(cat /proc/version | wc -c)"
+echo MOUNTINFO_BEGIN; cat /proc/self/mountinfo; echo MOUNTINFO_END
+EOF
+)
+run "$CASE" "$cmd"
+expect_state succeeded
+out=$(stdout)
+mountinfo=$(printf '%s\n' "$out" | sed -n '/^MOUNTINFO_BEGIN$/,/^MOUNTINFO_END$/p' | sed '1d;$d')
+# mount points (field 5) of the job's mount table
+mpoints=" $(printf '%s\n' "$mountinfo" | cut -d' ' -f5 | tr '\n' ' ')"
+expect_true "$CASE: the job can read an unmasked /proc file (/proc/version has bytes)" \
+	grep -Eq '^CONTROL /proc/version bytes=[1-9]' <<< "$out"
+present=0
+for p in $MASK_FILES; do
+	if [ -e "$p" ]; then
+		present=$((present + 1))
+		host_bytes=$(head -c 65536 "$p" 2> /dev/null | wc -c)
+		expect_eq "$CASE: $p reads nothing in the job (the host's root reads $host_bytes bytes)" \
+			"MASKF $p exists bytes=0" "$(printf '%s\n' "$out" | grep "^MASKF $p ")"
+		expect_true "$CASE: $p is a mount point (masked) in the job" \
+			test "${mpoints#* "$p" }" != "$mpoints"
+	else
+		note "skip: $p does not exist on this kernel (nothing to mask); it must not appear in the job either"
+		expect_eq "$CASE: $p absent in the job like on the host" "MASKF $p absent" \
+			"$(printf '%s\n' "$out" | grep "^MASKF $p ")"
+	fi
+done
+for p in $MASK_DIRS; do
+	if [ -e "$p" ]; then
+		present=$((present + 1))
+		expect_eq "$CASE: $p is empty in the job (host: $(ls -A "$p" 2> /dev/null | wc -l) entries)" \
+			"MASKD $p exists entries=0" "$(printf '%s\n' "$out" | grep "^MASKD $p ")"
+		expect_match "$CASE: $p is read-only in the job" "^MASKD_WRITE $p rc=[1-9]" "$out"
+	else
+		note "skip: $p does not exist on this kernel (nothing to mask)"
+		expect_eq "$CASE: $p absent in the job like on the host" "MASKD $p absent" \
+			"$(printf '%s\n' "$out" | grep "^MASKD $p ")"
+	fi
+done
+if [ "$present" = 0 ]; then
+	note "skip: none of the masked paths exists on this kernel: the masks are untested here"
+fi
+PROFILE_TXT=$("$REPO/build/sandbox-runner" --config "$SANDBOX_CONFIG" --print-profile 2> /dev/null)
+for p in $MASK_FILES; do
+	expect_match "$CASE: --print-profile lists the mask of $p" "^mask $p: --ro-bind /dev/null" "$PROFILE_TXT"
+done
+for p in $MASK_DIRS; do
+	expect_match "$CASE: --print-profile lists the mask of $p" "^mask $p: --tmpfs, --remount-ro" "$PROFILE_TXT"
+done
+expect_eq "$CASE: the job's profile digest is the printed profile's (masks included)" \
+	"$(printf '%s\n' "$PROFILE_TXT" | sed -n 's/^digest //p')" "$(jf .profile)"
+expect_eq "$CASE: the digest is the sha256 of the printed profile" \
+	"$(printf '%s\n' "$PROFILE_TXT" | sed -n 's/^digest //p')" \
+	"sha256:$(printf '%s\n' "$PROFILE_TXT" | grep -v '^digest ' | sha256sum | cut -d' ' -f1)"
+
+CASE="mountinfo"
+note "job's mountinfo: $(printf '%s\n' "$mountinfo" | cut -d' ' -f4,5,9,10 | tr '\n' ';')"
+expect_true "$CASE: the job's mountinfo was read ($(printf '%s\n' "$mountinfo" | wc -l) lines)" \
+	test "$(printf '%s\n' "$mountinfo" | wc -l)" -ge 5
+for p in "$REPO" "$SANDBOX_VAR" "$STATE_DIR" "$(dirname "$SANDBOX_CONFIG")" "$(dirname "$SANDBOX_DB_SOCKET")"; do
+	expect_absent "$CASE: no mount in the job reveals $p" "$p" "$mountinfo"
+done
+# The root (field 4) of every mount: where in its filesystem the mount comes from.
+# Only the profile's own sources may show: /usr, /etc/alternatives, device nodes,
+# and the roots of filesystems (tmpfs, proc, devpts; bwrap's /newroot).
+roots=$(printf '%s\n' "$mountinfo" | cut -d' ' -f4 | sort -u | tr '\n' ' ')
+unexpected=
+for r in $roots; do
+	case $r in
+	/ | /newroot | /usr | /etc/alternatives | /null | /zero | /full | /random | /urandom | /tty) ;;
+	*) unexpected+="$r " ;;
+	esac
+done
+expect_eq "$CASE: every mount's source root is a profile path or a filesystem root (got: $roots)" "" "$unexpected"
+expect_match "$CASE: /etc is the private read-only tmpfs sandbox-etc" \
+	'^[0-9]+ [0-9]+ [0-9:]+ / /etc ro,[^ ]* .*- tmpfs sandbox-etc ' "$mountinfo"
 check_clean
 
 # ------------------------------------------------------------------ 2. network
@@ -444,6 +554,62 @@ elif [ -n "$NET_TOKEN" ]; then
 		sleep 0.2
 	done
 	expect_eq "$CASE: cleanup: no slirp4netns left" "" "${slirp_left// /}"
+
+	# slirp4netns handles the job's packets: it runs with the least privilege it
+	# can, the slot's uid (never root), no capability, no_new_privs, seccomp, in a
+	# read-only root of its own without the host's /etc, /run, /var or the state dir.
+	CASE="network job: slirp4netns privileges"
+	ctx "$CASE"
+	TOKEN=$NET_TOKEN submit "$(mkjob 'echo "IFACES $(sed -n "3,\$s/^ *\([^:]*\):.*/\1/p" /proc/net/dev | tr "\n" " ")"; sleep 3' '{"network":true,"limits":{"wall_seconds":20}}')"
+	SLIRP=
+	for _ in $(seq 100); do
+		for p in $(pgrep -x slirp4netns); do
+			pp=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2> /dev/null)
+			if [ -n "$JOB_ID" ] && tr '\0' ' ' < "/proc/$pp/cmdline" 2> /dev/null | grep -Fq -- "--supervise $JOB_ID "; then
+				SLIRP=$p
+				break 2
+			fi
+		done
+		sleep 0.1
+	done
+	expect_true "$CASE: the job's slirp4netns found (child of its supervisor)" test -n "$SLIRP"
+	sl_status=$(cat "/proc/${SLIRP:-0}/status" 2> /dev/null)
+	sl_root=$(ls -A "/proc/${SLIRP:-0}/root/" 2> /dev/null | tr '\n' ' ')
+	sl_etc=$(ls -A "/proc/${SLIRP:-0}/root/etc" 2> /dev/null | tr '\n' ' ')
+	sl_visible=
+	for p in /run /var /home /root /proc /sys /tmp "$STATE_DIR" "$SANDBOX_CONFIG" "$SANDBOX_DB_SOCKET" "$REPO"; do
+		[ -e "/proc/${SLIRP:-0}/root$p" ] && sl_visible+="$p "
+	done
+	sl_touch=$(touch "/proc/${SLIRP:-0}/root/sec-probe" 2>&1; echo "rc=$?")
+	rm -f "/proc/${SLIRP:-0}/root/sec-probe" 2> /dev/null
+	sl_mnt=$(readlink "/proc/${SLIRP:-0}/ns/mnt" 2> /dev/null)
+	sl_uid=$(awk '/^Uid:/ { print $2 }' <<< "$sl_status")
+	note "slirp4netns pid ${SLIRP:-none}: $(grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs|Seccomp):' <<< "$sl_status" | tr '\t\n' ' ;'); root: $sl_root"
+	expect_true "$CASE: its uid (${sl_uid:-none}) is a slot uid ($UID_BASE..$UID_LAST), not 0" \
+		test -n "$sl_uid" -a "${sl_uid:-0}" -ge "$UID_BASE" -a "${sl_uid:-0}" -le "$UID_LAST"
+	expect_match "$CASE: real, effective, saved and fs uid all the slot uid" \
+		"^Uid:	${sl_uid:-x}	${sl_uid:-x}	${sl_uid:-x}	${sl_uid:-x}\$" "$sl_status"
+	expect_match "$CASE: real, effective, saved and fs gid all the slot uid" \
+		"^Gid:	${sl_uid:-x}	${sl_uid:-x}	${sl_uid:-x}	${sl_uid:-x}\$" "$sl_status"
+	expect_match "$CASE: no supplementary group" '^Groups:[[:space:]]*$' "$sl_status"
+	for k in CapInh CapPrm CapEff CapBnd CapAmb; do
+		expect_match "$CASE: $k is 0" "^$k:	0000000000000000\$" "$sl_status"
+	done
+	expect_match "$CASE: NoNewPrivs is 1" '^NoNewPrivs:	1$' "$sl_status"
+	expect_match "$CASE: seccomp filter mode (2)" '^Seccomp:	2$' "$sl_status"
+	expect_eq "$CASE: its root holds only /usr, the lib links, /etc, /dev (tun) and the namespace files" \
+		"bin dev etc lib lib64 ns sbin usr " "$sl_root"
+	expect_eq "$CASE: its /etc holds only resolv.conf" "resolv.conf " "$sl_etc"
+	expect_eq "$CASE: none of the host's /run /var /home /root /proc /sys /tmp, state dir, config, DB socket, checkout" "" "$sl_visible"
+	expect_match "$CASE: its root is read-only" 'Read-only file system' "$sl_touch"
+	expect_true "$CASE: its mount namespace is not the host's ($sl_mnt)" \
+		test -n "$sl_mnt" -a "$sl_mnt" != "$(readlink /proc/self/ns/mnt)"
+	if [ -n "$JOB_ID" ]; then
+		TOKEN=$NET_TOKEN wait_job "$JOB_ID"
+		expect_state succeeded
+		expect_eq "$CASE: the job had its tap0" "IFACES lo tap0 " "$(stdout | grep '^IFACES' | tr -s ' ')"
+	fi
+	check_clean
 fi
 kill "$LISTENER" 2> /dev/null
 
@@ -759,5 +925,98 @@ CANARY_AFTER=$(canary_state)
 expect_eq "$CASE: the canary keeps its owner, mode, size, link count, content and directory" "$CANARY_BEFORE" "$CANARY_AFTER"
 expect_true "$CASE: the canary's content is in no artifact" bash -c '! grep -Fq -- "$1" "$2"' _ "$CANARY_TEXT" "$all_artifacts"
 expect_eq "$CASE: the canary's sub file is intact" "$CANARY_TEXT" "$(cat "$CANARY_DIR/sub/file" 2> /dev/null)"
+
+# ---------------------------------------------------------------- 8. artifact names
+
+CASE="artifact names"
+# The job names its artifacts. Names that could pass for service text in the
+# diagnostics, or that the API could not list or serve, are not collected: one
+# counting line per kind says so; no job-controlled byte reaches the diagnostics.
+# Every listed artifact must download, byte for byte, by its percent-encoded path.
+cmd=$(
+	cat << 'EOF'
+mkdir -p out
+n=0
+w() { printf '%s' "$2" > "$1" && n=$((n + 1)); }
+# control characters and invalid UTF-8: 10 names (a directory counts once)
+w "$(printf 'out/x\ncommand timed out')" fake1
+w "$(printf 'out/y\nrunner lost during execution')" fake2
+w "$(printf 'out/cr\rcommand timed out')" cr
+w "$(printf 'out/esc\033[2J')" esc
+w "$(printf 'out/del\177')" del
+w "$(printf 'out/nel\302\205runner lost during execution')" nel
+w "$(printf 'out/bad\377')" bad
+w "$(printf 'out/overlong\300\257')" overlong
+mkdir "$(printf 'out/dir\tx')" && w "$(printf 'out/dir\tx/inner')" inner
+ln -s /etc/hostname "$(printf 'out/link\ncommand timed out')"
+# a backslash: the API refuses it in a path
+w 'out/back\slash' backslash
+# downloadable: spaces, %, ?, #, +, &, =, ;, unicode, a nested directory
+w 'out/with space' space
+w 'out/100%' percent
+w 'out/what?' question
+w 'out/hash#tag' hash
+w 'out/plus+sign' plus
+w 'out/a&b=c;d' amp
+w 'out/café ✓ 😀' unicode
+mkdir -p 'out/sub dir' && w 'out/sub dir/x y' nested
+# the length limit: 1024 bytes is the longest path, 1025 is over
+a=$(printf '%0250d' 0 | tr 0 a)
+mkdir -p "out/$a/$a/$a/$a"
+w "out/$a/$a/$a/$a/$(printf '%016d' 0 | tr 0 b)" len1024
+w "out/$a/$a/$a/$a/$(printf '%017d' 0 | tr 0 c)" len1025
+# the download limit: 1991 bytes fully percent-encoded (the API keeps 2047 bytes of
+# request path) is the longest, 1994 is over
+s=$(printf '%250s' '')
+mkdir -p "out/$s/$s"
+w "out/$s/$s/ab$(printf '%159s' '')" enc1991
+w "out/$s/$s/ab$(printf '%160s' '')" enc1994
+echo "WROTE $n"
+EOF
+)
+run "$CASE" "$cmd" '{"artifacts":"out"}'
+expect_state succeeded
+expect_eq "$CASE: the job wrote its 22 files" "WROTE 22" "$(stdout)"
+diags=$(jf '.result.diagnostics[]?')
+expect_eq "$CASE: diagnostics: one line counts the control-character and invalid UTF-8 names" \
+	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 10 names with control characters or invalid UTF-8")] | length' "$JOB")"
+expect_eq "$CASE: diagnostics: one line counts the backslash name" \
+	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 1 name with a backslash (not downloadable)")] | length' "$JOB")"
+expect_eq "$CASE: diagnostics: one line counts the two over-long paths" \
+	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 2 paths longer than 1024 bytes (or 1991 bytes percent-encoded)")] | length' "$JOB")"
+expect_eq "$CASE: no other diagnostic about artifacts" "" \
+	"$(jq -r '.result.diagnostics[] | select(test("artifact") and (startswith("artifacts skipped: ") | not))' "$JOB")"
+for fake in "command timed out" "runner lost during execution"; do
+	expect_eq "$CASE: no diagnostic reads \"$fake\" on a succeeded job" 0 \
+		"$(jq --arg f "$fake" '[.result.diagnostics[] | select(contains($f))] | length' "$JOB")"
+done
+expect_eq "$CASE: every diagnostic is printable ASCII" true \
+	"$(jq '[.result.diagnostics[] | test("^[ -~]*$")] | all' "$JOB")"
+a250=$(printf '%0250d' 0 | tr 0 a)
+s250=$(printf '%250s' '')
+want=$(jq -cn --arg l "out/$a250/$a250/$a250/$a250/$(printf '%016d' 0 | tr 0 b)" \
+	--arg e "out/$s250/$s250/ab$(printf '%159s' '')" \
+	'[$e, $l, "out/100%", "out/a&b=c;d", "out/café ✓ 😀", "out/hash#tag", "out/plus+sign",
+	  "out/sub dir/x y", "out/what?", "out/with space"] | sort')
+expect_eq "$CASE: exactly the servable names are collected" "$want" \
+	"$(jq -c '[.result.artifacts[]?.path] | sort' "$JOB")"
+# Every listed artifact downloads: each path percent-encoded whole ('/' too, as
+# encodeURIComponent or jq's @uri do) and component by component.
+id=$(jf .id)
+jq -c '.result.artifacts[]?' "$JOB" > "$T_DIR/arts"
+while read -r art; do
+	p=$(jq -r .path <<< "$art")
+	sha=$(jq -r .sha256 <<< "$art")
+	size=$(jq -r .size <<< "$art")
+	short=$(printf '%s' "$p" | head -c 40 | cat -v | tr '\n' ' ')
+	for enc in "$(jq -rn --arg p "$p" '$p | @uri')" "$(jq -rn --arg p "$p" '$p | split("/") | map(@uri) | join("/")')"; do
+		req GET "/v1/jobs/$id/artifacts/$enc"
+		expect_eq "$CASE: GET '$short...' (${#p} bytes, ${#enc} encoded) -> 200, $size bytes, its sha256" \
+			"200 $size $sha" "$STATUS $(wc -c < "$BODY") $(sha256sum < "$BODY" | cut -d' ' -f1)"
+	done
+done < "$T_DIR/arts"
+expect_eq "$CASE: the 1024-byte path's content" len1024 \
+	"$(req GET "/v1/jobs/$id/artifacts/$(jq -rn --arg p "out/$a250/$a250/$a250/$a250/$(printf '%016d' 0 | tr 0 b)" '$p | @uri')"; cat "$BODY")"
+check_clean
 
 finish
