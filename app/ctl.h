@@ -8,5 +8,6 @@
 int ctl_migrate(struct db *db, const struct cfg *cfg);
 int ctl_keys(struct db *db, int argc, char **argv);
 int ctl_queue(struct db *db, int argc, char **argv);
+int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv);
 
 #endif

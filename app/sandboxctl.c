@@ -35,8 +35,10 @@ static void usage(void)
 		"                  --subject-type S --subject-id I [--actor-type A --actor-id B]\n"
 		"                  [--tenant-admin] [--allow-network] [--max-queued N]\n"
 		"                  [--max-limit NAME=VALUE ...] [--json]\n"
+		"                  [--max-stored-mb N] [--max-running N]\n"
 		"       sandboxctl --config FILE keys list [--json]\n"
-		"       sandboxctl --config FILE keys revoke ID\n"
+		"       sandboxctl --config FILE keys revoke ID [--keep-jobs]\n"
+		"       sandboxctl --config FILE purge [--older-than N[smhd]] [--dry-run]\n"
 		"       sandboxctl --config FILE queue\n");
 	exit(2);
 }
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(argv[i], "migrate") != 0 && strcmp(argv[i], "keys") != 0 &&
-	    strcmp(argv[i], "queue") != 0)
+	    strcmp(argv[i], "queue") != 0 && strcmp(argv[i], "purge") != 0)
 		usage();
 	db = db_open(&cfg, err, sizeof err);
 	if (db == NULL) {
@@ -77,6 +79,8 @@ int main(int argc, char **argv)
 		rc = i + 1 == argc ? ctl_migrate(db, &cfg) : 2;
 	else if (strcmp(argv[i], "keys") == 0)
 		rc = ctl_keys(db, argc - i - 1, argv + i + 1);
+	else if (strcmp(argv[i], "purge") == 0)
+		rc = ctl_purge(db, &cfg, argc - i - 1, argv + i + 1);
 	else
 		rc = ctl_queue(db, argc - i - 1, argv + i + 1);
 	db_close(db);

@@ -301,3 +301,28 @@ int util_edge_space(const char *v)
 			return 1;
 	return 0;
 }
+
+/* "30d", "12h", "90m", "3600s" or a plain number of days -> seconds; -1 if bad. */
+long long util_parse_duration(const char *s)
+{
+	char *end;
+	long long n, mult = 86400;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	n = strtoll(s, &end, 10);
+	if (end[0] != '\0') {
+		if (end[1] != '\0')
+			return -1;
+		switch (end[0]) {
+		case 's': mult = 1; break;
+		case 'm': mult = 60; break;
+		case 'h': mult = 3600; break;
+		case 'd': mult = 86400; break;
+		default: return -1;
+		}
+	}
+	if (n < 0 || n > 100LL * 365 * 86400 / mult)
+		return -1;
+	return n * mult;
+}

@@ -83,7 +83,7 @@ int store_claim(struct db *db, const char *runner_id, long long lease_s, const c
 
 		snprintf(sql, sizeof sql,
 			 "SELECT j.id, j.key_id, COALESCE(k.max_running, ?) FROM jobs j"
-			 " JOIN api_keys k ON k.id = j.key_id WHERE j.state = 'queued'%s",
+			 " LEFT JOIN api_keys k ON k.id = j.key_id WHERE j.state = 'queued'%s",
 			 nex ? " AND j.key_id NOT IN (" : "");
 		p[np++] = (struct db_param){ .type = 'i', .i = default_max_running };
 		for (size_t i = 0; i < nex; i++) {
@@ -341,12 +341,58 @@ static int finish_unstorable(struct db *db, const char *id, const char *runner_i
 	return db_commit(db) < 0 ? -1 : 0;
 }
 
+/* The largest value one statement of the result carries (a chunk at most). */
+static long long largest_piece(const struct job_result *r)
+{
+	size_t m = r->out_len > r->err_len ? r->out_len : r->err_len;
+
+	for (size_t i = 0; i < r->nartifacts; i++)
+		if (r->artifacts[i].size > m)
+			m = r->artifacts[i].size;
+	return (long long)(m > JD_CHUNK_BYTES ? JD_CHUNK_BYTES : m);
+}
+
+static long long server_packet(struct db *db)
+{
+	struct db_res *res = db_query(db, "SELECT @@max_allowed_packet", "");
+	long long v;
+
+	if (res == NULL)
+		return -1;
+	v = db_res_int(res, 0, 0, 0);
+	db_res_free(res);
+	return v;
+}
+
+/* A supervisor stores one result: the permanent error seen on an earlier attempt (the
+ * connection may have died with it, as for a packet over max_allowed_packet) makes the
+ * next attempt, on a new connection, store the small error result directly. */
+static char unstorable_job[UUID_STR_LEN];
+static unsigned unstorable_err;
+
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r)
 {
 	long long n;
 	unsigned err;
 
+	if (strcmp(unstorable_job, id) == 0)
+		return finish_unstorable(db, id, runner_id, unstorable_err);
+	/* A statement over the server's max_allowed_packet makes the server drop the
+	 * connection, which looks like an outage from here: check the size first. */
+	if (largest_piece(r) > 32768) {
+		long long have = server_packet(db), need = largest_piece(r) + JD_PACKET_OVERHEAD;
+		if (have < 0)
+			return -1;
+		if (have < need) {
+			snprintf(unstorable_job, sizeof unstorable_job, "%s", id);
+			unstorable_err = 1153;
+			log_kv("error", "result_unstorable", "job", id, "errno", "1153", "reason",
+			       "a chunk exceeds the server's max_allowed_packet", "retry", "no",
+			       (char *)NULL);
+			return finish_unstorable(db, id, runner_id, 1153);
+		}
+	}
 	if (db_begin(db) < 0)
 		return -1;
 	n = db_exec(db,
@@ -362,14 +408,17 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 		return db_commit(db) < 0 ? -1 : 0;
 	err = db_errno(db);
 	db_rollback(db);
-	if (!jd_permanent_error(err) || db_conn_lost(db))
+	if (!jd_permanent_error(err))
 		return -1;
 	{
 		char code[16];
 		snprintf(code, sizeof code, "%u", err);
-		log_kv("error", "result_unstorable", "job", id, "errno", code, (char *)NULL);
+		log_kv("error", "result_unstorable", "job", id, "errno", code, "retry", "no",
+		       (char *)NULL);
 	}
-	return finish_unstorable(db, id, runner_id, err);
+	snprintf(unstorable_job, sizeof unstorable_job, "%s", id);
+	unstorable_err = err;
+	return db_conn_lost(db) ? -1 : finish_unstorable(db, id, runner_id, err);
 }
 
 int store_recover_lost(struct db *db)

@@ -22,8 +22,9 @@
 #               alternating, at each concurrency, for several rounds; then rss again.
 #   post        wrk POST /v1/jobs with a key whose max_queued is 1000000, runner
 #               stopped; the rows it made are deleted afterwards.
-#   scale       filler rows (terminal, another tenant) generated in bulk with
-#               MariaDB's Sequence engine; poll latency (GET) and claim latency
+#   scale       filler rows (another tenant; half terminal, half queued behind the
+#               measured job in the fair claim order) generated in bulk with MariaDB's
+#               Sequence engine; poll latency (GET) and claim latency
 #               (build/bench-claim: store_claim) at a small and a large table.
 #
 # Exit status: 0 when every measurement produced a figure, 1 when one could not be
@@ -293,18 +294,24 @@ fill_to() {
     while ((have < target)); do
         n=$((target - have))
         ((n > 100000)) && n=100000
+        # Every other filler row is queued, with a fair_tag after any real job's: the
+        # claim walks the same index with half the table queued ahead of nothing.
         SQL "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,
                subject_id, state, argv_json, env_json, stdin, metadata_json, wall_seconds,
                cpu_seconds, memory_mb, pids, output_bytes, disk_mb, created_at, started_at,
-               finished_at, runner_id, attempt, profile_digest)
+               finished_at, runner_id, attempt, profile_digest, fair_tag)
              SELECT LOWER(CONCAT(SUBSTR(h, 1, 8), '-', SUBSTR(h, 9, 4), '-7',
                       LPAD(HEX(FLOOR(RAND() * 4096)), 3, '0'), '-',
                       HEX(8 + FLOOR(RAND() * 4)), LPAD(HEX(FLOOR(RAND() * 4096)), 3, '0'), '-',
                       LPAD(HEX(FLOOR(RAND() * 281474976710656)), 12, '0'))),
                     '00000000-0000-7000-8000-00000000f111', 'bench-filler', 'filler', 'user',
-                    'filler', 'succeeded', '[\"/bin/true\"]', '{}', '', '{}', 10, 10, 256, 64,
-                    1048576, 64, t, t + INTERVAL 40000 MICROSECOND,
-                    t + INTERVAL 70000 MICROSECOND, 'filler/slot-0/0', 1, 'sha256:filler'
+                    'filler', IF(seq % 2 = 0, 'succeeded', 'queued'), '[\"/bin/true\"]', '{}',
+                    '', '{}', 10, 10, 256, 64, 1048576, 64, t,
+                    IF(seq % 2 = 0, t + INTERVAL 40000 MICROSECOND, NULL),
+                    IF(seq % 2 = 0, t + INTERVAL 70000 MICROSECOND, NULL),
+                    IF(seq % 2 = 0, 'filler/slot-0/0', NULL), seq % 2,
+                    IF(seq % 2 = 0, 'sha256:filler', NULL),
+                    IF(seq % 2 = 0, 0, 1000000000000 + seq)
              FROM (SELECT seq, LPAD(HEX(1600000000000 + seq), 12, '0') AS h,
                           FROM_UNIXTIME(1600000000 + seq / 1000) AS t
                    FROM seq_$((start + 1))_to_$((start + n))) s" >/dev/null || return 1
@@ -320,7 +327,7 @@ scale_at() { # LABEL TARGET
     stack stop-runner || return 1
     # A queued job left by an earlier step would be claimed before bench-claim's own.
     SQL "UPDATE jobs SET state = 'cancelled', finished_at = CURRENT_TIMESTAMP(3)
-         WHERE state = 'queued'" >/dev/null || return 1
+         WHERE state = 'queued' AND tenant_id <> 'filler'" >/dev/null || return 1
     fill_to "$target" || return 1
     rows=$(SQL "SELECT COUNT(*) FROM jobs") || return 1
     jq -n --argjson n "$rows" '{rows: $n}' >"$RAW/rows-$label.json"

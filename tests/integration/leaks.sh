@@ -63,6 +63,8 @@ for id in "${ids[@]}"; do
 	req GET "/v1/jobs/$id?wait=5"
 	expect_json .status succeeded "job ${id:0:13} succeeded under the ASan runner"
 	req GET "/v1/jobs/$id/artifacts/out/f"
+	req GET "/v1/jobs/$id/output/stdout?offset=1&limit=2"
+	req GET "/v1/jobs/$id/output/stderr?encoding=base64"
 	req POST "/v1/jobs/$id/cancel" ''
 done
 sup=$(grep -c 'event=job_finished' "$VG_DIR/runner.out")

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../sandbox-runner/artname.c"
+#include "artname.h"
 #include "tests.h"
 
 void suite_artname(void);

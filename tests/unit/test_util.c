@@ -404,8 +404,26 @@ static void test_edge_space(void)
 		CHECK_INT_AT(rows[i].in, util_edge_space(rows[i].in), rows[i].want);
 }
 
+/* sandboxctl purge --older-than */
+static void test_parse_duration(void)
+{
+	static const struct {
+		const char *in;
+		long long want;
+	} rows[] = {
+		{ "30d", 2592000 }, { "12h", 43200 }, { "90m", 5400 }, { "3600s", 3600 },
+		{ "7", 604800 },    { "0s", 0 },      { "", -1 },      { "d", -1 },
+		{ "-1d", -1 },      { "5x", -1 },     { "5dd", -1 },   { " 5d", -1 },
+		{ "36500d", 3153600000LL }, { "36501d", -1 },
+	};
+
+	for (size_t i = 0; i < NELEM(rows); i++)
+		CHECK_INT_AT(rows[i].in, util_parse_duration(rows[i].in), rows[i].want);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "edge_space", test_edge_space },
+	{ "parse_duration", test_parse_duration },
 	{ "b64_decode_valid", test_b64_decode_valid },
 	{ "b64_decode_invalid", test_b64_decode_invalid },
 	{ "b64_encode_vectors", test_b64_encode_vectors },
