@@ -1,19 +1,35 @@
 /*
  * sandbox-api: the FastCGI side of the job API.
  *
- * Theory of operation. The master opens the FastCGI listening socket (umask 0111:
- * nginx workers run as another user), forks `api_workers` workers and then only
- * supervises: a worker that dies is replaced (with a short pause if workers die
- * in a loop); SIGTERM/SIGINT is forwarded to every worker and the master exits when
- * the last one is gone. Workers block in FCGX_Accept_r on the shared socket (Linux
- * needs no accept lock), each with its own MariaDB connection opened lazily after
- * the fork. A worker's SIGTERM handler only sets a flag and asks libfcgi to stop
- * accepting: the request in flight still completes. A shared-memory board records
- * which workers are long-polling so waits never occupy the whole pool.
+ * Theory of operation. The master opens the FastCGI listening socket, forks
+ * `api_workers` workers and then only supervises: a worker that dies is replaced
+ * (with a short pause if workers die in a loop); SIGTERM/SIGINT is forwarded to every
+ * worker and the master exits when the last one is gone.
+ *
+ * The socket is mode 0660, group `fcgi_socket_group` (nginx's workers are in it) or,
+ * with the key empty, the API's own group: it is created under umask 0177 (0600) and
+ * only then given its group and 0660, so it is never reachable by anyone else, not
+ * even for a moment. Linux checks write permission on the socket itself at connect(2);
+ * its directory stays searchable.
+ *
+ * Workers accept connections themselves (accept4 on the shared socket; Linux needs no
+ * accept lock) rather than inside FCGX_Accept_r, because libfcgi has no read timeout:
+ * a client that connects and then stalls would pin a worker for ever. A worker waits
+ * at most `api_read_timeout_seconds` for the first byte (poll), sets the same time
+ * as SO_RCVTIMEO for every later read (params and body: a slow but active client is
+ * fine, a silent one is dropped), and hands the connection to libfcgi, whose request
+ * has no listening socket of its own (-1): when libfcgi gives up on a connection it
+ * returns instead of blocking in its own accept(). Each drop is one log line. Every
+ * worker has its own MariaDB connection, opened lazily after the fork. A worker's
+ * SIGTERM handler only sets a flag and asks libfcgi to stop: the request in flight
+ * still completes. A shared-memory board records which workers are long-polling so
+ * waits never occupy the whole pool.
  */
 #include <errno.h>
 #include <fcgiapp.h>
 #include <getopt.h>
+#include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,11 +92,127 @@ static void handle(int sig, void (*fn)(int))
 	sigaction(sig, &sa, NULL);
 }
 
+static long long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (long long)(t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static void log_drop(const char *reason, const struct timespec *t0)
+{
+	char ms[24];
+
+	snprintf(ms, sizeof ms, "%lld", ms_since(t0));
+	log_kv("warn", "connection_dropped", "reason", reason, "ms", ms, (char *)NULL);
+}
+
+/* The next connection, with SO_RCVTIMEO set; -1 when the worker should stop. The
+ * listening socket's own SO_RCVTIMEO (1 s, set by the master) makes accept4 return
+ * now and then, so a stop request that landed just before it blocked is seen. */
+static int next_connection(int listen_fd, long long timeout_s)
+{
+	struct timeval tv = { .tv_sec = (time_t)timeout_s };
+
+	while (!stop_flag) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == ECONNABORTED)
+				continue;
+			log_kv("error", "accept", "error", strerror(errno), (char *)NULL);
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+				continue;
+			}
+			return -1;
+		}
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+			log_kv("error", "setsockopt", "error", strerror(errno), (char *)NULL);
+			close(fd);
+			continue;
+		}
+		return fd;
+	}
+	return -1;
+}
+
+/* 1 when fd has something to read (or was closed) within timeout_s, 0 if not. */
+static int wait_readable(int fd, long long timeout_s, const struct timespec *t0)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long long left = timeout_s * 1000 - ms_since(t0);
+		int n;
+
+		if (left <= 0)
+			return 0;
+		n = poll(&p, 1, (int)left); /* timeout_s <= 3600: fits */
+		if (n == 0)
+			return 0;
+		if (n > 0 || errno != EINTR)
+			return 1; /* readable, or an error libfcgi's read will report */
+	}
+}
+
+/* Reads the request's params from the connection already in fr.ipcFd. libfcgi's
+ * fields "below here" are used on purpose (libfcgi 2.4.2, fcgiapp.h): keepConnection
+ * stops FCGX_Accept_r from closing the connection before reading it, detached makes
+ * a failed connection a plain close() (without the 2 s drain a stalled client could
+ * prolong). On failure libfcgi has closed the connection and fr.ipcFd is -1. */
+static int read_params(FCGX_Request *fr)
+{
+	int rc;
+
+	fr->keepConnection = 1;
+	fr->detached = 1;
+	rc = FCGX_Accept_r(fr);
+	fr->detached = 0;
+	if (rc < 0 && fr->ipcFd >= 0) {
+		close(fr->ipcFd);
+		fr->ipcFd = -1;
+	}
+	return rc;
+}
+
+/* One request on a connection whose params were read. */
+static void serve(struct api_ctx *ctx, FCGX_Request *fr)
+{
+	struct req r;
+	struct timespec t0, t1;
+	char status[16], ms[24];
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = http_read(&r, fr, ctx->cfg->max_body_bytes);
+	if (rc == 408) {
+		log_drop("body_timeout", &t0);
+		http_free(&r);
+		return; /* FCGX_Finish_r closes: the input stream is in error */
+	}
+	if (rc == 413)
+		http_send_error(&r, 413, "payload_too_large", "request body too large", NULL, NULL);
+	else if (rc != 0)
+		http_send_error(&r, 400, "invalid_request", "malformed request body", NULL, NULL);
+	else
+		routes_handle(ctx, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(status, sizeof status, "%d", r.status);
+	snprintf(ms, sizeof ms, "%.1f",
+		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	log_kv("info", "request", "method", r.method, "path", r.path, "status", status, "ms", ms,
+	       (char *)NULL);
+	http_free(&r);
+}
+
 static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board *board,
 			int slot)
 {
 	FCGX_Request fr;
 	struct api_ctx ctx = { .cfg = cfg, .board = board, .slot = slot, .stop = &stop_flag };
+	long long timeout_s = cfg->api_read_timeout_seconds;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() == 1)
@@ -89,38 +221,32 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board 
 	handle(SIGINT, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	if (FCGX_InitRequest(&fr, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
+	/* No listening socket for libfcgi: connections come from next_connection(). */
+	if (FCGX_InitRequest(&fr, -1, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
 		exit(1);
 	while (!stop_flag) {
-		struct req r;
-		struct timespec t0, t1;
-		char status[16], ms[24];
-		int rc = FCGX_Accept_r(&fr);
+		struct timespec t0;
 
-		if (rc < 0) {
-			if (stop_flag || rc == -EINTR)
-				continue;
-			snprintf(status, sizeof status, "%d", rc);
-			log_kv("error", "accept", "rc", status, (char *)NULL);
-			break;
+		/* A connection nginx kept open (FCGI_KEEP_CONN) carries the next request. */
+		if (fr.ipcFd < 0) {
+			fr.ipcFd = next_connection(listen_fd, timeout_s);
+			if (fr.ipcFd < 0)
+				break;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		rc = http_read(&r, &fr, cfg->max_body_bytes);
-		if (rc == 413)
-			http_send_error(&r, 413, "payload_too_large", "request body too large", NULL,
-					NULL);
-		else if (rc != 0)
-			http_send_error(&r, 400, "invalid_request", "malformed request body", NULL,
-					NULL);
-		else
-			routes_handle(&ctx, &r);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		snprintf(status, sizeof status, "%d", r.status);
-		snprintf(ms, sizeof ms, "%.1f",
-			 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-		log_kv("info", "request", "method", r.method, "path", r.path, "status", status, "ms",
-		       ms, (char *)NULL);
-		http_free(&r);
+		if (!wait_readable(fr.ipcFd, timeout_s, &t0)) {
+			log_drop("idle", &t0);
+			close(fr.ipcFd);
+			fr.ipcFd = -1;
+			continue;
+		}
+		if (read_params(&fr) < 0) {
+			log_drop(ms_since(&t0) >= timeout_s * 1000 - 50 ? "read_timeout"
+									  : "closed_or_invalid",
+				 &t0);
+			continue;
+		}
+		serve(&ctx, &fr);
 		FCGX_Finish_r(&fr);
 	}
 	FCGX_Free(&fr, 1);
@@ -148,6 +274,63 @@ static void clear_stale_socket(const char *path)
 	close(fd);
 	if (unlink(path) < 0 && errno != ENOENT)
 		die("unlink %s: %s", path, strerror(errno));
+}
+
+/* The socket's group: fcgi_socket_group, or the API's own. */
+static gid_t socket_gid(const struct cfg *cfg)
+{
+	const struct group *gr;
+
+	if (cfg->fcgi_socket_group[0] == '\0')
+		return getegid();
+	errno = 0;
+	gr = getgrnam(cfg->fcgi_socket_group);
+	if (gr == NULL)
+		die("fcgi_socket_group: no group named '%s' (%s)", cfg->fcgi_socket_group,
+		    errno ? strerror(errno) : "not found");
+	return gr->gr_gid;
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3))) die_unlink(const char *path,
+								       const char *fmt, ...);
+
+static void die_unlink(const char *path, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	unlink(path);
+	die("%s", msg);
+}
+
+/* The listening socket, mode 0660 and group `gid` (see the theory of operation). */
+static int open_socket(const struct cfg *cfg, gid_t gid)
+{
+	const char *path = cfg->fcgi_socket;
+	struct timeval tick = { .tv_sec = 1 };
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	clear_stale_socket(path);
+	old = umask(0177);
+	fd = FCGX_OpenSocket(path, 1024);
+	umask(old);
+	if (fd < 0)
+		die("cannot listen on %s", path);
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		die_unlink(path, "%s: not a socket after bind", path);
+	if (st.st_gid != gid && lchown(path, (uid_t)-1, gid) < 0)
+		die_unlink(path, "fcgi_socket_group: cannot give %s the group '%s' (gid %ld): %s",
+			   path, cfg->fcgi_socket_group, (long)gid, strerror(errno));
+	if (chmod(path, 0660) < 0)
+		die_unlink(path, "cannot chmod %s to 0660: %s", path, strerror(errno));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0)
+		die_unlink(path, "setsockopt SO_RCVTIMEO on %s: %s", path, strerror(errno));
+	return fd;
 }
 
 static pid_t spawn(const struct cfg *cfg, int fd, struct wait_board *board, int slot,
@@ -205,10 +388,14 @@ static void master(const struct cfg *cfg, int fd, struct wait_board *board)
 {
 	long long n = cfg->api_workers;
 	pid_t pids[API_MAX_WORKERS] = { 0 };
-	char num[24];
+	char num[24], gid[24], tmo[24];
+	struct stat st;
 
 	snprintf(num, sizeof num, "%lld", n);
-	log_kv("info", "started", "workers", num, "socket", cfg->fcgi_socket, (char *)NULL);
+	snprintf(gid, sizeof gid, "%ld", lstat(cfg->fcgi_socket, &st) == 0 ? (long)st.st_gid : -1L);
+	snprintf(tmo, sizeof tmo, "%lld", cfg->api_read_timeout_seconds);
+	log_kv("info", "started", "workers", num, "socket", cfg->fcgi_socket, "socket_mode", "0660",
+	       "socket_gid", gid, "read_timeout_s", tmo, (char *)NULL);
 	sigset_t block, orig;
 
 	/* Signals stay blocked except inside sigsuspend: none can slip in between the
@@ -283,12 +470,7 @@ int main(int argc, char **argv)
 	if (board == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	memset(board, 0, sizeof *board);
-	clear_stale_socket(cfg.fcgi_socket);
-	umask(0111);
-	fd = FCGX_OpenSocket(cfg.fcgi_socket, 1024);
-	umask(0022);
-	if (fd < 0)
-		die("cannot listen on %s", cfg.fcgi_socket);
+	fd = open_socket(&cfg, socket_gid(&cfg));
 	write_pid(pidfile);
 	master(&cfg, fd, board);
 	close(fd);

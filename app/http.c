@@ -1,5 +1,6 @@
 #include "http.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +50,11 @@ int http_read(struct req *r, FCGX_Request *f, long long max_body)
 		r->body_len += (size_t)n;
 	}
 	r->body[r->body_len] = '\0';
-	if (r->body_len != (size_t)clen)
-		return 400;
+	if (r->body_len != (size_t)clen) {
+		/* The connection's SO_RCVTIMEO (api_read_timeout_seconds) ran out. */
+		int e = FCGX_GetError(f->in);
+		return e == EAGAIN || e == EWOULDBLOCK ? 408 : 400;
+	}
 	return 0;
 }
 

@@ -21,7 +21,9 @@ struct req {
 };
 
 /* Fills r from the FastCGI params and reads the body (at most max_body bytes).
- * Returns 0, or an HTTP status (400/413) the caller should answer with. */
+ * Returns 0, or an HTTP status (400/413) the caller should answer with, or 408 when
+ * the client stopped sending the body for the connection's read timeout (answer
+ * nothing: drop the connection). */
 int http_read(struct req *r, FCGX_Request *f, long long max_body);
 void http_free(struct req *r);
 

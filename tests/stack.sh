@@ -9,6 +9,12 @@
 #   SANDBOX_VAR   state directory             (default: <repo>/var)
 #   SANDBOX_PORT  HTTPS port on 127.0.0.1     (default: 8443)
 #   SANDBOX_BIN   sandbox-api and sandboxctl  (default: <repo>/build)
+#   SANDBOX_NGINX_USER  as root: the user nginx's workers run as (default: www-data)
+#
+# The FastCGI socket run/api.sock is mode 0660, never world-accessible. As root,
+# nginx's workers run as $SANDBOX_NGINX_USER (the `user` directive) and the API gives
+# the socket that user's group (fcgi_socket_group); as anyone else, nginx and the API
+# run as the invoking user, who owns the socket.
 #
 # Layout under $VAR:
 #   mysql/data, mysql/mysqld.sock, mysql/mysqld.pid   MariaDB (socket only, no TCP)
@@ -62,6 +68,7 @@ TEMPLATE=$REPO/nginx/sandbox-dev.conf.in
 
 DB_NAME=sandbox
 DB_USER=sandbox
+NGX_USER=${SANDBOX_NGINX_USER:-www-data}
 
 # Seconds: how long to wait for a component to come up, and to stop after TERM.
 DB_START_WAIT=60
@@ -85,6 +92,24 @@ die() {
 }
 
 is_root() { [[ $(id -u) == 0 ]]; }
+
+# As root: the group of the socket, nginx's workers' primary group. Otherwise nothing
+# (the API's own group, and nginx runs as the same user).
+socket_group() {
+    is_root || return 0
+    id -u "$NGX_USER" >/dev/null 2>&1 ||
+        die "as root, nginx's workers run as '$NGX_USER', which does not exist: create it (useradd --system --no-create-home --shell /usr/sbin/nologin $NGX_USER) or set SANDBOX_NGINX_USER"
+    id -gn "$NGX_USER" 2>/dev/null || die "cannot find the primary group of '$NGX_USER'"
+}
+
+# The nginx `user` directive: as root, the workers run as $NGX_USER and its group.
+nginx_user_line() {
+    if is_root; then
+        printf 'user %s %s;' "$NGX_USER" "$(socket_group)"
+    else
+        printf '# (not root: the workers run as the invoking user, who owns the API socket)'
+    fi
+}
 
 # Single-quote a word for a shell unless it is plainly safe.
 shq() {
@@ -127,7 +152,8 @@ check_port() {
 make_dirs() {
     mkdir -p "$VAR" "$DB_DIR" "$RUN_DIR" "$LOG_DIR" "$NGX_DIR/tmp" ||
         die "cannot create the state directory $VAR (set SANDBOX_VAR to a writable directory)"
-    # nginx workers run as nobody when started as root: they must reach run/api.sock.
+    # nginx's workers (another user when started as root) must reach run/api.sock:
+    # the directories are searchable, the socket itself is 0660 (see the top).
     chmod 0755 "$VAR" "$RUN_DIR" || die "cannot chmod $VAR"
 }
 
@@ -446,7 +472,8 @@ SQL
 # ---------------------------------------------------------------------- config, keys
 
 write_config() {
-    local tmp
+    local tmp group
+    group=$(socket_group) || exit 1
     tmp=$(mktemp "$CONF.XXXXXX") || die "cannot write $CONF"
     cat >"$tmp" <<EOF
 # Written by tests/stack.sh on every up: edits here are lost.
@@ -456,6 +483,11 @@ db_user = $DB_USER
 db_password_file = $PW_FILE
 fcgi_socket = $API_SOCK
 api_workers = 8
+# The socket is 0660: nginx's workers need its group (see the top of tests/stack.sh).
+fcgi_socket_group = $group
+# Low, so that the faults suite sees idle FastCGI connections dropped soon (the
+# production default is 10).
+api_read_timeout_seconds = 2
 schema_dir = $REPO/schema
 runner_state_dir = $VAR/runner
 runner_slots = $(($(nproc) * 2))
@@ -627,10 +659,12 @@ ensure_cert() {
 
 # Render the template; print 1 if nginx.conf changed, 0 if not.
 render_nginx_conf() {
-    local tmp out
+    local tmp out user_line
     [[ -r $TEMPLATE ]] || die "nginx template $TEMPLATE is missing"
+    user_line=$(nginx_user_line) || exit 1
     tmp=$(mktemp "$NGX_CONF.XXXXXX") || die "cannot write $NGX_CONF"
     sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@REPO@|$REPO|g" \
+        -e "s|@USER@|$user_line|g" \
         -e "s|@API_RATE@|${SANDBOX_API_RATE:-2000}|g" "$TEMPLATE" >"$tmp"
     chmod 0644 "$tmp"
     if ! out=$(nginx -t -q -p "$NGX_DIR" -c "$tmp" -e "$NGX_ERR" 2>&1 9>&-); then
