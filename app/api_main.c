@@ -119,11 +119,13 @@ static int next_connection(int listen_fd, long long timeout_s)
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK ||
-			    errno == ECONNABORTED)
+			int e = errno;
+
+			if (e == EINTR || e == EAGAIN || e == EWOULDBLOCK || e == ECONNABORTED)
 				continue;
-			log_kv("error", "accept", "error", strerror(errno), (char *)NULL);
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			log_kv("error", "accept", "error", strerror(e), (char *)NULL);
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+				/* out of descriptors or memory for now: retry, do not spin */
 				nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
 				continue;
 			}
@@ -325,7 +327,8 @@ static int open_socket(const struct cfg *cfg, gid_t gid)
 		die_unlink(path, "%s: not a socket after bind", path);
 	if (st.st_gid != gid && lchown(path, (uid_t)-1, gid) < 0)
 		die_unlink(path, "fcgi_socket_group: cannot give %s the group '%s' (gid %ld): %s",
-			   path, cfg->fcgi_socket_group, (long)gid, strerror(errno));
+			   path, cfg->fcgi_socket_group[0] ? cfg->fcgi_socket_group : "(own)",
+			   (long)gid, strerror(errno));
 	if (chmod(path, 0660) < 0)
 		die_unlink(path, "cannot chmod %s to 0660: %s", path, strerror(errno));
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0)
