@@ -686,7 +686,8 @@ else
 fi
 expect_eq "socket $API_SOCK mode" 660 "$(stat -c %a "$API_SOCK" 2> /dev/null)"
 expect_eq "socket group is $WANT_WHAT (gid)" "${WANT_GID:-?}" "$(stat -c %g "$API_SOCK" 2> /dev/null)"
-expect_true "socket group is not nogroup/nobody's ($(stat -c %G "$API_SOCK" 2> /dev/null))" \
+# A configured group shared by every "nobody" process would be as good as world.
+[ -n "$SOCK_GROUP" ] && expect_true "fcgi_socket_group is not nogroup ($SOCK_GROUP)" \
 	test "$(stat -c %g "$API_SOCK" 2> /dev/null)" != 65534
 if [ "$(id -u)" != 0 ]; then
 	skip "uid 65534 cannot connect" "not root: cannot switch to uid 65534"
@@ -736,18 +737,25 @@ expect_eq "sandbox-api with an unknown fcgi_socket_group: exit status" 1 "$rc"
 expect_true "its message names fcgi_socket_group and the group ($(head -c 300 "$T_DIR/badgroup.out"))" \
 	grep -E "fcgi_socket_group: no group named 'sbx-no-such-group-$RUN'" "$T_DIR/badgroup.out"
 expect_true "no socket is left behind" test ! -e "$BAD_SOCK"
-if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null; then
-	skip "an API that may not chown its socket to the group refuses to start" "needs root and setpriv"
+# An API not in group root may not give its socket the group root: EPERM. As root,
+# that API runs as uid 65534 without groups; otherwise as the invoking user.
+NB_RUN=()
+if [ "$(id -u)" = 0 ]; then
+	command -v setpriv > /dev/null && NB_RUN=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+elif [[ " $(id -G) " != *" 0 "* ]]; then
+	NB_RUN=(env)
+fi
+if [ "${#NB_RUN[@]}" = 0 ]; then
+	skip "an API that may not chown its socket to the group refuses to start" \
+		"root without setpriv, or a user in group root"
 else
-	# uid 65534 (not in group root) may not give its socket the group root: EPERM.
 	NB_DIR=$(mktemp -d /tmp/sandbox-faults.XXXXXX)
-	chown 65534:65534 "$NB_DIR"
+	[ "$(id -u)" = 0 ] && chown 65534:65534 "$NB_DIR"
 	printf 'fcgi_socket = %s/api.sock\napi_workers = 1\nfcgi_socket_group = root\n' "$NB_DIR" > "$NB_DIR/c.conf"
 	chmod 0644 "$NB_DIR/c.conf"
-	timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$SANDBOX_BIN/sandbox-api" --config "$NB_DIR/c.conf" > "$T_DIR/chown.out" 2>&1
+	timeout 20 "${NB_RUN[@]}" "$SANDBOX_BIN/sandbox-api" --config "$NB_DIR/c.conf" > "$T_DIR/chown.out" 2>&1
 	rc=$?
-	expect_eq "sandbox-api as uid 65534 with fcgi_socket_group = root: exit status" 1 "$rc"
+	expect_eq "sandbox-api not in group root, fcgi_socket_group = root: exit status" 1 "$rc"
 	expect_true "its message names fcgi_socket_group and the chown error ($(head -c 300 "$T_DIR/chown.out"))" \
 		grep -E "fcgi_socket_group: cannot give .* the group 'root'.*Operation not permitted" "$T_DIR/chown.out"
 	expect_true "no socket is left behind" test ! -e "$NB_DIR/api.sock"
