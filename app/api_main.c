@@ -196,6 +196,9 @@ static void serve(struct api_ctx *ctx, FCGX_Request *fr)
 	}
 	if (rc == 413)
 		http_send_error(&r, 413, "payload_too_large", "request body too large", NULL, NULL);
+	else if (rc == 414)
+		http_send_error(&r, 414, "uri_too_long", "request path longer than 2047 bytes", NULL,
+				NULL);
 	else if (rc != 0)
 		http_send_error(&r, 400, "invalid_request", "malformed request body", NULL, NULL);
 	else

@@ -29,8 +29,12 @@ int http_read(struct req *r, FCGX_Request *f, long long max_body)
 	q = strchr(uri, '?');
 	plen = q ? (size_t)(q - uri) : strlen(uri);
 	r->query = q ? q + 1 : "";
-	if (plen >= sizeof r->path)
-		plen = sizeof r->path - 1;
+	if (plen >= sizeof r->path) {
+		/* Never truncate: a cut path could name another resource (an artifact
+		 * whose path is a prefix of the requested one). */
+		snprintf(r->path, sizeof r->path, "(too long)");
+		return 414;
+	}
 	memcpy(r->path, uri, plen);
 	r->path[plen] = '\0';
 	r->content_type = param(f, "CONTENT_TYPE");

@@ -18,6 +18,7 @@ const char *http_reason(int status)
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
 	case 413: return "Payload Too Large";
+	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";

@@ -213,6 +213,9 @@ while read -r p s; do
 done < "$T_DIR/arts"
 expect_eq "all $ART_FILES artifacts download with their listed sha256" "$ART_FILES 0" "$n $bad"
 
+as "$BIG_TOK" req GET "/v1/jobs/$J_BIG/artifacts/out/$(printf 'a%.0s' $(seq 1 2100))"
+expect_error 414 uri_too_long ''
+
 # ====================================================================== 2. bounded responses
 ctx "bounded responses: a list of 100 jobs at the maximum output"
 # 99 more jobs whose stored output is at the maximum too, made in SQL from the big job's
