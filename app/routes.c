@@ -70,6 +70,19 @@ static void send_not_found(struct req *r)
 	http_send_error(r, 404, "not_found", "no such job", NULL, NULL);
 }
 
+/* Answers a storage result other than JOBS_OK (404 for a job outside the caller's
+ * scope, exactly as for an unknown one); 1 when it answered. */
+static int send_failed(struct api_ctx *ctx, struct req *r, enum jobs_rc rc)
+{
+	if (rc == JOBS_OK)
+		return 0;
+	if (rc == JOBS_NOT_FOUND)
+		send_not_found(r);
+	else
+		send_db_error(ctx, r);
+	return 1;
+}
+
 /* Unknown query parameters are an error naming them; known ones are copied out. */
 static int parse_query(struct req *r, const char *const *names, char (*vals)[128],
 		       int *present)
@@ -329,11 +342,7 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 			rc = get_job(ctx, who, id, &job);
 		}
 	}
-	if (rc == JOBS_NOT_FOUND)
-		send_not_found(r);
-	else if (rc != JOBS_OK)
-		send_db_error(ctx, r);
-	else
+	if (!send_failed(ctx, r, rc))
 		http_send_json(r, 200, job, NULL);
 }
 
@@ -376,14 +385,8 @@ static void h_cancel(struct api_ctx *ctx, struct req *r, const struct identity *
 
 	if (rc == JOBS_OK)
 		rc = jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, &job);
-	if (rc == JOBS_NOT_FOUND) {
-		send_not_found(r);
+	if (send_failed(ctx, r, rc))
 		return;
-	}
-	if (rc != JOBS_OK) {
-		send_db_error(ctx, r);
-		return;
-	}
 	log_kv("info", "job_cancel", "job", id, "key", who->key_id, (char *)NULL);
 	http_send_json(r, 200, job, NULL);
 }
@@ -394,11 +397,7 @@ static void h_artifacts(struct api_ctx *ctx, struct req *r, const struct identit
 	json_t *arr;
 	enum jobs_rc rc = jobs_artifacts(ctx->db, who, id, &arr);
 
-	if (rc == JOBS_NOT_FOUND)
-		send_not_found(r);
-	else if (rc != JOBS_OK)
-		send_db_error(ctx, r);
-	else
+	if (!send_failed(ctx, r, rc))
 		http_send_json(r, 200, arr, NULL);
 }
 
@@ -424,15 +423,9 @@ static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity
 		return;
 	}
 	rc = jobs_artifact(ctx->db, who, id, path, &size);
-	if (rc == JOBS_NOT_FOUND) {
-		/* Same body whether the job or only the artifact is unknown: no leak. */
-		send_not_found(r);
+	/* Same body whether the job or only the artifact is unknown: no leak. */
+	if (send_failed(ctx, r, rc))
 		return;
-	}
-	if (rc != JOBS_OK) {
-		send_db_error(ctx, r);
-		return;
-	}
 	n = snprintf(head, sizeof head,
 		     "Status: 200 OK\r\nContent-Type: application/octet-stream\r\n"
 		     "Content-Length: %lld\r\nCache-Control: no-store\r\n"
@@ -492,14 +485,8 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 		return;
 	}
 	rc = jobs_output(ctx->db, who, id, sid, off, limit, &sl);
-	if (rc == JOBS_NOT_FOUND) {
-		send_not_found(r);
+	if (send_failed(ctx, r, rc))
 		return;
-	}
-	if (rc != JOBS_OK) {
-		send_db_error(ctx, r);
-		return;
-	}
 	b64 = (present[2] && strcmp(vals[2], "base64") == 0) ||
 	      !util_utf8_valid(sl.data, sl.len) || memchr(sl.data, '\0', sl.len) != NULL;
 	o = json_pack("{s:s, s:I, s:I, s:I, s:b}", "stream", stream, "offset", (json_int_t)off,
