@@ -42,6 +42,7 @@ struct cell {
 struct db_res {
 	size_t rows, cols, cap;
 	struct cell *cells;
+	char **names; /* cols column names (aliases) */
 };
 
 static void set_err(struct db *db, unsigned code, const char *msg)
@@ -143,6 +144,11 @@ int db_conn_lost(const struct db *db)
 	}
 }
 
+int db_gone(const struct db *db)
+{
+	return db_conn_lost(db) || db->err >= 2000;
+}
+
 int db_retryable(const struct db *db)
 {
 	return db->err == ER_LOCK_DEADLOCK || db->err == ER_LOCK_WAIT_TIMEOUT;
@@ -204,6 +210,7 @@ static int bind_params(struct db *db, MYSQL_STMT *st, const struct db_param *p, 
 			ints[i] = p[i].i;
 			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
 			b[i].buffer = &ints[i];
+			nulls[i] = p[i].null != 0;
 			break;
 		default:
 			set_err(db, CR_UNKNOWN_ERROR, "bad parameter type");
@@ -387,6 +394,27 @@ static int fetch_row(struct db *db, MYSQL_STMT *st, struct db_res *r, MYSQL_BIND
 	return 0;
 }
 
+static int column_names(MYSQL_STMT *st, struct db_res *r)
+{
+	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
+	MYSQL_FIELD *f;
+
+	if (meta == NULL)
+		return 0;
+	r->names = calloc(r->cols, sizeof *r->names);
+	f = mysql_fetch_fields(meta);
+	for (size_t c = 0; r->names && c < r->cols; c++) {
+		r->names[c] = strdup(f[c].name ? f[c].name : "");
+		if (r->names[c] == NULL)
+			break;
+	}
+	mysql_free_result(meta);
+	for (size_t c = 0; r->names && c < r->cols; c++)
+		if (r->names[c] == NULL)
+			return -1;
+	return r->names ? 0 : -1;
+}
+
 static struct db_res *collect(struct db *db, MYSQL_STMT *st)
 {
 	struct db_res *r = calloc(1, sizeof *r);
@@ -411,6 +439,8 @@ static struct db_res *collect(struct db *db, MYSQL_STMT *st)
 		b[c].length = &lens[c];
 		b[c].is_null = &nulls[c];
 	}
+	if (column_names(st, r) < 0)
+		goto oom;
 	if (mysql_stmt_bind_result(st, b) || mysql_stmt_store_result(st)) {
 		stmt_err(db, st);
 		goto fail;
@@ -546,12 +576,44 @@ long long db_res_int(const struct db_res *r, size_t row, size_t col, long long d
 	return (errno || *end) ? dflt : v;
 }
 
+long db_res_col(const struct db_res *r, const char *name)
+{
+	for (size_t c = 0; r->names && c < r->cols; c++)
+		if (r->names[c] && strcmp(r->names[c], name) == 0)
+			return (long)c;
+	return -1;
+}
+
+const char *db_res_s(const struct db_res *r, size_t row, const char *name)
+{
+	long c = db_res_col(r, name);
+
+	return c < 0 ? NULL : db_res_str(r, row, (size_t)c);
+}
+
+size_t db_res_l(const struct db_res *r, size_t row, const char *name)
+{
+	long c = db_res_col(r, name);
+
+	return c < 0 ? 0 : db_res_len(r, row, (size_t)c);
+}
+
+long long db_res_i(const struct db_res *r, size_t row, const char *name, long long dflt)
+{
+	long c = db_res_col(r, name);
+
+	return c < 0 ? dflt : db_res_int(r, row, (size_t)c, dflt);
+}
+
 void db_res_free(struct db_res *r)
 {
 	if (r == NULL)
 		return;
 	for (size_t i = 0; i < r->rows * r->cols; i++)
 		free(r->cells[i].data);
+	for (size_t c = 0; r->names && c < r->cols; c++)
+		free(r->names[c]);
+	free(r->names);
 	free(r->cells);
 	free(r);
 }

@@ -24,6 +24,10 @@ int util_utf8_valid(const unsigned char *s, size_t n);
 /* 1 when s starts or ends with white space (ASCII, Unicode space separators, line and
  * paragraph separators, NEL, BOM). */
 int util_edge_space(const char *s);
+/* CLOCK_MONOTONIC in milliseconds. */
+double util_mono_ms(void);
+/* Sleeps ms milliseconds, resuming after signals (EINTR). */
+void util_sleep_ms(long ms);
 /* "30d", "12h", "90m", "3600s", or a plain number of days -> seconds; -1 if malformed
  * or over 100 years. */
 long long util_parse_duration(const char *s);

@@ -10,6 +10,7 @@
 
 void suite_artname(void); /* tests/unit/test_artname.c */
 
+
 int main(void)
 {
 	unsigned run, tests_failed, suites_failed, asserts_failed;
@@ -30,6 +31,7 @@ int main(void)
 	suite_outcome();
 	suite_jobcache();
 	suite_artname();
+	suite_strbuf();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

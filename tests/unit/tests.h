@@ -17,6 +17,7 @@ void suite_render(void);
 void suite_http_util(void);
 void suite_outcome(void);
 void suite_jobcache(void);
+void suite_strbuf(void);
 
 /* Adds a suite and its tests (terminated by CU_TEST_INFO_NULL); a registration
  * error is remembered and makes the run fail (see t_registration_failed). */
