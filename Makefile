@@ -11,7 +11,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner \
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Itests/unit \
               $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -59,6 +59,10 @@ $(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(
 $(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
+# The DB layer against the test stack's MariaDB (tests/run-integration.sh runs it).
+$(BUILD)/db-tests: $(call obj,rel,tests/dbunit/test_db.c tests/unit/check.c $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
+
 # Runs inside the sandbox in the security suite: tries each denied operation and
 # prints the errno it got.
 $(BUILD)/seccomp-probe: tests/security/probe.c
@@ -99,7 +103,7 @@ up: deps all
 down:
 	@bash tests/stack.sh down
 
-integration: all $(BUILD)/seccomp-probe $(BUILD)/asan-runner
+integration: all $(BUILD)/seccomp-probe $(BUILD)/asan-runner $(BUILD)/db-tests
 	@bash tests/run-integration.sh
 
 test: deps
