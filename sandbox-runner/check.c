@@ -1,0 +1,456 @@
+/* sandbox-runner --check: the preflight. One line per item, ok / warn / fail, with the
+ * fix; `--json` for scripts. It runs what the runner will need, the way the runner
+ * needs it (a user namespace made as a slot uid, a tmpfs mounted in a private mount
+ * namespace, the seccomp filter built, the database asked for its packet size), so a
+ * host that passes can run jobs and one that fails says which piece is missing.
+ * isolate's isolate-check-environment is the anchor; this is more precise about
+ * cgroup v2 delegation and about what the service stores. */
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "jobdata.h"
+#include "scfilter.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+enum level { L_OK, L_WARN, L_FAIL };
+static const char *const level_names[] = { "ok", "warn", "fail" };
+
+struct checker {
+	json_t *items;
+	int fails, warns, json;
+};
+
+static void item(struct checker *c, const char *name, enum level lv, const char *fix,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void item(struct checker *c, const char *name, enum level lv, const char *fix,
+		 const char *fmt, ...)
+{
+	char detail[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_end(ap);
+	c->fails += lv == L_FAIL;
+	c->warns += lv == L_WARN;
+	if (c->json) {
+		json_array_append_new(c->items,
+				      json_pack("{s:s, s:s, s:s, s:s?}", "item", name, "status",
+						level_names[lv], "detail", detail, "fix",
+						lv == L_OK ? NULL : fix));
+		return;
+	}
+	printf("%-4s  %-14s %s\n", level_names[lv], name, detail);
+	if (lv != L_OK && fix)
+		printf("      %-14s fix: %s\n", "", fix);
+}
+
+static int read_text(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, n - 1);
+	close(fd);
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	while (r > 0 && buf[r - 1] == '\n')
+		buf[--r] = '\0';
+	return 0;
+}
+
+static int has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return 1;
+	return 0;
+}
+
+static void check_root(struct checker *c)
+{
+	if (geteuid() == 0)
+		item(c, "root", L_OK, NULL, "running as root (workspaces are mounted, cgroups"
+					    " managed, each job dropped to its slot uid)");
+	else
+		item(c, "root", L_FAIL, "run sandbox-runner as root (systemd/sandbox-runner.service)",
+		     "running as uid %u: the runner mounts workspaces and manages cgroups",
+		     (unsigned)geteuid());
+}
+
+/* A root-owned, not group/world-writable regular file, and what it prints for
+ * --version (argv only, no shell). */
+static void check_binary(struct checker *c, const char *name, const char *path, int required)
+{
+	struct stat st;
+	int pipefd[2];
+	char out[128] = "";
+	pid_t pid;
+
+	if (stat(path, &st) < 0) {
+		item(c, name, required ? L_FAIL : L_WARN,
+		     required ? "apt-get install bubblewrap (or set bwrap_path)"
+			      : "apt-get install slirp4netns (or set slirp4netns_path); until then"
+				" jobs with network: true end error 125",
+		     "%s: %s", path, strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || !(st.st_mode & 0111)) {
+		item(c, name, L_FAIL, "use a root-owned executable that only root can write",
+		     "%s is not a root-owned executable file writable only by root (mode %04o,"
+		     " uid %u)",
+		     path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+		return;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) == 0 && (pid = fork()) >= 0) {
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR);
+			dup2(null, 0);
+			dup2(pipefd[1], 1);
+			dup2(null, 2);
+			execl(path, path, "--version", (char *)NULL);
+			_exit(127);
+		}
+		close(pipefd[1]);
+		ssize_t r = read(pipefd[0], out, sizeof out - 1);
+		out[r > 0 ? r : 0] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+		close(pipefd[0]);
+		waitpid(pid, NULL, 0);
+	}
+	item(c, name, L_OK, NULL, "%s (%s)", path, out[0] ? out : "version not reported");
+}
+
+/* A child that becomes the slot-0 uid and makes a user namespace, as bwrap will. */
+static void check_userns(struct checker *c, const struct cfg *cfg)
+{
+	char v[32];
+	pid_t pid;
+	int status;
+
+	if (read_text("/proc/sys/kernel/unprivileged_userns_clone", v, sizeof v) == 0 &&
+	    strcmp(v, "0") == 0) {
+		item(c, "userns", L_FAIL, "sysctl -w kernel.unprivileged_userns_clone=1",
+		     "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone"
+		     " = 0): bwrap runs as an unprivileged slot uid and needs them");
+		return;
+	}
+	if (read_text("/proc/sys/user/max_user_namespaces", v, sizeof v) == 0 &&
+	    strcmp(v, "0") == 0) {
+		item(c, "userns", L_FAIL, "sysctl -w user.max_user_namespaces=15000",
+		     "user.max_user_namespaces = 0");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		gid_t g = (gid_t)cfg->runner_uid_base;
+		uid_t u = (uid_t)cfg->runner_uid_base;
+		if (setgroups(0, NULL) < 0 || setresgid(g, g, g) < 0 || setresuid(u, u, u) < 0)
+			_exit(2);
+		_exit(unshare(CLONE_NEWUSER) < 0 ? 3 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+		item(c, "userns", L_FAIL, NULL, "could not run the probe: %s", strerror(errno));
+		return;
+	}
+	if (WEXITSTATUS(status) == 0)
+		item(c, "userns", L_OK, NULL,
+		     "uid %lld (slot 0) can create a user namespace", cfg->runner_uid_base);
+	else if (WEXITSTATUS(status) == 3)
+		item(c, "userns", L_FAIL,
+		     "allow unprivileged user namespaces (sysctl, AppArmor"
+		     " kernel.apparmor_restrict_unprivileged_userns=0, container seccomp)",
+		     "uid %lld could not create a user namespace", cfg->runner_uid_base);
+	else
+		item(c, "userns", L_FAIL, NULL, "could not drop to uid %lld", cfg->runner_uid_base);
+}
+
+/* The runner's own cgroup (v2: the "0::" line of /proc/self/cgroup). */
+static int own_cgroup_v2(char *path, size_t n)
+{
+	char buf[4096];
+	char *line;
+
+	if (read_text("/proc/self/cgroup", buf, sizeof buf) < 0)
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		if (strncmp(line, "0::", 3) == 0) {
+			snprintf(path, n, "%s", line + 3);
+			return 0;
+		}
+	return -1;
+}
+
+static void check_cgroups(struct checker *c, const struct cfg *cfg)
+{
+	struct statfs fs;
+	char ctl[512], own[1024], file[1200];
+
+	if (strcmp(cfg->runner_limits_mode, "rlimit-only") == 0) {
+		item(c, "cgroup", L_WARN,
+		     "set runner_limits_mode = cgroup and run --check again",
+		     "runner_limits_mode = rlimit-only: memory and pids are limited by rlimits"
+		     " only (RLIMIT_AS, RLIMIT_NPROC), as every job's diagnostics say");
+		return;
+	}
+	if (statfs("/sys/fs/cgroup", &fs) < 0) {
+		item(c, "cgroup", L_FAIL, "mount cgroup2 on /sys/fs/cgroup",
+		     "/sys/fs/cgroup: %s", strerror(errno));
+		return;
+	}
+	if (fs.f_type == CGROUP2_SUPER_MAGIC) {
+		if (read_text("/sys/fs/cgroup/cgroup.controllers", ctl, sizeof ctl) < 0) {
+			item(c, "cgroup", L_FAIL, NULL, "cgroup v2, but cgroup.controllers is"
+							" unreadable: %s", strerror(errno));
+			return;
+		}
+		if (!has_word(ctl, "memory") || !has_word(ctl, "pids")) {
+			item(c, "cgroup", L_FAIL,
+			     "boot with the memory and pids controllers (not disabled by"
+			     " cgroup_disable=), or set runner_limits_mode = rlimit-only",
+			     "cgroup v2: the root offers \"%s\"; memory and pids are required", ctl);
+			return;
+		}
+		if (own_cgroup_v2(own, sizeof own) < 0) {
+			item(c, "cgroup", L_FAIL, NULL, "cgroup v2: no 0:: line in /proc/self/cgroup");
+			return;
+		}
+		snprintf(file, sizeof file, "/sys/fs/cgroup%s/cgroup.controllers",
+			 strcmp(own, "/") == 0 ? "" : own);
+		if (read_text(file, ctl, sizeof ctl) < 0 || !has_word(ctl, "memory") ||
+		    !has_word(ctl, "pids")) {
+			item(c, "cgroup", L_FAIL,
+			     "under systemd: Delegate=yes in the unit (systemd/sandbox-runner.service);"
+			     " by hand: enable +memory +pids in every cgroup.subtree_control from"
+			     " the root down to this cgroup",
+			     "cgroup v2: this process's cgroup %s does not offer memory and pids"
+			     " (offers \"%s\"): they are not delegated to it", own, ctl);
+			return;
+		}
+		snprintf(file, sizeof file, "/sys/fs/cgroup%s", strcmp(own, "/") == 0 ? "" : own);
+		if (access(file, W_OK) < 0) {
+			item(c, "cgroup", L_FAIL, "Delegate=yes, or run as root",
+			     "cgroup v2: %s is not writable: %s", file, strerror(errno));
+			return;
+		}
+		item(c, "cgroup", L_OK, NULL,
+		     "cgroup v2; this process's cgroup %s offers memory and pids", own);
+		return;
+	}
+	/* v1 (or hybrid): separate hierarchies. */
+	{
+		static const char *const need[] = { "memory", "pids", "cpuacct", "freezer" };
+		char missing[128] = "";
+
+		for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+			snprintf(file, sizeof file, "/sys/fs/cgroup/%s", need[i]);
+			if (access(file, W_OK) < 0) {
+				strcat(missing, missing[0] ? " " : "");
+				strcat(missing, need[i]);
+			}
+		}
+		if (missing[0]) {
+			item(c, "cgroup", L_FAIL,
+			     "mount the cgroup v1 hierarchies, boot with the unified hierarchy, or"
+			     " set runner_limits_mode = rlimit-only",
+			     "cgroup v1: hierarchies missing or not writable: %s", missing);
+			return;
+		}
+		if (access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes", F_OK) < 0)
+			item(c, "cgroup", L_WARN, "boot with swapaccount=1",
+			     "cgroup v1 (memory, pids, cpuacct, freezer); no swap accounting:"
+			     " the memory limit does not cover swap");
+		else
+			item(c, "cgroup", L_OK, NULL,
+			     "cgroup v1 (memory with swap accounting, pids, cpuacct, freezer)");
+	}
+}
+
+/* Slot uids must be nobody's: the runner kills everything they run. */
+static void check_slot_uids(struct checker *c, const struct cfg *cfg)
+{
+	for (long long i = 0; i < cfg->runner_slots; i++) {
+		struct passwd *pw = getpwuid((uid_t)(cfg->runner_uid_base + i));
+		if (pw != NULL) {
+			item(c, "slot-uids", L_FAIL,
+			     "set runner_uid_base to a range no account uses",
+			     "uid %lld (slot %lld) belongs to the account '%s': the runner kills"
+			     " every process of a slot uid",
+			     cfg->runner_uid_base + i, i, pw->pw_name);
+			return;
+		}
+	}
+	item(c, "slot-uids", L_OK, NULL, "uids %lld..%lld (%lld slots) belong to no account",
+	     cfg->runner_uid_base, cfg->runner_uid_base + cfg->runner_slots - 1,
+	     cfg->runner_slots);
+}
+
+static void check_state_dir(struct checker *c, const struct cfg *cfg)
+{
+	struct stat st;
+
+	if (lstat(cfg->runner_state_dir, &st) < 0) {
+		item(c, "state-dir", errno == ENOENT ? L_OK : L_FAIL, NULL, "%s: %s",
+		     cfg->runner_state_dir,
+		     errno == ENOENT ? "absent (created root-owned at start)" : strerror(errno));
+		return;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		item(c, "state-dir", L_FAIL,
+		     "make it a root-owned directory that only root can write (not a symlink)",
+		     "%s is not a root-owned directory writable only by root (mode %04o, uid %u%s)",
+		     cfg->runner_state_dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+		     S_ISLNK(st.st_mode) ? ", a symlink" : "");
+	else
+		item(c, "state-dir", L_OK, NULL, "%s", cfg->runner_state_dir);
+}
+
+/* A size-limited tmpfs in a private mount namespace, as every workspace is. */
+static void check_tmpfs(struct checker *c)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(2);
+		_exit(mount("sandbox-check", "/mnt", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0
+			      ? 3
+			      : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		item(c, "tmpfs", L_FAIL,
+		     "run as root without a seccomp/MAC policy that forbids mount (CAP_SYS_ADMIN)",
+		     "could not mount a size-limited tmpfs in a private mount namespace"
+		     " (step %d)", pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	else
+		item(c, "tmpfs", L_OK, NULL, "size-limited tmpfs in a private mount namespace");
+}
+
+static void check_seccomp(struct checker *c)
+{
+	char err[256], status[4096], *p;
+	int fd = sc_build_fd(err, sizeof err);
+	int sfd;
+	ssize_t r;
+
+	if (fd < 0) {
+		item(c, "seccomp", L_FAIL, "apt-get install libseccomp2", "the job filter could not"
+									 " be built: %s", err);
+		return;
+	}
+	close(fd);
+	sfd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	r = sfd < 0 ? -1 : read(sfd, status, sizeof status - 1);
+	if (sfd >= 0)
+		close(sfd);
+	status[r > 0 ? r : 0] = '\0';
+	p = strstr(status, "\nSeccomp:");
+	if (p && atoi(p + 9) != 0)
+		item(c, "seccomp", L_WARN,
+		     "remove RestrictNamespaces=/SystemCallFilter= for unshare/clone/mount from the"
+		     " runner's unit",
+		     "the job filter builds, but the runner itself runs under a seccomp filter"
+		     " (mode %d): if it denies namespaces or mount, bwrap cannot start",
+		     atoi(p + 9));
+	else
+		item(c, "seccomp", L_OK, NULL, "the job filter builds (libseccomp); the runner is"
+					      " not itself filtered");
+}
+
+static void check_database(struct checker *c, const struct cfg *cfg)
+{
+	char err[512];
+	struct db *db = db_open(cfg, err, sizeof err);
+	struct db_res *r;
+	long long have, need;
+
+	if (db == NULL) {
+		item(c, "database", L_FAIL,
+		     "check db_socket / db_host, db_user and db_password_file in the config",
+		     "cannot connect: %s", err);
+		return;
+	}
+	r = db_query(db, "SELECT VERSION(), @@max_allowed_packet, (SELECT COUNT(*) FROM"
+			 " schema_migrations WHERE version = '003_tenancy.sql')", "");
+	if (r == NULL) {
+		item(c, "database", L_FAIL, "sandboxctl --config FILE migrate",
+		     "connected, but: %s", db_error(db));
+		db_close(db);
+		return;
+	}
+	have = db_res_int(r, 0, 1, 0);
+	need = (cfg->max_files_bytes > JD_CHUNK_BYTES ? cfg->max_files_bytes : JD_CHUNK_BYTES) +
+	       JD_PACKET_OVERHEAD;
+	item(c, "database", L_OK, NULL, "MariaDB %s reachable", db_res_str(r, 0, 0));
+	if (have < need)
+		item(c, "db-packet", L_FAIL,
+		     "raise max_allowed_packet on the server, or lower max_files_bytes",
+		     "max_allowed_packet %lld < %lld needed (one 1 MiB output chunk, one input of"
+		     " max_files_bytes %lld, and the statement around it)",
+		     have, need, cfg->max_files_bytes);
+	else
+		item(c, "db-packet", L_OK, NULL, "max_allowed_packet %lld >= %lld needed", have,
+		     need);
+	if (db_res_int(r, 0, 2, 0) != 1)
+		item(c, "db-schema", L_FAIL, "sandboxctl --config FILE migrate",
+		     "migration 003_tenancy.sql is not applied");
+	else
+		item(c, "db-schema", L_OK, NULL, "migrations applied");
+	db_res_free(r);
+	db_close(db);
+}
+
+int runner_check(const struct cfg *cfg, int json)
+{
+	struct checker c = { .json = json, .items = json ? json_array() : NULL };
+
+	check_root(&c);
+	check_binary(&c, "bwrap", cfg->bwrap_path, 1);
+	check_userns(&c, cfg);
+	check_cgroups(&c, cfg);
+	check_slot_uids(&c, cfg);
+	check_state_dir(&c, cfg);
+	check_tmpfs(&c);
+	check_seccomp(&c);
+	check_binary(&c, "slirp4netns", cfg->slirp4netns_path, 0);
+	check_database(&c, cfg);
+	if (json) {
+		json_t *o = json_pack("{s:o, s:i, s:i, s:b}", "items", c.items, "fail", c.fails,
+				      "warn", c.warns, "ok", c.fails == 0);
+		char *s = json_dumps(o, JSON_COMPACT);
+		printf("%s\n", s ? s : "{}");
+		free(s);
+		json_decref(o);
+	} else {
+		printf("%s: %d failed, %d warnings\n", c.fails ? "FAIL" : "OK", c.fails, c.warns);
+	}
+	return c.fails ? 1 : 0;
+}
