@@ -25,6 +25,7 @@
 
 #include "db.h"
 #include "jobdata.h"
+#include "log.h"
 #include "scfilter.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -36,7 +37,8 @@ static const char *const level_names[] = { "ok", "warn", "fail" };
 
 struct checker {
 	json_t *items;
-	int fails, warns, json;
+	int fails, warns;
+	enum check_out out;
 };
 
 static void item(struct checker *c, const char *name, enum level lv, const char *fix,
@@ -53,7 +55,14 @@ static void item(struct checker *c, const char *name, enum level lv, const char 
 	va_end(ap);
 	c->fails += lv == L_FAIL;
 	c->warns += lv == L_WARN;
-	if (c->json) {
+	if (c->out == CHECK_LOG) {
+		if (lv != L_OK)
+			log_kv(lv == L_FAIL ? "error" : "warn", "preflight", "item", name, "status",
+			       level_names[lv], "detail", detail, "fix", fix ? fix : "-",
+			       (char *)NULL);
+		return;
+	}
+	if (c->out == CHECK_JSON) {
 		json_array_append_new(c->items,
 				      json_pack("{s:s, s:s, s:s, s:s?}", "item", name, "status",
 						level_names[lv], "detail", detail, "fix",
@@ -393,9 +402,12 @@ static void check_database(struct checker *c, const struct cfg *cfg)
 	long long have, need;
 
 	if (db == NULL) {
-		item(c, "database", L_FAIL,
+		/* At the runner's start an outage is waited out (the dispatcher retries);
+		 * --check reports it as a failure. */
+		item(c, "database", c->out == CHECK_LOG ? L_WARN : L_FAIL,
 		     "check db_socket / db_host, db_user and db_password_file in the config",
-		     "cannot connect: %s", err);
+		     "cannot connect: %s%s", err,
+		     c->out == CHECK_LOG ? " (the runner keeps retrying)" : "");
 		return;
 	}
 	r = db_query(db, "SELECT VERSION(), @@max_allowed_packet, (SELECT COUNT(*) FROM"
@@ -428,9 +440,9 @@ static void check_database(struct checker *c, const struct cfg *cfg)
 	db_close(db);
 }
 
-int runner_check(const struct cfg *cfg, int json)
+int runner_check(const struct cfg *cfg, enum check_out out)
 {
-	struct checker c = { .json = json, .items = json ? json_array() : NULL };
+	struct checker c = { .out = out, .items = out == CHECK_JSON ? json_array() : NULL };
 
 	check_root(&c);
 	check_binary(&c, "bwrap", cfg->bwrap_path, 1);
@@ -442,14 +454,14 @@ int runner_check(const struct cfg *cfg, int json)
 	check_seccomp(&c);
 	check_binary(&c, "slirp4netns", cfg->slirp4netns_path, 0);
 	check_database(&c, cfg);
-	if (json) {
+	if (out == CHECK_JSON) {
 		json_t *o = json_pack("{s:o, s:i, s:i, s:b}", "items", c.items, "fail", c.fails,
 				      "warn", c.warns, "ok", c.fails == 0);
 		char *s = json_dumps(o, JSON_COMPACT);
 		printf("%s\n", s ? s : "{}");
 		free(s);
 		json_decref(o);
-	} else {
+	} else if (out == CHECK_TEXT) {
 		printf("%s: %d failed, %d warnings\n", c.fails ? "FAIL" : "OK", c.fails, c.warns);
 	}
 	return c.fails ? 1 : 0;

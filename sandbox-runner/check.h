@@ -4,7 +4,13 @@
 
 #include "config.h"
 
-/* Prints one line per item (or one JSON object); 0 when nothing failed, 1 otherwise. */
-int runner_check(const struct cfg *cfg, int json);
+enum check_out {
+	CHECK_TEXT, /* one line per item on stdout, then a summary */
+	CHECK_JSON, /* one JSON object on stdout */
+	CHECK_LOG   /* a log line per warning or failure (the runner's start-up) */
+};
+
+/* 0 when nothing failed, 1 otherwise. */
+int runner_check(const struct cfg *cfg, enum check_out out);
 
 #endif
