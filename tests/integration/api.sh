@@ -20,9 +20,6 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-: "${SANDBOX_VAR:=$REPO/var}"
-: "${SANDBOX_BIN:=$REPO/build}"
 . "$HERE/env.sh"
 load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
 
@@ -32,7 +29,7 @@ RUN="$RANDOM$RANDOM"
 NS="itest-$RUN"
 TA="t-a-$RUN"
 TB="t-b-$RUN"
-JOB='{"command":"echo hi"}'
+ECHO_JOB='{"command":"echo hi"}'
 UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 TS_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{3}Z$'
 JOB_FIELDS='["id","status","created_at","started_at","finished_at","identity","command",
@@ -41,11 +38,6 @@ JOB_FIELDS='["id","status","created_at","started_at","finished_at","identity","c
 
 # ---------------------------------------------------------------- helpers
 
-ctl() { "$SANDBOX_BIN/sandboxctl" --config "$SANDBOX_CONFIG" "$@"; }
-sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B sandbox -e "$1"; }
-fails() { ! "$@"; }
-hexs() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
-hexf() { od -An -v -tx1 < "$1" | tr -d ' \n'; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 uuid() { cat /proc/sys/kernel/random/uuid; }
 jid() { jq -r '.id // empty' "$BODY"; }
@@ -54,16 +46,6 @@ same_json() { cmp -s <(jq -S . "$1") <(jq -S . "$2"); }
 in_range() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 uri() { jq -rn --arg s "$1" '$s | @uri'; }
 
-# cfg KEY DEFAULT: a value from the server's config file, else the documented default.
-cfg() {
-	local v
-	v=$(awk -v k="$1" '{ sub(/#.*/, ""); i = index($0, "="); if (!i) next
-		kk = substr($0, 1, i - 1); gsub(/[ \t]/, "", kk)
-		if (kk == k) { vv = substr($0, i + 1); gsub(/^[ \t]+|[ \t]+$/, "", vv); print vv } }' \
-		"$SANDBOX_CONFIG" 2> /dev/null | tail -n 1)
-	printf '%s' "${v:-$2}"
-}
-
 LIMIT_NAMES=(wall_seconds cpu_seconds memory_mb pids output_bytes disk_mb)
 declare -A LMIN=([wall_seconds]=1 [cpu_seconds]=1 [memory_mb]=16 [pids]=1 [output_bytes]=0 [disk_mb]=1)
 declare -A LDEF=([wall_seconds]=10 [cpu_seconds]=10 [memory_mb]=256 [pids]=64
@@ -71,8 +53,8 @@ declare -A LDEF=([wall_seconds]=10 [cpu_seconds]=10 [memory_mb]=256 [pids]=64
 declare -A LMAX=([wall_seconds]=300 [cpu_seconds]=300 [memory_mb]=4096 [pids]=1024
 	[output_bytes]=16777216 [disk_mb]=1024)
 for l in "${LIMIT_NAMES[@]}"; do
-	LDEF[$l]=$(cfg "${l}_default" "${LDEF[$l]}")
-	LMAX[$l]=$(cfg "${l}_max" "${LMAX[$l]}")
+	LDEF[$l]=$(conf_get "${l}_default" "${LDEF[$l]}")
+	LMAX[$l]=$(conf_get "${l}_max" "${LMAX[$l]}")
 done
 limits_json() { # limits_json ASSOC_NAME
 	local -n m=$1
@@ -85,27 +67,11 @@ limits_json() { # limits_json ASSOC_NAME
 DEF_LIMITS=$(limits_json LDEF)
 MAX_LIMITS=$(limits_json LMAX)
 MIN_LIMITS=$(limits_json LMIN)
-MAX_FILES=$(cfg max_files 100)
-MAX_FILES_BYTES=$(cfg max_files_bytes 8388608)
-MAX_PATH=$(cfg max_path_bytes 255)
-MAX_META=$(cfg max_metadata_bytes 4096)
-MAX_ENV=$(cfg max_env 64)
-
-# mkkey VAR NAMESPACE TENANT SUBJECT_TYPE SUBJECT_ID [sandboxctl options...]
-# sets VAR_ID and VAR_TOK; the suite cannot go on without its keys.
-mkkey() {
-	local var=$1 out
-	shift
-	if ! out=$(ctl keys create --namespace "$1" --tenant "$2" --subject-type "$3" \
-		--subject-id "$4" "${@:5}" --json) ||
-		! jq -e '(.id | type == "string") and (.token | type == "string")' <<< "$out" > /dev/null 2>&1; then
-		echo "Bail out! sandboxctl keys create $* --json failed: $out"
-		finish
-		exit 2
-	fi
-	printf -v "${var}_ID" '%s' "$(jq -r .id <<< "$out")"
-	printf -v "${var}_TOK" '%s' "$(jq -r .token <<< "$out")"
-}
+MAX_FILES=$(conf_get max_files 100)
+MAX_FILES_BYTES=$(conf_get max_files_bytes 8388608)
+MAX_PATH=$(conf_get max_path_bytes 255)
+MAX_META=$(conf_get max_metadata_bytes 4096)
+MAX_ENV=$(conf_get max_env 64)
 
 # ident NS TENANT SUBJECT_TYPE SUBJECT_ID [ACTOR_TYPE ACTOR_ID]: the identity object.
 ident() {
@@ -113,49 +79,6 @@ ident() {
 		'{identity_namespace:$ns, tenant_id:$t, subject_type:$st, subject_id:$si,
 		  actor_type:(if $at == "" then null else $at end),
 		  actor_id:(if $ai == "" then null else $ai end)}'
-}
-
-# submit VAR TOKEN [BODY]: set-up submission; only a failure is reported.
-submit() {
-	as "$2" req POST /v1/jobs "${3:-$JOB}"
-	[ "$STATUS" = 202 ] || _notok "$(_name "set-up submit")" 202 "$STATUS"
-	printf -v "$1" '%s' "$(jid)"
-}
-
-# The runner's part, played in SQL (see the header).
-db_run() {
-	sql "UPDATE jobs SET state='running', started_at=NOW(3), runner_id='itest-runner',
-		lease_expires_at=NOW(3) + INTERVAL 10 MINUTE, attempt=1 WHERE id='$1' AND state='queued';
-		INSERT INTO job_events (job_id, from_state, to_state, actor)
-		VALUES ('$1', 'queued', 'running', 'runner:itest-runner');"
-}
-# db_finish ID STATE EXIT_CODE SIGNAL STDOUT_HEX STDERR_HEX DIAGNOSTICS_JSON [FAILURE_JSON]
-db_finish() {
-	local fail=NULL
-	[ -n "${8:-}" ] && fail="X'$(hexs "$8")'"
-	sql "START TRANSACTION;
-		UPDATE jobs SET state='$2', started_at=COALESCE(started_at, NOW(3) - INTERVAL 2 SECOND),
-			finished_at=NOW(3), runner_id='itest-runner', lease_expires_at=NULL, attempt=1
-			WHERE id='$1';
-		INSERT INTO job_results (job_id, exit_code, term_signal, stdout_bytes, stderr_bytes,
-			stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,
-			memory_peak_bytes, failure_json)
-		VALUES ('$1', $3, $4, LENGTH(X'$5'), LENGTH(X'$6'), 0, 0, X'$(hexs "$7")', 12, 9,
-			2097152, $fail);
-		INSERT INTO job_output (job_id, stream, off, data)
-			SELECT '$1', 1, 0, X'$5' FROM DUAL WHERE LENGTH(X'$5') > 0;
-		INSERT INTO job_output (job_id, stream, off, data)
-			SELECT '$1', 2, 0, X'$6' FROM DUAL WHERE LENGTH(X'$6') > 0;
-		INSERT INTO job_events (job_id, from_state, to_state, actor)
-		VALUES ('$1', 'running', '$2', 'runner:itest-runner');
-		COMMIT;"
-}
-# db_artifact ID PATH FILE
-db_artifact() {
-	sql "INSERT INTO job_artifacts (job_id, path, size, sha256)
-		VALUES ('$1', X'$(hexs "$2")', $(wc -c < "$3"), '$(sha "$3")');
-		INSERT INTO job_artifact_chunks (job_id, path, off, data)
-		VALUES ('$1', X'$(hexs "$2")', 0, X'$(hexf "$3")');"
 }
 
 # list_all TOKEN [QUERY]: every page of GET /v1/jobs, ids one a line in $T_DIR/ids.
@@ -239,7 +162,7 @@ t_auth() {
 	expect_error 401 unauthorized
 	expect_header WWW-Authenticate '^Bearer( |$)'
 	ctx "auth: no Authorization header on submit"
-	as '' req POST /v1/jobs "$JOB"
+	as '' req POST /v1/jobs "$ECHO_JOB"
 	expect_error 401 unauthorized
 	expect_header WWW-Authenticate '^Bearer( |$)'
 	ctx "auth: garbage token"
@@ -253,7 +176,7 @@ t_auth() {
 	as '' req GET /v1/jobs '' -H "Authorization: Basic $(printf 'a:b' | base64)"
 	expect_error 401 unauthorized
 	ctx "auth: key before revocation"
-	as "$R_TOK" req POST /v1/jobs "$JOB"
+	as "$R_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	rj=$(jid)
 	expect_true "sandboxctl keys revoke" ctl keys revoke "$R_ID"
@@ -261,7 +184,7 @@ t_auth() {
 	as "$R_TOK" req GET /v1/jobs
 	expect_error 401 unauthorized
 	expect_header WWW-Authenticate 'error="invalid_token"'
-	as "$R_TOK" req POST /v1/jobs "$JOB"
+	as "$R_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_error 401 unauthorized
 	ctx "auth: a revoked key's job is still its subject's"
 	as "$A_TOK" req GET "/v1/jobs/$rj"
@@ -299,7 +222,7 @@ t_submit() {
 	expect_true "$CTX: GET returns the object the submit returned" same_json "$T_DIR/j1.json" "$BODY"
 
 	ctx "submit: a second job"
-	as "$A_TOK" req POST /v1/jobs "$JOB"
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	j2=$(jid)
 	expect_true "$CTX: ids differ" test "$j1" != "$j2"
@@ -345,12 +268,12 @@ t_submit() {
 	expect_json .cwd src/app
 
 	ctx "submit: a key with an actor"
-	as "$ACT_TOK" req POST /v1/jobs "$JOB"
+	as "$ACT_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	expect_json ".identity == $(ident "$NS" "$TA" user carol agent bot-1)" true "identity carries the actor"
 
 	ctx "submit: identity headers from the client are ignored"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H "X-Tenant-Id: $TB" -H "X-Identity-Namespace: evil" \
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H "X-Tenant-Id: $TB" -H "X-Identity-Namespace: evil" \
 		-H "X-Subject-Id: mallory" -H "X-Actor-Id: mallory"
 	expect_status 202
 	expect_json ".identity == $(ident "$NS" "$TA" user alice)" true "identity is still the key's"
@@ -566,25 +489,25 @@ t_validation_metadata() {
 t_media() {
 	local f=$T_DIR/m413
 	ctx "media: text/plain body"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: text/plain'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: text/plain'
 	expect_error 415 unsupported_media_type
 	ctx "media: no Content-Type"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type:'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type:'
 	expect_error 415 unsupported_media_type
 	ctx "media: form-encoded body"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: application/x-www-form-urlencoded'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/x-www-form-urlencoded'
 	expect_error 415 unsupported_media_type
 	ctx "media: application/jsonx"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: application/jsonx'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/jsonx'
 	expect_error 415 unsupported_media_type
 	ctx "media: application/json; charset=utf-8"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: application/json; charset=utf-8'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/json; charset=utf-8'
 	expect_status 202
 	ctx "media: application/json;charset=UTF-8"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: application/json;charset=UTF-8'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/json;charset=UTF-8'
 	expect_status 202
 	ctx "media: Application/JSON (media types are case-insensitive)"
-	as "$A_TOK" req POST /v1/jobs "$JOB" -H 'Content-Type: Application/JSON'
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: Application/JSON'
 	expect_status 202
 	ctx "media: 11 MiB body"
 	head -c $((11 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$f"
@@ -612,7 +535,7 @@ t_network() {
 t_results() {
 	local js je
 	# JF: a finished job with output and artifacts, used by later areas too.
-	submit JF "$A_TOK" '{"command":"make","artifacts":"out"}'
+	as "$A_TOK" submit '{"command":"make","artifacts":"out"}'; JF=$JOB
 	printf 'alpha' > "$T_DIR/a.txt"
 	printf 'bravo\n' > "$T_DIR/b.txt"
 	printf '\x00\xff\x01binary\x00\n' > "$T_DIR/b.bin"
@@ -634,7 +557,7 @@ t_results() {
 	expect_json '[.result.artifacts[]?.path] | join(" ")' 'out/a.txt out/b.txt out/sub/b.bin' \
 		"result.artifacts lists the artifacts (DESIGN job object)"
 
-	submit JN "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; JN=$JOB
 	db_finish "$JN" failed 3 NULL FF00FE C328 '[]'
 	ctx "result: non-UTF-8 output"
 	as "$A_TOK" req GET "/v1/jobs/$JN"
@@ -643,13 +566,13 @@ t_results() {
 	expect_json '.result.stdout_base64, .result.stderr_base64' $'/wD+\nwyg='
 	expect_json '.result | has("stdout") or has("stderr")' false "no stdout/stderr keys"
 
-	submit js "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; js=$JOB
 	db_finish "$js" failed 137 9 '' '' '[]'
 	ctx "result: killed by a signal"
 	as "$A_TOK" req GET "/v1/jobs/$js"
 	expect_json '[.result.exit_code, .result.signal, .result.stdout] | tojson' '[137,9,""]'
 
-	submit je "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; je=$JOB
 	db_finish "$je" error 125 NULL '' '' '["resource limits were not applied"]' \
 		'{"stage":"setup","instance_status":"not_started","cleanup_status":"ok","error":"bwrap failed"}'
 	ctx "result: service failure"
@@ -685,7 +608,7 @@ t_artifacts() {
 	ctx "artifacts: unknown job"
 	as "$A_TOK" req GET "/v1/jobs/$(uuid)/artifacts"
 	expect_error 404 not_found
-	submit jq_ "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; jq_=$JOB
 	ctx "artifacts: queued job"
 	as "$A_TOK" req GET "/v1/jobs/$jq_/artifacts"
 	expect_status 200
@@ -707,9 +630,9 @@ same_404() {
 
 t_tenancy() {
 	local ja ja2 jb jc jx u tok
-	submit ja "$A_TOK"
-	submit ja2 "$A2_TOK"
-	submit jb "$B_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; ja=$JOB
+	as "$A2_TOK" submit "$ECHO_JOB"; ja2=$JOB
+	as "$B_TOK" submit "$ECHO_JOB"; jb=$JOB
 	u=$(uuid)
 	same_404 "other tenant GET" "$B_TOK" GET "/v1/jobs/$JF" "/v1/jobs/$u" "$JF" "$u"
 	same_404 "other tenant cancel" "$B_TOK" POST "/v1/jobs/$ja/cancel" "/v1/jobs/$u/cancel" "$ja" "$u"
@@ -751,12 +674,12 @@ t_tenancy() {
 	expect_true "$CTX: list has both subjects' jobs" listed "$ja"
 	expect_true "$CTX: list has bob's job" listed "$ja2"
 	expect_true "$CTX: list lacks the other tenant's job" not_listed "$jb"
-	submit jx "$A2_TOK"
+	as "$A2_TOK" submit "$ECHO_JOB"; jx=$JOB
 	as "$ADM_TOK" req POST "/v1/jobs/$jx/cancel"
 	expect_status 200 "cancels bob's job"
 	expect_json .status cancelled
 
-	submit jc "$CU_TOK"
+	as "$CU_TOK" submit "$ECHO_JOB"; jc=$JOB
 	ctx "tenancy: tenant names differing only in case"
 	as "$CL_TOK" req GET "/v1/jobs/$jc"
 	expect_error 404 not_found
@@ -775,7 +698,7 @@ t_tenancy() {
 t_list() {
 	local i all got cur n sizes q
 	local -a j
-	for i in 1 2 3 4 5; do submit "j[$i]" "$L_TOK" "{\"command\":\"echo $i\"}"; done
+	for i in 1 2 3 4 5; do as "$L_TOK" submit "{\"command\":\"echo $i\"}"; j[$i]=$JOB; done
 	all="${j[5]} ${j[4]} ${j[3]} ${j[2]} ${j[1]}"
 	ctx "list: default page"
 	as "$L_TOK" req GET /v1/jobs
@@ -804,7 +727,7 @@ t_list() {
 	as "$L_TOK" req GET "/v1/jobs?limit=100"
 	expect_json '.jobs | length' 5
 
-	submit "j[6]" "$L_TOK" '{"command":"true"}'
+	as "$L_TOK" submit '{"command":"true"}'; j[6]=$JOB
 	as "$L_TOK" req POST "/v1/jobs/${j[6]}/cancel"
 	db_finish "${j[2]}" succeeded 0 NULL '' '' '[]'
 	ctx "list: status filter"
@@ -834,7 +757,7 @@ t_list() {
 
 t_wait() {
 	local jw jq2 wpid st tdone t0 q
-	submit jw "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; jw=$JOB
 	ctx "wait: wait=1 on a queued job"
 	as "$A_TOK" req GET "/v1/jobs/$jw?wait=1"
 	expect_status 200
@@ -861,7 +784,7 @@ t_wait() {
 	ctx "wait: while a wait=30 request is in flight"
 	as '' req GET /v1/health
 	expect_status 200 "health answers"
-	as "$A_TOK" req POST /v1/jobs "$JOB"
+	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202 "submit answers"
 	as "$A_TOK" req GET "/v1/jobs/$jw"
 	expect_status 200 "get answers"
@@ -877,7 +800,7 @@ t_wait() {
 	expect_eq "$CTX: returns the terminal status" succeeded "$(jq -r .status "$T_DIR/wait.body" 2> /dev/null)"
 	expect_true "$CTX: returns early ($(awk -v a="$tdone" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')s after the job ended)" \
 		in_range "$(awk -v a="$tdone" -v b="$t0" 'BEGIN { print a - b }')" -1 10
-	submit jq2 "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; jq2=$JOB
 	db_finish "$jq2" succeeded 0 NULL '' '' '[]'
 	ctx "wait: on a job that already ended"
 	as "$A_TOK" req GET "/v1/jobs/$jq2?wait=30"
@@ -889,7 +812,7 @@ t_wait() {
 
 t_cancel() {
 	local jc jr jt fin
-	submit jc "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; jc=$JOB
 	ctx "cancel: queued job"
 	as "$A_TOK" req POST "/v1/jobs/$jc/cancel"
 	expect_status 200
@@ -911,7 +834,7 @@ t_cancel() {
 	expect_eq "$CTX: every event names an actor" 0 \
 		"$(sql "SELECT COUNT(*) FROM job_events WHERE job_id='$jc' AND (actor IS NULL OR actor = '')")"
 
-	submit jr "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; jr=$JOB
 	db_run "$jr"
 	ctx "cancel: running job"
 	as "$A_TOK" req POST "/v1/jobs/$jr/cancel"
@@ -929,7 +852,7 @@ t_cancel() {
 	expect_true "$CTX: returned unchanged" same_json "$T_DIR/jf.json" "$BODY"
 	expect_eq "$CTX: no cancel_requested stored" 0 "$(sql "SELECT cancel_requested FROM jobs WHERE id='$JF'")"
 
-	submit jt "$A_TOK"
+	as "$A_TOK" submit "$ECHO_JOB"; jt=$JOB
 	ctx "cancel: body is ignored"
 	as "$A_TOK" req POST "/v1/jobs/$jt/cancel" 'not json at all' -H 'Content-Type: text/plain'
 	expect_status 200
@@ -946,26 +869,26 @@ t_cancel() {
 
 t_quota() {
 	local q1 q2 q4
-	submit q1 "$Q_TOK"
-	submit q2 "$Q_TOK"
+	as "$Q_TOK" submit "$ECHO_JOB"; q1=$JOB
+	as "$Q_TOK" submit "$ECHO_JOB"; q2=$JOB
 	ctx "quota: third queued job of a --max-queued 2 key"
-	as "$Q_TOK" req POST /v1/jobs "$JOB"
+	as "$Q_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_error 429 quota_exceeded
 	as "$Q_TOK" req POST "/v1/jobs/$q1/cancel"
 	ctx "quota: after one was cancelled"
-	as "$Q_TOK" req POST /v1/jobs "$JOB"
+	as "$Q_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	q4=$(jid)
 	db_run "$q2"
 	ctx "quota: running jobs count too"
-	as "$Q_TOK" req POST /v1/jobs "$JOB"
+	as "$Q_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_error 429 quota_exceeded
 	db_finish "$q2" succeeded 0 NULL '' '' '[]'
 	ctx "quota: after one finished"
-	as "$Q_TOK" req POST /v1/jobs "$JOB"
+	as "$Q_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	ctx "quota: other keys are not affected"
-	as "$A2_TOK" req POST /v1/jobs "$JOB"
+	as "$A2_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	: "$q4"
 }
@@ -1064,7 +987,7 @@ t_key_limits() {
 	expect_status 202
 	expect_json '.limits.memory_mb' 128 "the default memory (256) comes down to the key's 128"
 	expect_json '.limits.wall_seconds' 5
-	expect_json '.limits.cpu_seconds' "$(cfg cpu_seconds_default 10)" \
+	expect_json '.limits.cpu_seconds' "$(conf_get cpu_seconds_default 10)" \
 		"limits the key does not cap keep the operator default"
 	as "$KL_TOK" req POST /v1/jobs '{"command":"true","limits":{"memory_mb":129}}'
 	expect_error 400 invalid_request limits.memory_mb

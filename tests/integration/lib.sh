@@ -26,6 +26,10 @@
 #                                       a|b), .error.field (FIELD '' = no field), JSON type
 #   expect_eq name EXPECTED GOT
 #   expect_true name command...         ok when the command exits 0
+#   skip NAME REASON                    a visible skip ("ok - NAME # SKIP REASON"), never
+#                                       counted as passed; finish says how many
+#   ci_skip NAME REASON                 skip, but a failing check when CI=true (where the
+#                                       stack is expected to run everything)
 #   finish                              prints "N passed, M failed"; non-zero if M>0 or N==0
 # Output is TAP-like: "ok - name" or "not ok - name: expected X, got Y" followed by the
 # request and the response body as '#' comment lines.
@@ -219,7 +223,24 @@ expect_error() {
 	fi
 }
 
+# skip NAME REASON: a check that cannot run here: visible, never counted as passed.
+SKIPPED=0
+skip() {
+	SKIPPED=$((SKIPPED + 1))
+	echo "ok - $1 # SKIP $2"
+}
+# ci_skip NAME REASON: in CI (CI=true) the stack is expected to run every check, so what
+# would be a skip is a failure there.
+ci_skip() {
+	if [ "${CI:-}" = true ]; then
+		_notok "$1" "the check to run (CI=true)" "skipped: $2" 0
+	else
+		skip "$1" "$2"
+	fi
+}
+
 finish() {
+	[ "$SKIPPED" -gt 0 ] && echo "# $SKIPPED check(s) skipped (see # SKIP above)"
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
 }
@@ -243,4 +264,161 @@ alive() {
 	{ read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 1
 	stat=${stat##*) }
 	[[ ${stat%% *} != Z ]]
+}
+# none_alive PID...: none of them is alive.
+none_alive() {
+	local p
+	for p in "$@"; do alive "$p" && return 1; done
+	return 0
+}
+
+# ---- helpers shared by the suites (one definition each; the suites source this file)
+#
+#   note TEXT...                 a '#' comment line in the output
+#   now_ms                       milliseconds since the epoch
+#   fails COMMAND...             true when COMMAND fails (for expect_true)
+#   poll SECONDS COMMAND...      runs COMMAND every $POLL_EVERY s (0.1) until it succeeds
+#                                (0) or the time is up (1)
+#   conf_get KEY [DEFAULT]       last value of KEY in $SANDBOX_CONFIG (comments and edge
+#                                white space stripped), else DEFAULT
+#   ctl ARGS...                  $SANDBOX_BIN/sandboxctl --config $SANDBOX_CONFIG ARGS
+#   mkkey VAR NAMESPACE TENANT SUBJECT_TYPE SUBJECT_ID [keys create options...]
+#                                a new API key: VAR_ID, VAR_TOK (Bail out! if it fails)
+#   sql STATEMENTS               as root over $SANDBOX_DB_SOCKET, database sandbox,
+#                                tab-separated rows without column names
+#   submit BODY [curl args...]   POST /v1/jobs as $TOKEN; $JOB is the new id. Anything but
+#                                202 with an id is a failing check ("submit BODY...") and
+#                                leaves JOB='' and status 1; a 202 records no check.
+#   TERMINAL_RE                  the terminal job states
+#   await ID [SECONDS]           long-polls (wait=30) until the job is terminal, at most
+#                                SECONDS (90); $BODY holds the last answer; status 1 if never
+#   state_of ID / db_state ID    the job's status through the API / its jobs.state in SQL
+#   wait_state ID STATE SECONDS  polls state_of until it is STATE; wait_db_state likewise
+#                                with db_state (for a job whose key no longer answers)
+#   hexs STRING / hexf FILE      the bytes as lowercase hex (for SQL X'...' literals)
+
+note() { echo "# $*"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+fails() { ! "$@"; }
+
+poll() {
+	local deadline=$(($(now_ms) + $1 * 1000))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "$(now_ms)" -ge "$deadline" ] && return 1
+		sleep "${POLL_EVERY:-0.1}"
+	done
+}
+
+conf_get() {
+	local v
+	v=$(awk -v k="$1" '{ sub(/#.*/, ""); i = index($0, "="); if (!i) next
+		kk = substr($0, 1, i - 1); gsub(/[ \t]/, "", kk)
+		if (kk == k) { vv = substr($0, i + 1); gsub(/^[ \t]+|[ \t]+$/, "", vv); print vv } }' \
+		"$SANDBOX_CONFIG" 2> /dev/null | tail -n 1)
+	printf '%s' "${v:-${2-}}"
+}
+
+ctl() { "${SANDBOX_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}/sandboxctl" --config "$SANDBOX_CONFIG" "$@"; }
+# mkkey VAR NAMESPACE TENANT SUBJECT_TYPE SUBJECT_ID [sandboxctl options...]
+# sets VAR_ID and VAR_TOK; a suite cannot go on without its keys (Bail out!).
+mkkey() {
+	local var=$1 out
+	shift
+	if ! out=$(ctl keys create --namespace "$1" --tenant "$2" --subject-type "$3" \
+		--subject-id "$4" "${@:5}" --json) ||
+		! jq -e '(.id | type == "string") and (.token | type == "string")' <<< "$out" > /dev/null 2>&1; then
+		echo "Bail out! sandboxctl keys create $* --json failed: $out"
+		finish
+		exit 2
+	fi
+	printf -v "${var}_ID" '%s' "$(jq -r .id <<< "$out")"
+	printf -v "${var}_TOK" '%s' "$(jq -r .token <<< "$out")"
+}
+
+sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B sandbox -e "$1"; }
+hexs() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+hexf() { od -An -v -tx1 < "$1" | tr -d ' \n'; }
+
+submit() {
+	req POST /v1/jobs "$1" "${@:2}"
+	JOB=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	if [ "$STATUS" != 202 ] || [ -z "$JOB" ]; then
+		_notok "$(_name "submit $(head -c 80 <<< "$1")")" "202 with an id" "$STATUS"
+		JOB=
+		return 1
+	fi
+}
+
+TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|resource_limit|blocked|error|cancelled|lost)$'
+
+await() {
+	local id=$1 end=$((SECONDS + ${2:-90})) st
+	[ -n "$id" ] || { echo '{}' > "$BODY"; return 1; }
+	while :; do
+		req GET "/v1/jobs/$id?wait=30"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		[[ $st =~ $TERMINAL_RE ]] && return 0
+		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$STATUS" = 200 ] || sleep 0.5
+	done
+}
+
+state_of() {
+	req GET "/v1/jobs/$1"
+	jq -r '.status // empty' "$BODY" 2> /dev/null
+}
+db_state() { sql "SELECT state FROM jobs WHERE id = '$1'"; }
+_state_is() { [ "$("$1" "$2")" = "$3" ]; }
+wait_state() { poll "$3" _state_is state_of "$1" "$2"; }
+wait_db_state() { poll "$3" _state_is db_state "$1" "$2"; }
+
+# ---- playing the runner (api.sh)
+#
+# The API suite needs a frozen queue (no runner), yet running and finished jobs: it
+# writes what the runner's claim and result transactions write (docs/ARCHITECTURE.md,
+# "Claim contract"), as root over the socket, with runner_id 'itest-runner'. These are
+# deliberate stand-ins for sandbox-runner/store.c: when its transactions change, change
+# these with them.
+#
+#   db_run ID                    the claim: queued -> running, lease 10 min, attempt 1,
+#                                and its job_events row
+#   db_finish ID STATE EXIT_CODE SIGNAL STDOUT_HEX STDERR_HEX DIAGNOSTICS_JSON [FAILURE_JSON]
+#                                the result transaction: terminal state, job_results,
+#                                job_output (one chunk per stream), job_events; SIGNAL and
+#                                EXIT_CODE are SQL (NULL for none)
+#   db_artifact ID PATH FILE     one artifact of FILE's bytes (job_artifacts, one chunk)
+
+db_run() {
+	sql "UPDATE jobs SET state='running', started_at=NOW(3), runner_id='itest-runner',
+		lease_expires_at=NOW(3) + INTERVAL 10 MINUTE, attempt=1 WHERE id='$1' AND state='queued';
+		INSERT INTO job_events (job_id, from_state, to_state, actor)
+		VALUES ('$1', 'queued', 'running', 'runner:itest-runner');"
+}
+db_finish() {
+	local fail=NULL
+	[ -n "${8:-}" ] && fail="X'$(hexs "$8")'"
+	sql "START TRANSACTION;
+		UPDATE jobs SET state='$2', started_at=COALESCE(started_at, NOW(3) - INTERVAL 2 SECOND),
+			finished_at=NOW(3), runner_id='itest-runner', lease_expires_at=NULL, attempt=1
+			WHERE id='$1';
+		INSERT INTO job_results (job_id, exit_code, term_signal, stdout_bytes, stderr_bytes,
+			stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,
+			memory_peak_bytes, failure_json)
+		VALUES ('$1', $3, $4, LENGTH(X'$5'), LENGTH(X'$6'), 0, 0, X'$(hexs "$7")', 12, 9,
+			2097152, $fail);
+		INSERT INTO job_output (job_id, stream, off, data)
+			SELECT '$1', 1, 0, X'$5' FROM DUAL WHERE LENGTH(X'$5') > 0;
+		INSERT INTO job_output (job_id, stream, off, data)
+			SELECT '$1', 2, 0, X'$6' FROM DUAL WHERE LENGTH(X'$6') > 0;
+		INSERT INTO job_events (job_id, from_state, to_state, actor)
+		VALUES ('$1', 'running', '$2', 'runner:itest-runner');
+		COMMIT;"
+}
+db_artifact() {
+	sql "INSERT INTO job_artifacts (job_id, path, size, sha256)
+		VALUES ('$1', X'$(hexs "$2")', $(wc -c < "$3"), '$(sha256sum "$3" | cut -d' ' -f1)');
+		INSERT INTO job_artifact_chunks (job_id, path, off, data)
+		VALUES ('$1', X'$(hexs "$2")', 0, X'$(hexf "$3")');"
 }

@@ -33,18 +33,9 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-: "${SANDBOX_VAR:=$REPO/var}"
-: "${SANDBOX_BIN:=$REPO/build}"
 . "$HERE/env.sh"
 load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-if [ "$(id -u)" != 0 ]; then
-	echo "Bail out! the runner suite must run as root (the runner itself needs root)"
-	exit 2
-fi
-SANDBOX_URL=${SANDBOX_URL%/}
-export SANDBOX_VAR SANDBOX_BIN
-[ -n "${SANDBOX_PORT:-}" ] && export SANDBOX_PORT
+need_root "the runner itself needs root"
 
 . "$HERE/lib.sh"
 # shellcheck disable=SC2034 # lib.sh's req sends it
@@ -57,38 +48,15 @@ RUNNER_PID_FILE=$SANDBOX_VAR/run/runner.pid
 RUN="$RANDOM$RANDOM"
 SUITE_T0=$SECONDS
 
-conf_get() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$SANDBOX_CONFIG" | tail -n 1; }
-UID_BASE=$(conf_get runner_uid_base)
-: "${UID_BASE:=200000}"
-SLOTS=$(conf_get runner_slots)
-: "${SLOTS:=2}"
-CG_NAME=$(conf_get runner_cgroup_name)
-: "${CG_NAME:=sandbox}"
-STATE_DIR=$(conf_get runner_state_dir)
-: "${STATE_DIR:=/var/lib/sandbox-runner}"
+UID_BASE=$(conf_get runner_uid_base 200000)
+SLOTS=$(conf_get runner_slots 2)
+CG_NAME=$(conf_get runner_cgroup_name sandbox)
+STATE_DIR=$(conf_get runner_state_dir /var/lib/sandbox-runner)
 
 # ---------------------------------------------------------------- helpers
 
-ctl() { "$SANDBOX_BIN/sandboxctl" --config "$SANDBOX_CONFIG" "$@"; }
-sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root sandbox -N -B -e "$1"; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-note() { echo "# $*"; }
-fails() { ! "$@"; }
-
-
 # wait_gone SECONDS PID...: true when all are gone within the time.
-wait_gone() {
-	local end=$(($(now_ms) + $1 * 1000)) p any
-	shift
-	while :; do
-		any=0
-		for p in "$@"; do alive "$p" && any=1; done
-		[ "$any" = 0 ] && return 0
-		[ "$(now_ms)" -ge "$end" ] && return 1
-		sleep 0.1
-	done
-}
-
+wait_gone() { poll "$1" none_alive "${@:2}"; }
 
 runner_pid() {
 	local pid
@@ -111,63 +79,20 @@ restore_runner() {
 }
 at_exit restore_runner
 
-# submit BODY: POST /v1/jobs; $JOB is the new id ('' and a failed check if not 202).
-submit() {
-	req POST /v1/jobs "$1"
-	JOB=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
-	if [ "$STATUS" != 202 ] || [ -z "$JOB" ]; then
-		_notok "submit $1" "202 with an id" "$STATUS"
-		JOB=
-	fi
-}
-
-TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|resource_limit|blocked|error|cancelled|lost)$'
-
-# await ID [SECONDS]: long-poll until the job is terminal; $BODY holds the last answer.
-await() {
-	local id=$1 end=$((SECONDS + ${2:-60})) st
-	[ -n "$id" ] || { echo '{}' > "$BODY"; return 1; }
-	while :; do
-		req GET "/v1/jobs/$id?wait=30"
-		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
-		[[ $st =~ $TERMINAL_RE ]] && return 0
-		[ "$SECONDS" -ge "$end" ] && return 1
-		[ "$STATUS" = 200 ] || sleep 0.5
-	done
-}
-
-# state_of ID: the job's status through the API (no wait).
-state_of() {
-	req GET "/v1/jobs/$1"
-	jq -r '.status // empty' "$BODY" 2> /dev/null
-}
-
-# wait_state ID STATE SECONDS: poll (100 ms) until the job has STATE.
-wait_state() {
-	local end=$(($(now_ms) + $3 * 1000))
-	while [ "$(state_of "$1")" != "$2" ]; do
-		[ "$(now_ms)" -ge "$end" ] && return 1
-		sleep 0.1
-	done
-}
-
 # The stack's slot uid of a job (from jobs.runner_id ".../slot-N/...").
 slot_of() {
 	sql "SELECT runner_id FROM jobs WHERE id = '$1'" | sed -n 's|.*/slot-\([0-9]*\)/.*|\1|p'
 }
 uid_procs() { ps -eo uid= | awk -v u="$1" '$1 == u' | wc -l; }
 
-# slot_uids_idle SECONDS: no process of any of the stack's slot uids within the time.
-slot_uids_idle() {
-	local end=$(($(now_ms) + $1 * 1000)) i n
-	while :; do
-		n=0
-		for ((i = 0; i < SLOTS; i++)); do n=$((n + $(uid_procs $((UID_BASE + i))))); done
-		[ "$n" = 0 ] && return 0
-		[ "$(now_ms)" -ge "$end" ] && return 1
-		sleep 0.1
-	done
+# slot_uids_none: no process of any of the stack's slot uids.
+slot_uids_none() {
+	local i n=0
+	for ((i = 0; i < SLOTS; i++)); do n=$((n + $(uid_procs $((UID_BASE + i))))); done
+	[ "$n" = 0 ]
 }
+# slot_uids_idle SECONDS: no process of any of the stack's slot uids within the time.
+slot_uids_idle() { poll "$1" slot_uids_none; }
 
 # supervisor_pids ID: the supervisor process(es) of a job.
 supervisor_pids() { pgrep -f -- "--supervise $1" 2> /dev/null || true; }

@@ -49,8 +49,12 @@
 #      artifact (spaces, %, ?, #, +, &, unicode, nested, both length limits)
 #      downloads byte for byte, percent-encoded whole and component by component.
 #
+# Where a check cannot run here (no global IPv4 address for the host listener, a runner
+# that refuses network jobs), it is a visible skip ("# SKIP"), and with CI=true, where
+# everything is expected to run, a failing check.
+#
 # After every case: no process of the runner's slot uids (runner_uid_base + 0..slots-1)
-# is left (live ones within 1 s of the result, zombies within 6 s), no `sandbox-ws`
+# is left (no live one right after the result, no zombie after 6 s), no `sandbox-ws`
 # tmpfs is mounted under the state directory, no slot workspace directory is left and
 # no slot cgroup holds a process.
 #
@@ -69,8 +73,6 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-: "${SANDBOX_VAR:=$REPO/var}"
 . "$HERE/env.sh"
 load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET SANDBOX_PORT
 SANDBOX_VAR=$(realpath -m -- "$SANDBOX_VAR")
@@ -90,27 +92,18 @@ if [ ! -x "$PROBE" ]; then
 fi
 PROBE_B64=$(base64 -w0 "$PROBE")
 
-conf() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$SANDBOX_CONFIG" | tail -n 1; }
-UID_BASE=$(conf runner_uid_base)
-: "${UID_BASE:=200000}"
-SLOTS=$(conf runner_slots)
-: "${SLOTS:=2}"
+UID_BASE=$(conf_get runner_uid_base 200000)
+SLOTS=$(conf_get runner_slots 2)
 UID_LAST=$((UID_BASE + SLOTS - 1))
-CG_NAME=$(conf runner_cgroup_name)
-: "${CG_NAME:=sandbox}"
-STATE_DIR=$(conf runner_state_dir)
-: "${STATE_DIR:=/var/lib/sandbox-runner}"
-TMP_MB=$(conf runner_tmp_mb)
-: "${TMP_MB:=64}"
-PW_FILE=$(conf db_password_file)
+CG_NAME=$(conf_get runner_cgroup_name sandbox)
+STATE_DIR=$(conf_get runner_state_dir /var/lib/sandbox-runner)
+TMP_MB=$(conf_get runner_tmp_mb 64)
+PW_FILE=$(conf_get db_password_file)
 DB_PW=
 [ -n "$PW_FILE" ] && { read -r DB_PW < "$PW_FILE"; } 2> /dev/null
 
 RUN="$RANDOM$RANDOM"
 SANDBOX_ENV_ALLOWED=" PATH HOME TMPDIR LANG USER LOGNAME SHELL PWD SHLVL _ "
-
-note() { echo "# $*"; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # expect_match NAME ERE TEXT / expect_nomatch NAME ERE TEXT (grep -E, any line). Here-strings,
 # not `printf | grep -q`: grep quitting early would SIGPIPE printf and fail the pipeline.
@@ -150,63 +143,41 @@ mkjob() {
 		'{command: $c, files: [{path: "probe", content_base64: $p, executable: true}]} + $x'
 }
 
-# submit JSON -> $JOB_ID (empty on failure)
-submit() {
-	JOB_ID=
-	req POST /v1/jobs "$1"
-	if [ "$STATUS" = 202 ]; then
-		JOB_ID=$(jq -r '.id // empty' "$BODY")
-	else
-		_notok "$(_name "submit")" "202 and a job id" "$STATUS $(head -c 300 "$BODY")" 0
-	fi
-	[ -n "$JOB_ID" ]
-}
-
-# wait_job ID -> $JOB: a file with the terminal job object (status 1 if it never ends)
+# wait_job ID -> $JOB_JSON: a file with the terminal job object (status 1 if it never ends)
 wait_job() {
-	local i st
-	JOB=$T_DIR/job-$1.json
-	for i in 1 2 3 4; do
-		req GET "/v1/jobs/$1?wait=30"
-		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
-		case $st in
-		queued | running | '') continue ;;
-		esac
-		cp "$BODY" "$JOB"
+	JOB_JSON=$T_DIR/job-$1.json
+	if await "$1" 120; then
+		cp "$BODY" "$JOB_JSON"
 		return 0
-	done
-	jq -n '{status: "never-finished", result: null}' > "$JOB"
-	_notok "$(_name "job $1 finishes")" "a terminal state within 120 s" "${st:-no answer}" 0
+	fi
+	jq -n '{status: "never-finished", result: null}' > "$JOB_JSON"
+	_notok "$(_name "job $1 finishes")" "a terminal state within 120 s" "$(jq -r '.status // "no answer"' "$BODY" 2> /dev/null)" 0
 	return 1
 }
 
-# run LABEL COMMAND [EXTRA_JSON]: submit, wait; the job is in $JOB
+# run LABEL COMMAND [EXTRA_JSON]: submit, wait; the job is in $JOB_JSON
 run() {
 	ctx "$1"
-	JOB=$T_DIR/none.json
-	jq -n '{status: "not-submitted", result: null}' > "$JOB"
+	JOB_JSON=$T_DIR/none.json
+	jq -n '{status: "not-submitted", result: null}' > "$JOB_JSON"
 	submit "$(mkjob "$2" "${3:-}")" || return 1
-	wait_job "$JOB_ID"
+	wait_job "$JOB"
 }
 
-jf() { jq -r "$1" "$JOB"; }
-stdout() { jq -r '.result.stdout // (.result.stdout_base64 // "" | @base64d) // ""' "$JOB"; }
-stderr() { jq -r '.result.stderr // (.result.stderr_base64 // "" | @base64d) // ""' "$JOB"; }
+jf() { jq -r "$1" "$JOB_JSON"; }
+stdout() { jq -r '.result.stdout // (.result.stdout_base64 // "" | @base64d) // ""' "$JOB_JSON"; }
+stderr() { jq -r '.result.stderr // (.result.stderr_base64 // "" | @base64d) // ""' "$JOB_JSON"; }
 # probe_line NAME: the probe's line for NAME in the job's stdout
 probe_line() { stdout | grep -E "^$1 " | head -n 1; }
-# expect_probe NAME ERRNO...: the probe's answer for NAME is one of the errnos
+# expect_probe NAME ERRNO: the probe's answer for NAME is exactly this errno
 expect_probe() {
-	local name=$1 got want
-	shift
-	got=$(probe_line "$name")
-	for want in "$@"; do
-		if [[ $got == "$name errno=$want "* ]]; then
-			_ok "$(_name "$name -> $want")"
-			return
-		fi
-	done
-	local alt="$*"
-	_notok "$(_name "$name -> ${alt// /|}")" "$name errno=${alt// /|}" "${got:-no line from the probe (stderr: $(stderr | head -c 200))}" 0
+	local got
+	got=$(probe_line "$1")
+	if [[ $got == "$1 errno=$2 "* ]]; then
+		_ok "$(_name "$1 -> $2")"
+	else
+		_notok "$(_name "$1 -> $2")" "$1 errno=$2" "${got:-no line from the probe (stderr: $(stderr | head -c 200))}" 0
+	fi
 }
 expect_state() {
 	expect_eq "$(_name "state $1")" "$1" "$(jf .status)"
@@ -228,9 +199,8 @@ check_clean() {
 	# Zombies of bwrap's pid-1 helper, orphaned to the host's init, are expected for a
 	# moment (the "same slot" case shows them); live processes are not.
 	procs=$(slot_procs | live_only)
-	if [ -n "$procs" ]; then
-		note "live right after the result: $(printf '%s' "$procs" | tr '\n' ';')"
-	fi
+	expect_eq "$(_name "cleanup: no live process of uids $UID_BASE..$UID_LAST right after the result")" \
+		"" "$(printf '%s' "$procs" | tr '\n' ';')"
 	while :; do
 		procs=$(slot_procs)
 		live=$(printf '%s' "$procs" | live_only)
@@ -270,7 +240,7 @@ ctx "precondition"
 run "precondition" 'echo ready'
 if [ "$(jf .status)" != succeeded ] || [ "$(stdout)" != ready ]; then
 	echo "Bail out! a trivial job did not succeed (status $(jf .status)): is the runner running as root?"
-	jq -c '{status, result, failure}' "$JOB" | sed 's/^/# /'
+	jq -c '{status, result, failure}' "$JOB_JSON" | sed 's/^/# /'
 	exit 2
 fi
 _ok "precondition: a trivial job runs"
@@ -431,6 +401,7 @@ check_clean
 
 CASE="network"
 HOST_IP=$(ip -4 -o addr show scope global 2> /dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+NO_HOST_IP="no global IPv4 address found (ip -4 -o addr show scope global): nothing listens on the host's own address"
 ABSTRACT="sec-probe-$RUN"
 LISTEN_LOG=$T_DIR/listen.log
 LISTEN_PORTS=$T_DIR/listen.ports
@@ -488,8 +459,11 @@ expect_eq "$CASE: nginx at 127.0.0.1:$SANDBOX_PORT is refused (own loopback)" \
 	"connect errno=ECONNREFUSED (Connection refused)" "$(printf '%s\n' "$out" | grep '^connect ' | sed -n 1p)"
 expect_eq "$CASE: a host listener on 127.0.0.1:$P_LO is refused" \
 	"connect errno=ECONNREFUSED (Connection refused)" "$(printf '%s\n' "$out" | grep '^connect ' | sed -n 2p)"
+# The sandbox's netns has only lo: no route to the host's address at all.
 if [ -n "$HOST_IP" ]; then
 	expect_probe connect_host ENETUNREACH
+else
+	ci_skip "$(_name "connect_host -> ENETUNREACH")" "$NO_HOST_IP"
 fi
 expect_probe connect_mysql ECONNREFUSED
 expect_probe connect_unix ECONNREFUSED
@@ -510,12 +484,12 @@ expect_error 403 forbidden network
 # ... and then gets user-mode NAT (slirp4netns) that must not reach the host itself:
 # not its loopback (nginx, the listener), not slirp's host alias 10.0.2.2, and not a
 # service listening on the host's own address either.
-NET_KEY=$("$REPO/build/sandboxctl" --config "$SANDBOX_CONFIG" keys create --namespace sec \
+NET_KEY=$(ctl keys create --namespace sec \
 	--tenant "sec-$RUN" --subject-type user --subject-id "sec-net-$RUN" --allow-network --json 2> /dev/null)
 NET_TOKEN=$(jq -r '.token // empty' <<< "$NET_KEY" 2> /dev/null)
 NET_KEY_ID=$(jq -r '.id // empty' <<< "$NET_KEY" 2> /dev/null)
 if [ -n "$NET_KEY_ID" ]; then
-	at_exit "'$REPO/build/sandboxctl' --config '$SANDBOX_CONFIG' keys revoke '$NET_KEY_ID' > /dev/null 2>&1"
+	at_exit "ctl keys revoke '$NET_KEY_ID' > /dev/null 2>&1"
 fi
 if [ -z "$NET_TOKEN" ]; then
 	_notok "$CASE: a key with --allow-network" "a token from sandboxctl keys create" "none" 0
@@ -531,18 +505,25 @@ else
 fi
 if [ -n "$NET_TOKEN" ] && [ "$(jf .status)" = blocked ] &&
 	[[ "$(jf '.failure.error // ""')" == *"not available"* ]]; then
-	# A runner without slirp4netns or /dev/net/tun refuses network jobs: secure.
-	note "network jobs are not available on this runner: $(jf '.failure.error')"
-	_ok "$CASE: network job refused by this runner (blocked)"
+	# A runner without slirp4netns or /dev/net/tun refuses network jobs: secure, but
+	# then none of the NAT isolation checks ran. In CI network jobs must work.
+	ci_skip "$CASE: NAT isolation (nginx, host loopback, 10.0.2.2, the host's address; slirp4netns privileges)" \
+		"network jobs are not available on this runner: $(jf '.failure.error')"
 	check_clean
 elif [ -n "$NET_TOKEN" ]; then
 	expect_state succeeded
 	expect_match "$CASE: the runner set up slirp4netns" 'network: slirp4netns' "$(jf '.result.diagnostics[]?')"
 	expect_probe connect_nginx ECONNREFUSED
 	expect_probe connect_lo ECONNREFUSED
-	expect_probe connect_alias ENETUNREACH ECONNREFUSED
+	# slirp4netns --disable-host-loopback answers a SYN to its host alias with an ICMP
+	# net unreachable (libslirp's tcp_input when the connect to the host fails).
+	expect_probe connect_alias ENETUNREACH
+	# The runner routes every address of this host "unreachable" in the job's netns
+	# (sandbox-runner/net.c, net_batch): the kernel's answer for such a route.
 	if [ -n "$HOST_IP" ]; then
-		expect_probe connect_host ENETUNREACH EHOSTUNREACH ECONNREFUSED ETIMEDOUT EACCES EPERM
+		expect_probe connect_host EHOSTUNREACH
+	else
+		ci_skip "$(_name "connect_host -> EHOSTUNREACH")" "$NO_HOST_IP"
 	fi
 	expect_match "$CASE: the DB socket path does not exist inside" '^DBSOCK absent$' "$(stdout)"
 	sleep 0.2
@@ -565,7 +546,7 @@ elif [ -n "$NET_TOKEN" ]; then
 	for _ in $(seq 100); do
 		for p in $(pgrep -x slirp4netns); do
 			pp=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2> /dev/null)
-			if [ -n "$JOB_ID" ] && tr '\0' ' ' < "/proc/$pp/cmdline" 2> /dev/null | grep -Fq -- "--supervise $JOB_ID "; then
+			if [ -n "$JOB" ] && tr '\0' ' ' < "/proc/$pp/cmdline" 2> /dev/null | grep -Fq -- "--supervise $JOB "; then
 				SLIRP=$p
 				break 2
 			fi
@@ -604,8 +585,8 @@ elif [ -n "$NET_TOKEN" ]; then
 	expect_match "$CASE: its root is read-only" 'Read-only file system' "$sl_touch"
 	expect_true "$CASE: its mount namespace is not the host's ($sl_mnt)" \
 		test -n "$sl_mnt" -a "$sl_mnt" != "$(readlink /proc/self/ns/mnt)"
-	if [ -n "$JOB_ID" ]; then
-		TOKEN=$NET_TOKEN wait_job "$JOB_ID"
+	if [ -n "$JOB" ]; then
+		TOKEN=$NET_TOKEN wait_job "$JOB"
 		expect_state succeeded
 		expect_eq "$CASE: the job had its tap0" "IFACES lo tap0 " "$(stdout | grep '^IFACES' | tr -s ' ')"
 	fi
@@ -660,9 +641,9 @@ done
 expect_probe clone3 ENOSYS
 expect_probe vsock_socket EAFNOSUPPORT
 expect_probe vsock_socketpair EAFNOSUPPORT
-# Not a filter rule: uid 0 is not mapped in the job's user namespace (EINVAL); EPERM
-# would be the answer of a profile that maps it. Either way no root.
-expect_probe setuid EINVAL EPERM
+# Not a filter rule: uid 0 is not mapped in the job's user namespace (bwrap maps only
+# the job's uid 1000), and setuid() of an unmapped uid is EINVAL.
+expect_probe setuid EINVAL
 check_clean
 
 CASE="x32"
@@ -681,13 +662,9 @@ CASE="other jobs"
 SECRET="secret-$RUN-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 ctx "$CASE"
 submit "$(mkjob "echo $SECRET > secret.txt; mkdir -p d; echo $SECRET > d/inner; sleep 3; cat secret.txt" '{"limits":{"wall_seconds":20}}')"
-A=$JOB_ID
+A=$JOB
 # Give A time to be claimed and started, so B goes to the other slot.
-for _ in $(seq 40); do
-	req GET "/v1/jobs/$A"
-	[ "$(jq -r .status "$BODY")" = running ] && break
-	sleep 0.1
-done
+wait_state "$A" running 4
 host_secret=$(grep -l -- "$SECRET" "$STATE_DIR"/work/slot-*/secret.txt 2> /dev/null | head -n 1)
 expect_true "$CASE: A's secret is on the host in a slot workspace ($STATE_DIR/work/slot-N)" test -n "$host_secret"
 A_WS=$(dirname "${host_secret:-/nonexistent/x}")
@@ -711,9 +688,9 @@ EOF
 )
 B_JSON=$(jq -cn --arg c "$cmd" '{command: $c}')
 submit "$B_JSON"
-B=$JOB_ID
+B=$JOB
 wait_job "$B"
-cp "$JOB" "$T_DIR/B.json"
+cp "$JOB_JSON" "$T_DIR/B.json"
 out=$(stdout)
 expect_eq "$CASE: B's workspace is empty (none of A's files)" "WS " "$(printf '%s\n' "$out" | grep '^WS ')"
 expect_match "$CASE: A's workspace path is not visible in B" "^ABSENT $A_WS\$" "$out"
@@ -726,7 +703,7 @@ expect_true "$CASE: B sees only its own few pids in /proc ($npids: $(printf '%s\
 expect_nomatch "$CASE: B sees none of A's processes" "^CMD .*(sleep 3|$SECRET)" "$out"
 expect_true "$CASE: pid 1 in B is B's own bwrap init" grep -Eq '^CMD 1 bwrap ' <<< "$out"
 wait_job "$A"
-cp "$JOB" "$T_DIR/A.json"
+cp "$JOB_JSON" "$T_DIR/A.json"
 expect_eq "$CASE: A succeeded although B ran kill -KILL -1" succeeded "$(jf .status)"
 expect_eq "$CASE: A's files were intact at its end" "$SECRET" "$(stdout)"
 a_start=$(jq -r .started_at "$T_DIR/A.json")
@@ -763,7 +740,7 @@ expect_match "$CASE: PATH is the profile's" '^ENV PATH=/usr/local/bin:/usr/bin:/
 expect_match "$CASE: HOME is /workspace" '^ENV HOME=/workspace$' "$out"
 expect_nomatch "$CASE: no SANDBOX_* variable" '(^ENV |INIT_ENV.*)SANDBOX_' "$out"
 expect_nomatch "$CASE: no MYSQL/DB variable" '^ENV (MYSQL|DB_|MARIADB)' "$out"
-all=$(jq -c .result "$JOB")
+all=$(jq -c .result "$JOB_JSON")
 expect_absent "$CASE: the DB password appears nowhere in the job's result" "$DB_PW" "$all"
 expect_absent "$CASE: the stack's API token appears nowhere in the job's result" "$SANDBOX_TOKEN" "$all"
 note "bwrap init (pid 1 inside): $(printf '%s\n' "$out" | grep -E '^(INIT_ENV|BWRAP_FDS)' | tr '\n' ';')"
@@ -850,6 +827,7 @@ CASE="same slot, back to back"
 # slot: with the smallest pids limit, five jobs in a row all run.
 bad=0
 zombies_seen=
+live_seen=
 for i in 1 2 3 4 5; do
 	run "$CASE" 'echo hi' '{"limits":{"pids":1}}'
 	if [ "$(jf .status)" != succeeded ]; then
@@ -858,8 +836,11 @@ for i in 1 2 3 4 5; do
 	fi
 	z=$(slot_procs)
 	[ -n "$z" ] && zombies_seen+="job $i: $(printf '%s' "$z" | tr '\n' ';') "
+	z=$(printf '%s\n' "$z" | live_only)
+	[ -n "$z" ] && live_seen+="job $i: $(printf '%s' "$z" | tr '\n' ';') "
 done
 expect_eq "$CASE: five pids=1 jobs in a row all succeed (failures)" 0 "$bad"
+expect_eq "$CASE: no live process of a slot uid right after any of the five results" "" "$live_seen"
 if [ -n "$zombies_seen" ]; then
 	note "processes of slot uids right after results (reaped by the host's init, not the runner): $zombies_seen"
 fi
@@ -882,7 +863,7 @@ canary_state() { stat -c '%u:%g %a %s %h' "$CANARY" 2> /dev/null; sha256sum < "$
 CANARY_BEFORE=$(canary_state)
 all_artifacts=$T_DIR/artifacts
 
-# collect_artifacts: fetch every artifact of $JOB into $all_artifacts (appended)
+# collect_artifacts: fetch every artifact of $JOB_JSON into $all_artifacts (appended)
 collect_artifacts() {
 	local id p
 	id=$(jf .id)
@@ -979,19 +960,19 @@ expect_state succeeded
 expect_eq "$CASE: the job wrote its 22 files" "WROTE 22" "$(stdout)"
 diags=$(jf '.result.diagnostics[]?')
 expect_eq "$CASE: diagnostics: one line counts the control-character and invalid UTF-8 names" \
-	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 10 names with control characters or invalid UTF-8")] | length' "$JOB")"
+	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 10 names with control characters or invalid UTF-8")] | length' "$JOB_JSON")"
 expect_eq "$CASE: diagnostics: one line counts the backslash name" \
-	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 1 name with a backslash (not downloadable)")] | length' "$JOB")"
+	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 1 name with a backslash (not downloadable)")] | length' "$JOB_JSON")"
 expect_eq "$CASE: diagnostics: one line counts the two over-long paths" \
-	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 2 paths longer than 1024 bytes (or 1991 bytes percent-encoded)")] | length' "$JOB")"
+	1 "$(jq '[.result.diagnostics[] | select(. == "artifacts skipped: 2 paths longer than 1024 bytes (or 1991 bytes percent-encoded)")] | length' "$JOB_JSON")"
 expect_eq "$CASE: no other diagnostic about artifacts" "" \
-	"$(jq -r '.result.diagnostics[] | select(test("artifact") and (startswith("artifacts skipped: ") | not))' "$JOB")"
+	"$(jq -r '.result.diagnostics[] | select(test("artifact") and (startswith("artifacts skipped: ") | not))' "$JOB_JSON")"
 for fake in "command timed out" "runner lost during execution"; do
 	expect_eq "$CASE: no diagnostic reads \"$fake\" on a succeeded job" 0 \
-		"$(jq --arg f "$fake" '[.result.diagnostics[] | select(contains($f))] | length' "$JOB")"
+		"$(jq --arg f "$fake" '[.result.diagnostics[] | select(contains($f))] | length' "$JOB_JSON")"
 done
 expect_eq "$CASE: every diagnostic is printable ASCII" true \
-	"$(jq '[.result.diagnostics[] | test("^[ -~]*$")] | all' "$JOB")"
+	"$(jq '[.result.diagnostics[] | test("^[ -~]*$")] | all' "$JOB_JSON")"
 a250=$(printf '%0250d' 0 | tr 0 a)
 s250=$(printf '%250s' '')
 want=$(jq -cn --arg l "out/$a250/$a250/$a250/$a250/$(printf '%016d' 0 | tr 0 b)" \
@@ -999,11 +980,11 @@ want=$(jq -cn --arg l "out/$a250/$a250/$a250/$a250/$(printf '%016d' 0 | tr 0 b)"
 	'[$e, $l, "out/100%", "out/a&b=c;d", "out/café ✓ 😀", "out/hash#tag", "out/plus+sign",
 	  "out/sub dir/x y", "out/what?", "out/with space"] | sort')
 expect_eq "$CASE: exactly the servable names are collected" "$want" \
-	"$(jq -c '[.result.artifacts[]?.path] | sort' "$JOB")"
+	"$(jq -c '[.result.artifacts[]?.path] | sort' "$JOB_JSON")"
 # Every listed artifact downloads: each path percent-encoded whole ('/' too, as
 # encodeURIComponent or jq's @uri do) and component by component.
 id=$(jf .id)
-jq -c '.result.artifacts[]?' "$JOB" > "$T_DIR/arts"
+jq -c '.result.artifacts[]?' "$JOB_JSON" > "$T_DIR/arts"
 while read -r art; do
 	p=$(jq -r .path <<< "$art")
 	sha=$(jq -r .sha256 <<< "$art")

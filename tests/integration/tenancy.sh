@@ -14,74 +14,21 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-: "${SANDBOX_VAR:=$REPO/var}"
-: "${SANDBOX_BIN:=$REPO/build}"
 . "$HERE/env.sh"
 load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-if [ "$(id -u)" != 0 ]; then
-	echo "Bail out! the tenancy suite must run as root (it restarts the runner)"
-	exit 2
-fi
-export SANDBOX_VAR SANDBOX_BIN
-[ -n "${SANDBOX_PORT:-}" ] && export SANDBOX_PORT
+need_root "it restarts the runner"
 . "$HERE/lib.sh"
+# shellcheck disable=SC2034 # lib.sh's req sends it
 TOKEN=$SANDBOX_TOKEN
 
 STACK="$REPO/tests/stack.sh"
 RUN="$RANDOM$RANDOM"
 NS="tenancy-$RUN"
-ctl() { "$SANDBOX_BIN/sandboxctl" --config "$SANDBOX_CONFIG" "$@"; }
-sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root sandbox -N -B -e "$1"; }
-note() { echo "# $*"; }
-conf_get() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$SANDBOX_CONFIG" | tail -n 1; }
 SLOTS=$(conf_get runner_slots)
 WORKERS=$(conf_get api_workers)
 
-# key TENANT SUBJECT [options...]: creates a key, sets KEY_ID and KEY_TOK.
-key() {
-	local t=$1 s=$2 out
-	shift 2
-	if ! out=$(ctl keys create --namespace "$NS" --tenant "$t" --subject-type user \
-		--subject-id "$s" "$@" --json); then
-		echo "Bail out! keys create $t $s $*: $out"
-		exit 2
-	fi
-	KEY_ID=$(jq -r .id <<< "$out")
-	KEY_TOK=$(jq -r .token <<< "$out")
-}
-
-submit() {
-	req POST /v1/jobs "$1" "${@:2}"
-	JOB=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
-	if [ "$STATUS" != 202 ] || [ -z "$JOB" ]; then
-		_notok "submit $(head -c 80 <<< "$1")" "202 with an id" "$STATUS $(head -c 200 "$BODY")"
-		JOB=
-	fi
-}
-
-TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|resource_limit|blocked|error|cancelled|lost)$'
-# await ID [SECONDS]: long-polls until the job is terminal; its object in $BODY.
-await() {
-	local id=$1 end=$((SECONDS + ${2:-90})) st
-	[ -n "$id" ] || { echo '{}' > "$BODY"; return 1; }
-	while :; do
-		req GET "/v1/jobs/$id?wait=30"
-		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
-		[[ $st =~ $TERMINAL_RE ]] && return 0
-		[ "$SECONDS" -ge "$end" ] && return 1
-		[ "$STATUS" = 200 ] || sleep 0.5
-	done
-}
-db_state() { sql "SELECT state FROM jobs WHERE id = '$1'"; }
-# wait_db_state ID REGEX SECONDS
-wait_db_state() {
-	local end=$((SECONDS + $3))
-	until [[ $(db_state "$1") =~ $2 ]]; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.2
-	done
-}
+# key TENANT SUBJECT [options...]: creates a key of the run's namespace, sets KEY_ID and KEY_TOK.
+key() { mkkey KEY "$NS" "$1" user "$2" "${@:3}"; }
 
 runner_restart() { bash "$STACK" stop-runner > /dev/null 2>&1; bash "$STACK" start-runner > /dev/null 2>&1; }
 ORIG_PACKET=$(sql "SELECT @@GLOBAL.max_allowed_packet")
@@ -146,10 +93,10 @@ expect_eq "the identity columns are NO PAD" 0 \
 # ====================================================================== 3. maximum result
 # Every maximum at once: stdout and stderr at output_bytes_max, runner_max_artifact_files
 # artifacts holding runner_max_artifacts_bytes, one of them runner_max_artifact_bytes.
-OUT_MAX=$(conf_get output_bytes_max); : "${OUT_MAX:=16777216}"
-ART_FILES=$(conf_get runner_max_artifact_files); : "${ART_FILES:=100}"
-ART_ONE=$(conf_get runner_max_artifact_bytes); : "${ART_ONE:=16777216}"
-ART_ALL=$(conf_get runner_max_artifacts_bytes); : "${ART_ALL:=33554432}"
+OUT_MAX=$(conf_get output_bytes_max 16777216)
+ART_FILES=$(conf_get runner_max_artifact_files 100)
+ART_ONE=$(conf_get runner_max_artifact_bytes 16777216)
+ART_ALL=$(conf_get runner_max_artifacts_bytes 33554432)
 REST=$(((ART_ALL - ART_ONE) / (ART_FILES - 1)))
 key big owner --max-stored-mb 100000
 BIG_TOK=$KEY_TOK
@@ -164,7 +111,7 @@ as "$BIG_TOK" await "$J_BIG" 180
 expect_json '.status + " " + (.result.exit_code|tostring)' 'succeeded 0'
 expect_json '[.result.stdout_bytes, .result.stderr_bytes, .result.stdout_truncated, .result.stderr_truncated] | tostring' \
 	"[$OUT_MAX,$OUT_MAX,false,false]"
-INLINE=$(conf_get inline_output_bytes); : "${INLINE:=1048576}"
+INLINE=$(conf_get inline_output_bytes 1048576)
 expect_json '.result.stdout | length' "$INLINE" "GET carries inline_output_bytes of stdout"
 expect_json '.result.stdout_inline_truncated' true
 expect_json '.result.artifacts | length' "$ART_FILES"
@@ -239,7 +186,7 @@ expect_eq "100 jobs of this key at the maximum output" 100 \
 	"$(sql "SELECT COUNT(*) FROM jobs j JOIN job_results r ON r.job_id = j.id WHERE j.key_id = (SELECT key_id FROM jobs WHERE id = '$J_BIG') AND r.stdout_bytes = $OUT_MAX")"
 as "$BIG_TOK" req GET "/v1/jobs?limit=100"
 expect_status 200
-PREVIEW=$(conf_get list_preview_bytes); : "${PREVIEW:=1024}"
+PREVIEW=$(conf_get list_preview_bytes 1024)
 expect_json '.jobs | length' 100
 expect_json "[.jobs[].result | select((.stdout | length) <= $PREVIEW and .stdout_inline_truncated and .stdout_bytes == $OUT_MAX)] | length" 100 \
 	"every item carries at most $PREVIEW bytes of stdout and says there is more"
@@ -417,7 +364,7 @@ key revoke r --max-running 1
 R_TOK=$KEY_TOK R_KEY=$KEY_ID
 as "$R_TOK" submit '{"command":"sleep 60","limits":{"wall_seconds":90}}'
 J_RUN=$JOB
-wait_db_state "$J_RUN" '^running$' 30 || note "the first job did not start"
+wait_db_state "$J_RUN" running 30 || note "the first job did not start"
 as "$R_TOK" submit '{"command":"true"}'
 J_Q=$JOB
 expect_eq "the second job waits behind the running cap" queued "$(db_state "$J_Q")"
@@ -426,7 +373,7 @@ expect_eq "revoke reports what it did" "revoked $R_KEY: 1 queued jobs cancelled,
 expect_eq "the queued job is cancelled at once" cancelled "$(db_state "$J_Q")"
 expect_eq "its diagnostic says why" '["cancelled: its API key was revoked"]' \
 	"$(sql "SELECT r.diagnostics_json FROM job_results r WHERE r.job_id = '$J_Q'")"
-expect_true "the running job is killed" wait_db_state "$J_RUN" '^cancelled$' 15
+expect_true "the running job is killed" wait_db_state "$J_RUN" cancelled 15
 as "$R_TOK" req GET "/v1/jobs/$J_RUN"
 expect_error 401 unauthorized
 
@@ -435,12 +382,12 @@ key keep k --max-running 1
 K_TOK=$KEY_TOK K_KEY=$KEY_ID
 as "$K_TOK" submit '{"command":"sleep 2"}'
 J_K1=$JOB
-wait_db_state "$J_K1" '^running$' 30
+wait_db_state "$J_K1" running 30
 as "$K_TOK" submit '{"command":"true"}'
 J_K2=$JOB
 out=$(ctl keys revoke "$K_KEY" --keep-jobs)
 expect_eq "revoke --keep-jobs says so" "revoked $K_KEY (its jobs were kept)" "$out"
-expect_true "the running job ends on its own" wait_db_state "$J_K1" '^succeeded$' 30
-expect_true "the queued job still runs" wait_db_state "$J_K2" '^succeeded$' 30
+expect_true "the running job ends on its own" wait_db_state "$J_K1" succeeded 30
+expect_true "the queued job still runs" wait_db_state "$J_K2" succeeded 30
 
 finish
