@@ -23,6 +23,11 @@ set -a
 set +a
 
 failed=()
+# The typed DB layer against this stack's MariaDB (tests/dbunit, CUnit).
+echo "=== db layer tests (build/db-tests)"
+if ! "$SANDBOX_BIN/db-tests" --config "$SANDBOX_CONFIG"; then
+  failed+=(db)
+fi
 # The API suite needs a frozen queue (it plays the runner's part itself, to test
 # queued, cancelled and finished jobs deterministically): the runner is stopped for
 # it and started again for the suites that run real jobs.

@@ -7,22 +7,14 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-: "${SANDBOX_VAR:=$REPO/var}"
-: "${SANDBOX_BIN:=$REPO/build}"
 . "$HERE/env.sh"
 load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-if [ "$(id -u)" != 0 ]; then
-	echo "Bail out! the preflight suite must run as root (the runner does)"
-	exit 2
-fi
-export SANDBOX_VAR SANDBOX_BIN
-[ -n "${SANDBOX_PORT:-}" ] && export SANDBOX_PORT
+need_root "the runner does"
 . "$HERE/lib.sh"
+# shellcheck disable=SC2034 # lib.sh's req sends it
 TOKEN=$SANDBOX_TOKEN
 STACK="$REPO/tests/stack.sh"
 RUNNER="$SANDBOX_BIN/sandbox-runner"
-sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root sandbox -N -B -e "$1"; }
 at_exit 'bash "$STACK" start-runner > /dev/null 2>&1'
 
 ITEMS="root bwrap userns cgroup slot-uids state-dir tmpfs seccomp slirp4netns database db-packet db-schema"
@@ -65,9 +57,7 @@ expect_eq "rlimit-only mode is a warning, not a failure" "warn" \
 
 ctx "a runner whose preflight fails claims nothing"
 bash "$STACK" stop-runner > /dev/null 2>&1
-req POST /v1/jobs '{"command":"echo preflight"}'
-JOB=$(jq -r '.id // empty' "$BODY")
-expect_status 202
+submit '{"command":"echo preflight"}'
 "$RUNNER" --config "$BAD" --once --max-seconds 5 > "$T_DIR/runner.out" 2>&1
 expect_eq "the runner exits 2" 2 "$?"
 expect_true "its log names the failing item" grep -q 'event=preflight item=bwrap status=fail' "$T_DIR/runner.out"
