@@ -164,6 +164,7 @@ static int params_from_va(struct db *db, const char *types, va_list ap, struct d
 		return -1;
 	}
 	for (size_t i = 0; i < *n; i++) {
+		memset(&p[i], 0, sizeof p[i]);
 		p[i].type = types[i];
 		switch (types[i]) {
 		case 's':
