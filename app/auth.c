@@ -63,31 +63,34 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	if (!auth_token_well_formed(token))
 		return AUTH_INVALID;
 	auth_token_hash(token, hash);
-	res = db_query(db,
-		       "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
-		       " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
-		       " max_limits_json, max_stored_mb, max_running"
-		       " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
-		       "b", hash, sizeof hash);
+	res = db_query_p(db,
+			 "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
+			 " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
+			 " max_limits_json, max_stored_mb, max_running"
+			 " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
+			 db_blob(hash, sizeof hash));
 	if (res == NULL)
 		return AUTH_DB_ERROR;
 	if (db_res_rows(res) != 1) {
 		db_res_free(res);
 		return AUTH_INVALID;
 	}
-	copy(id->key_id, sizeof id->key_id, db_res_str(res, 0, 0), NULL);
-	copy(id->ns, sizeof id->ns, db_res_str(res, 0, 1), NULL);
-	copy(id->tenant, sizeof id->tenant, db_res_str(res, 0, 2), NULL);
-	copy(id->subject_type, sizeof id->subject_type, db_res_str(res, 0, 3), NULL);
-	copy(id->subject_id, sizeof id->subject_id, db_res_str(res, 0, 4), NULL);
-	copy(id->actor_type, sizeof id->actor_type, db_res_str(res, 0, 5), &id->has_actor_type);
-	copy(id->actor_id, sizeof id->actor_id, db_res_str(res, 0, 6), &id->has_actor_id);
-	id->tenant_admin = db_res_int(res, 0, 7, 0) != 0;
-	id->allow_network = db_res_int(res, 0, 8, 0) != 0;
-	id->max_queued = db_res_int(res, 0, 9, -1);
-	auth_parse_max_limits(db_res_str(res, 0, 10), id->max_limits);
-	id->max_stored_mb = db_res_int(res, 0, 11, -1);
-	id->max_running = db_res_int(res, 0, 12, -1);
+#define COPY(field, col, present) \
+	copy(id->field, sizeof id->field, db_res_s(res, 0, col), present)
+	COPY(key_id, "id", NULL);
+	COPY(ns, "identity_namespace", NULL);
+	COPY(tenant, "tenant_id", NULL);
+	COPY(subject_type, "subject_type", NULL);
+	COPY(subject_id, "subject_id", NULL);
+	COPY(actor_type, "actor_type", &id->has_actor_type);
+	COPY(actor_id, "actor_id", &id->has_actor_id);
+#undef COPY
+	id->tenant_admin = db_res_i(res, 0, "tenant_admin", 0) != 0;
+	id->allow_network = db_res_i(res, 0, "allow_network", 0) != 0;
+	id->max_queued = db_res_i(res, 0, "max_queued", -1);
+	auth_parse_max_limits(db_res_s(res, 0, "max_limits_json"), id->max_limits);
+	id->max_stored_mb = db_res_i(res, 0, "max_stored_mb", -1);
+	id->max_running = db_res_i(res, 0, "max_running", -1);
 	db_res_free(res);
 	return AUTH_OK;
 }

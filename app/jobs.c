@@ -1,5 +1,6 @@
 #include "jobs.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,26 +18,28 @@
 
 #define TS(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
 
-#define JOB_COLS                                                                           \
-	"j.id, j.state, " TS("j.created_at") ", " TS("j.started_at") ", " TS("j.finished_at") \
-	", j.identity_namespace, j.tenant_id, j.subject_type, j.subject_id, j.actor_type,"  \
-	" j.actor_id, j.command, j.argv_json, j.cwd, j.artifacts_dir, j.metadata_json,"     \
-	" j.profile_digest, j.wall_seconds, j.cpu_seconds, j.memory_mb, j.pids,"            \
-	" j.output_bytes, j.disk_mb, j.network, j.cancel_requested, r.job_id, r.exit_code,"  \
-	" r.term_signal, r.stdout_bytes, r.stderr_bytes, r.stdout_truncated,"               \
-	" r.stderr_truncated,"                                                              \
-	" r.diagnostics_json, r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes"
+/* Read by column name (view_text below, limit_specs[].name for the limits). */
+#define JOB_COLS                                                                          \
+	"j.id, j.state, " TS("j.created_at") " AS created_at, " TS("j.started_at")          \
+	" AS started_at, " TS("j.finished_at") " AS finished_at,"                           \
+	" j.identity_namespace, j.tenant_id, j.subject_type, j.subject_id, j.actor_type,"  \
+	" j.actor_id, j.command, j.argv_json, j.cwd, j.artifacts_dir, j.metadata_json,"    \
+	" j.profile_digest, j.wall_seconds, j.cpu_seconds, j.memory_mb, j.pids,"           \
+	" j.output_bytes, j.disk_mb, j.network, j.cancel_requested,"                       \
+	" r.job_id AS result_job_id, r.exit_code, r.term_signal, r.stdout_bytes,"          \
+	" r.stderr_bytes, r.stdout_truncated, r.stderr_truncated, r.diagnostics_json,"     \
+	" r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes"
 
 #define JOB_FROM " FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"
 
 /* Appends the scope parameters; returns the new count. */
 static size_t scope_params(const struct identity *who, struct db_param *p, size_t n)
 {
-	p[n++] = (struct db_param){ .type = 's', .p = who->ns };
-	p[n++] = (struct db_param){ .type = 's', .p = who->tenant };
+	p[n++] = db_str(who->ns);
+	p[n++] = db_str(who->tenant);
 	if (!who->tenant_admin) {
-		p[n++] = (struct db_param){ .type = 's', .p = who->subject_type };
-		p[n++] = (struct db_param){ .type = 's', .p = who->subject_id };
+		p[n++] = db_str(who->subject_type);
+		p[n++] = db_str(who->subject_id);
 	}
 	return n;
 }
@@ -48,10 +51,10 @@ static const char *scope_sql(const struct identity *who)
 
 static json_t *artifact_list(struct db *db, const char *id)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT path, size, sha256 FROM job_artifacts"
-				      " WHERE job_id = ? ORDER BY path",
-				      "s", id);
+	struct db_res *res = db_query_p(db,
+					"SELECT path, size, sha256 FROM job_artifacts"
+					" WHERE job_id = ? ORDER BY path",
+					db_str(id));
 	json_t *arr;
 
 	if (res == NULL)
@@ -59,9 +62,10 @@ static json_t *artifact_list(struct db *db, const char *id)
 	arr = json_array();
 	for (size_t i = 0; arr && i < db_res_rows(res); i++)
 		json_array_append_new(arr, json_pack("{s:s%, s:I, s:s}", "path",
-						     db_res_str(res, i, 0), db_res_len(res, i, 0),
-						     "size", (json_int_t)db_res_int(res, i, 1, 0),
-						     "sha256", db_res_str(res, i, 2)));
+						     db_res_s(res, i, "path"),
+						     db_res_l(res, i, "path"), "size",
+						     (json_int_t)db_res_i(res, i, "size", 0),
+						     "sha256", db_res_s(res, i, "sha256")));
 	db_res_free(res);
 	return arr;
 }
@@ -75,22 +79,22 @@ static int load_output(struct db *db, const char *id, long long cap, struct job_
 	*out = *err = NULL;
 	if (cap <= JD_CHUNK_BYTES) {
 		/* Both prefixes lie in the first chunk of each stream: one query. */
-		struct db_res *res = db_query(db,
-					      "SELECT stream, SUBSTRING(data, 1, ?) FROM job_output"
-					      " WHERE job_id = ? AND off = 0",
-					      "is", cap, id);
+		struct db_res *res = db_query_p(db,
+						"SELECT stream, SUBSTRING(data, 1, ?) AS data"
+						" FROM job_output WHERE job_id = ? AND off = 0",
+						db_i64(cap), db_str(id));
 		if (res == NULL)
 			return -1;
 		for (size_t i = 0; i < db_res_rows(res); i++) {
-			unsigned char **dst = db_res_int(res, i, 0, 0) == JD_STDOUT ? out : err;
-			n = db_res_len(res, i, 1);
+			unsigned char **dst = db_res_i(res, i, "stream", 0) == JD_STDOUT ? out : err;
+			n = db_res_l(res, i, "data");
 			free(*dst);
 			*dst = malloc(n + 1);
 			if (*dst == NULL) {
 				db_res_free(res);
 				return -1;
 			}
-			memcpy(*dst, db_res_str(res, i, 1), n);
+			memcpy(*dst, db_res_s(res, i, "data"), n);
 			if (dst == out)
 				v->out_len = n;
 			else
@@ -106,6 +110,56 @@ static int load_output(struct db *db, const char *id, long long cap, struct job_
 	return 0;
 }
 
+/* Where each text column of JOB_COLS lands in a job_view (NULL for SQL NULL). */
+#define VIEW_TEXT(col, field) { col, offsetof(struct job_view, field) }
+static const struct {
+	const char *col;
+	size_t off;
+} view_text[] = {
+	VIEW_TEXT("id", id),
+	VIEW_TEXT("state", state),
+	VIEW_TEXT("created_at", created_at),
+	VIEW_TEXT("started_at", started_at),
+	VIEW_TEXT("finished_at", finished_at),
+	VIEW_TEXT("identity_namespace", ns),
+	VIEW_TEXT("tenant_id", tenant),
+	VIEW_TEXT("subject_type", subject_type),
+	VIEW_TEXT("subject_id", subject_id),
+	VIEW_TEXT("actor_type", actor_type),
+	VIEW_TEXT("actor_id", actor_id),
+	VIEW_TEXT("command", command),
+	VIEW_TEXT("argv_json", argv_json),
+	VIEW_TEXT("cwd", cwd),
+	VIEW_TEXT("artifacts_dir", artifacts_dir),
+	VIEW_TEXT("metadata_json", metadata_json),
+	VIEW_TEXT("profile_digest", profile),
+	VIEW_TEXT("exit_code", exit_code),
+	VIEW_TEXT("term_signal", signal),
+	VIEW_TEXT("diagnostics_json", diagnostics_json),
+	VIEW_TEXT("failure_json", failure_json),
+	VIEW_TEXT("wall_ms", wall_ms),
+	VIEW_TEXT("cpu_ms", cpu_ms),
+	VIEW_TEXT("memory_peak_bytes", memory_peak_bytes),
+};
+#undef VIEW_TEXT
+
+/* Row `row` of a JOB_COLS result into v (pointers into res). */
+static void view_from_row(const struct db_res *res, size_t row, struct job_view *v)
+{
+	memset(v, 0, sizeof *v);
+	for (size_t i = 0; i < sizeof view_text / sizeof view_text[0]; i++)
+		*(const char **)((char *)v + view_text[i].off) = db_res_s(res, row, view_text[i].col);
+	for (int i = 0; i < LIM_COUNT; i++)
+		v->limits[i] = db_res_i(res, row, limit_specs[i].name, 0);
+	v->network = db_res_i(res, row, "network", 0) != 0;
+	v->cancel_requested = db_res_i(res, row, "cancel_requested", 0) != 0;
+	v->has_result = db_res_s(res, row, "result_job_id") != NULL;
+	v->out_total = db_res_i(res, row, "stdout_bytes", 0);
+	v->err_total = db_res_i(res, row, "stderr_bytes", 0);
+	v->out_trunc = db_res_i(res, row, "stdout_truncated", 0) != 0;
+	v->err_trunc = db_res_i(res, row, "stderr_truncated", 0) != 0;
+}
+
 /* inline_cap: bytes of each stream rendered inline (the rest via the output endpoint). */
 static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row,
 			    long long inline_cap)
@@ -114,26 +168,7 @@ static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row,
 	json_t *arts = NULL, *j;
 	unsigned char *out = NULL, *err = NULL;
 
-#define S(c) db_res_str(res, row, c)
-	memset(&v, 0, sizeof v);
-	v.id = S(0), v.state = S(1), v.created_at = S(2), v.started_at = S(3);
-	v.finished_at = S(4), v.ns = S(5), v.tenant = S(6), v.subject_type = S(7);
-	v.subject_id = S(8), v.actor_type = S(9), v.actor_id = S(10), v.command = S(11);
-	v.argv_json = S(12), v.cwd = S(13), v.artifacts_dir = S(14), v.metadata_json = S(15);
-	v.profile = S(16);
-	for (int i = 0; i < LIM_COUNT; i++)
-		v.limits[i] = db_res_int(res, row, 17 + (size_t)i, 0);
-	v.network = db_res_int(res, row, 23, 0) != 0;
-	v.cancel_requested = db_res_int(res, row, 24, 0) != 0;
-	v.has_result = S(25) != NULL;
-	v.exit_code = S(26), v.signal = S(27);
-	v.out_total = db_res_int(res, row, 28, 0);
-	v.err_total = db_res_int(res, row, 29, 0);
-	v.out_trunc = db_res_int(res, row, 30, 0) != 0;
-	v.err_trunc = db_res_int(res, row, 31, 0) != 0;
-	v.diagnostics_json = S(32), v.failure_json = S(33);
-	v.wall_ms = S(34), v.cpu_ms = S(35), v.memory_peak_bytes = S(36);
-#undef S
+	view_from_row(res, row, &v);
 	if (v.has_result) {
 		if ((v.out_total > 0 || v.err_total > 0) && inline_cap > 0 &&
 		    load_output(db, v.id, inline_cap, &v, &out, &err) < 0) {
@@ -169,7 +204,7 @@ enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 		return JOBS_NOT_FOUND;
 	snprintf(sql, sizeof sql, "SELECT %s%s WHERE j.id = ?%s", JOB_COLS, JOB_FROM,
 		 scope_sql(who));
-	p[n++] = (struct db_param){ .type = 's', .p = id };
+	p[n++] = db_str(id);
 	n = scope_params(who, p, n);
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
@@ -185,7 +220,7 @@ enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 
 enum jobs_rc jobs_state(struct db *db, const char *id, char state[24])
 {
-	struct db_res *res = db_query(db, "SELECT state FROM jobs WHERE id = ?", "s", id);
+	struct db_res *res = db_query_p(db, "SELECT state FROM jobs WHERE id = ?", db_str(id));
 
 	if (res == NULL)
 		return JOBS_DB;
@@ -193,7 +228,7 @@ enum jobs_rc jobs_state(struct db *db, const char *id, char state[24])
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
-	snprintf(state, 24, "%s", db_res_str(res, 0, 0));
+	snprintf(state, 24, "%s", db_res_s(res, 0, "state"));
 	db_res_free(res);
 	return JOBS_OK;
 }
@@ -210,12 +245,12 @@ static enum jobs_rc cursor_seq(struct db *db, const struct identity *who, const 
 	if (!util_is_uuid(cursor))
 		return JOBS_BAD_CURSOR;
 	snprintf(sql, sizeof sql, "SELECT j.seq FROM jobs j WHERE j.id = ?%s", scope_sql(who));
-	p[n++] = (struct db_param){ .type = 's', .p = cursor };
+	p[n++] = db_str(cursor);
 	n = scope_params(who, p, n);
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
 		return JOBS_DB;
-	*seq = db_res_rows(res) ? db_res_int(res, 0, 0, -1) : -1;
+	*seq = db_res_rows(res) ? db_res_i(res, 0, "seq", -1) : -1;
 	db_res_free(res);
 	return *seq < 0 ? JOBS_BAD_CURSOR : JOBS_OK;
 }
@@ -239,10 +274,10 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *st
 		 status ? " AND j.state = ?" : "", cursor ? " AND j.seq < ?" : "");
 	n = scope_params(who, p, n);
 	if (status)
-		p[n++] = (struct db_param){ .type = 's', .p = status };
+		p[n++] = db_str(status);
 	if (cursor)
-		p[n++] = (struct db_param){ .type = 'i', .i = seq };
-	p[n++] = (struct db_param){ .type = 'i', .i = limit + 1 };
+		p[n++] = db_i64(seq);
+	p[n++] = db_i64(limit + 1);
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
 		return JOBS_DB;
@@ -258,7 +293,7 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *st
 		json_array_append_new(jobs, j);
 	}
 	*out = json_pack("{s:o, s:o}", "jobs", jobs, "next_cursor",
-			 rows > (size_t)limit ? json_string(db_res_str(res, (size_t)limit - 1, 0))
+			 rows > (size_t)limit ? json_string(db_res_s(res, (size_t)limit - 1, "id"))
 					      : json_null());
 	db_res_free(res);
 	return *out ? JOBS_OK : JOBS_DB;
@@ -270,30 +305,34 @@ static int add_event(struct db *db, const char *id, const char *from, const char
 	char actor[64];
 
 	snprintf(actor, sizeof actor, "key:%s", who->key_id);
-	return db_exec(db,
-		       "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
-		       " VALUES (?, ?, ?, ?, ?)",
-		       "sssss", id, from, to, actor, detail) < 0 ? -1 : 0;
+	return db_exec_p(db,
+			 "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
+			 " VALUES (?, ?, ?, ?, ?)",
+			 db_str(id), db_str(from), db_str(to), db_str(actor), db_str(detail)) < 0
+		       ? -1
+		       : 0;
 }
 
 /* Inside the transaction: an earlier job with this idempotency key? */
 static enum jobs_rc idem_lookup(struct db *db, const struct identity *who, const char *key,
 				const unsigned char hash[32], char id[UUID_STR_LEN])
 {
-	struct db_res *res = db_query(db,
-				      "SELECT id, request_sha256 FROM jobs"
-				      " WHERE identity_namespace = ? AND tenant_id = ?"
-				      " AND subject_type = ? AND subject_id = ?"
-				      " AND idempotency_key = ?",
-				      "sssss", who->ns, who->tenant, who->subject_type,
-				      who->subject_id, key);
+	struct db_res *res = db_query_p(db,
+					"SELECT id, request_sha256 FROM jobs"
+					" WHERE identity_namespace = ? AND tenant_id = ?"
+					" AND subject_type = ? AND subject_id = ?"
+					" AND idempotency_key = ?",
+					db_str(who->ns), db_str(who->tenant),
+					db_str(who->subject_type), db_str(who->subject_id),
+					db_str(key));
 	enum jobs_rc rc = JOBS_OK;
 
 	if (res == NULL)
 		return JOBS_DB;
 	if (db_res_rows(res) == 1) {
-		snprintf(id, UUID_STR_LEN, "%s", db_res_str(res, 0, 0));
-		rc = db_res_len(res, 0, 1) == 32 && memcmp(db_res_str(res, 0, 1), hash, 32) == 0
+		snprintf(id, UUID_STR_LEN, "%s", db_res_s(res, 0, "id"));
+		rc = db_res_l(res, 0, "request_sha256") == 32 &&
+				     memcmp(db_res_s(res, 0, "request_sha256"), hash, 32) == 0
 			     ? JOBS_REPLAY
 			     : JOBS_CONFLICT;
 	}
@@ -305,15 +344,16 @@ static enum jobs_rc idem_lookup(struct db *db, const struct identity *who, const
 static long long count_active(struct db *db, const struct identity *who, long long max)
 {
 	/* Counting stops at the quota: a long queue does not make every submit slower. */
-	struct db_res *res = db_query(db,
-				      "SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE key_id = ?"
-				      " AND state IN ('queued', 'running') LIMIT ?) active",
-				      "si", who->key_id, max);
+	struct db_res *res = db_query_p(db,
+					"SELECT COUNT(*) AS n FROM (SELECT 1 FROM jobs"
+					" WHERE key_id = ? AND state IN ('queued', 'running')"
+					" LIMIT ?) active",
+					db_str(who->key_id), db_i64(max));
 	long long n;
 
 	if (res == NULL)
 		return -1;
-	n = db_res_int(res, 0, 0, 0);
+	n = db_res_i(res, 0, "n", 0);
 	db_res_free(res);
 	return n;
 }
@@ -398,7 +438,8 @@ static enum jobs_rc quota_check(struct db *db, const struct cfg *cfg,
 		return JOBS_QUOTA;
 	if (active + QUOTA_LOCK_MARGIN < max)
 		return JOBS_OK;
-	res = db_query(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE", "s", who->key_id);
+	res = db_query_p(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE",
+			 db_str(who->key_id));
 	if (res == NULL)
 		return JOBS_DB;
 	db_res_free(res);
@@ -446,17 +487,17 @@ static long long input_bytes(const struct job_req *req, size_t env_len)
  * submits of one tenant racing may get the same tag; seq orders them. */
 static long long fair_tag(struct db *db, const struct identity *who)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT GREATEST(COALESCE((SELECT MIN(fair_tag) FROM jobs"
-				      " WHERE state = 'queued'), 0), COALESCE((SELECT"
-				      " MAX(fair_tag) + 1 FROM jobs WHERE state = 'queued' AND"
-				      " identity_namespace = ? AND tenant_id = ?), 0))",
-				      "ss", who->ns, who->tenant);
+	struct db_res *res = db_query_p(db,
+					"SELECT GREATEST(COALESCE((SELECT MIN(fair_tag) FROM jobs"
+					" WHERE state = 'queued'), 0), COALESCE((SELECT"
+					" MAX(fair_tag) + 1 FROM jobs WHERE state = 'queued' AND"
+					" identity_namespace = ? AND tenant_id = ?), 0)) AS tag",
+					db_str(who->ns), db_str(who->tenant));
 	long long t;
 
 	if (res == NULL)
 		return -1;
-	t = db_res_int(res, 0, 0, 0);
+	t = db_res_i(res, 0, "tag", 0);
 	db_res_free(res);
 	return t;
 }
@@ -476,7 +517,7 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 	tag = fair_tag(db, who);
 	if (tag < 0)
 		goto out;
-	rc = db_exec(db,
+	rc = db_exec_p(db,
 		     "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,"
 		     " subject_id, actor_type, actor_id, state, command, argv_json, env_json,"
 		     " stdin, cwd, network, artifacts_dir, metadata_json, wall_seconds,"
@@ -484,24 +525,27 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     " request_sha256, env_meta_json, stored_bytes, fair_tag)"
 		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
 		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     "sssssssssssbsissiiiiiisbsii", id, who->key_id, who->ns, who->tenant,
-		     who->subject_type, who->subject_id,
-		     who->has_actor_type ? who->actor_type : NULL,
-		     who->has_actor_id ? who->actor_id : NULL, req->command, argv, env,
-		     req->stdin_buf ? (const void *)req->stdin_buf : "", req->stdin_len, req->cwd,
-		     (long long)req->network, req->artifacts, meta,
-		     req->limits[LIM_WALL_SECONDS], req->limits[LIM_CPU_SECONDS],
-		     req->limits[LIM_MEMORY_MB], req->limits[LIM_PIDS],
-		     req->limits[LIM_OUTPUT_BYTES], req->limits[LIM_DISK_MB], idem_key,
-		     idem_key ? (const void *)hash : NULL, (size_t)32, envmeta, stored, tag);
+		     db_str(id), db_str(who->key_id), db_str(who->ns), db_str(who->tenant),
+		     db_str(who->subject_type), db_str(who->subject_id),
+		     db_str(who->has_actor_type ? who->actor_type : NULL),
+		     db_str(who->has_actor_id ? who->actor_id : NULL), db_str(req->command),
+		     db_str(argv), db_str(env),
+		     db_blob(req->stdin_buf ? (const void *)req->stdin_buf : "", req->stdin_len),
+		     db_str(req->cwd), db_i64(req->network), db_str(req->artifacts), db_str(meta),
+		     db_i64(req->limits[LIM_WALL_SECONDS]), db_i64(req->limits[LIM_CPU_SECONDS]),
+		     db_i64(req->limits[LIM_MEMORY_MB]), db_i64(req->limits[LIM_PIDS]),
+		     db_i64(req->limits[LIM_OUTPUT_BYTES]), db_i64(req->limits[LIM_DISK_MB]),
+		     db_str(idem_key), db_blob(idem_key ? (const void *)hash : NULL, 32),
+		     db_str(envmeta), db_i64(stored), db_i64(tag));
 	if (rc >= 0)
 		rc = jd_add_stored(db, who->key_id, stored);
 	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)
-		rc = db_exec(db,
-			     "INSERT INTO job_files (job_id, idx, path, content, executable)"
-			     " VALUES (?, ?, ?, ?, ?)",
-			     "sisbi", id, (long long)i, req->files[i].path, req->files[i].data,
-			     req->files[i].len, (long long)req->files[i].executable);
+		rc = db_exec_p(db,
+			       "INSERT INTO job_files (job_id, idx, path, content, executable)"
+			       " VALUES (?, ?, ?, ?, ?)",
+			       db_str(id), db_i64((long long)i), db_str(req->files[i].path),
+			       db_blob(req->files[i].data, req->files[i].len),
+			       db_i64(req->files[i].executable));
 out:
 	free(argv);
 	if (env)
@@ -591,7 +635,7 @@ static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const
 		return JOBS_DB;
 	snprintf(sql, sizeof sql, "SELECT j.state FROM jobs j WHERE j.id = ?%s FOR UPDATE",
 		 scope_sql(who));
-	p[n++] = (struct db_param){ .type = 's', .p = id };
+	p[n++] = db_str(id);
 	n = scope_params(who, p, n);
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
@@ -601,23 +645,24 @@ static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const
 		db_rollback(db);
 		return JOBS_NOT_FOUND;
 	}
-	snprintf(state, sizeof state, "%s", db_res_str(res, 0, 0));
+	snprintf(state, sizeof state, "%s", db_res_s(res, 0, "state"));
 	db_res_free(res);
 	if (strcmp(state, "queued") == 0) {
-		r = db_exec(db,
-			    "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
-			    " finished_at = CURRENT_TIMESTAMP(3) WHERE id = ?",
-			    "s", id);
+		r = db_exec_p(db,
+			      "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
+			      " finished_at = CURRENT_TIMESTAMP(3) WHERE id = ?",
+			      db_str(id));
 		if (r >= 0)
-			r = db_exec(db,
-				    "INSERT INTO job_results (job_id, diagnostics_json) VALUES (?, ?)",
-				    "ss", id, "[\"cancelled before it started\"]");
+			r = db_exec_p(db,
+				      "INSERT INTO job_results (job_id, diagnostics_json)"
+				      " VALUES (?, ?)",
+				      db_str(id), db_str("[\"cancelled before it started\"]"));
 		if (r >= 0)
 			r = jd_settle(db, id, 0);
 		if (r >= 0)
 			r = add_event(db, id, "queued", "cancelled", who, "cancel requested");
 	} else if (strcmp(state, "running") == 0) {
-		r = db_exec(db, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", "s", id);
+		r = db_exec_p(db, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", db_str(id));
 		if (r >= 0)
 			r = add_event(db, id, "running", "running", who, "cancel requested");
 	}
@@ -654,7 +699,7 @@ static enum jobs_rc visible(struct db *db, const struct identity *who, const cha
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
 	snprintf(sql, sizeof sql, "SELECT 1 FROM jobs j WHERE j.id = ?%s", scope_sql(who));
-	p[n++] = (struct db_param){ .type = 's', .p = id };
+	p[n++] = db_str(id);
 	n = scope_params(who, p, n);
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
@@ -684,12 +729,12 @@ enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char
 
 	if (rc != JOBS_OK)
 		return rc;
-	res = db_query(db, "SELECT size FROM job_artifacts WHERE job_id = ? AND path = ?", "ss",
-		       id, path);
+	res = db_query_p(db, "SELECT size FROM job_artifacts WHERE job_id = ? AND path = ?",
+			 db_str(id), db_str(path));
 	if (res == NULL)
 		return JOBS_DB;
 	rc = db_res_rows(res) ? JOBS_OK : JOBS_NOT_FOUND;
-	*size = db_res_rows(res) ? db_res_int(res, 0, 0, 0) : 0;
+	*size = db_res_rows(res) ? db_res_i(res, 0, "size", 0) : 0;
 	db_res_free(res);
 	return rc;
 }
@@ -709,7 +754,7 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 		 "SELECT j.state, r.stdout_bytes, r.stderr_bytes FROM jobs j"
 		 " LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = ?%s",
 		 scope_sql(who));
-	p[n++] = (struct db_param){ .type = 's', .p = id };
+	p[n++] = db_str(id);
 	n = scope_params(who, p, n);
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
@@ -718,9 +763,9 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
-	out->terminal = render_is_terminal(db_res_str(res, 0, 0)) &&
-			db_res_str(res, 0, 1) != NULL;
-	out->total = db_res_int(res, 0, stream == JD_STDOUT ? 1 : 2, 0);
+	out->terminal = render_is_terminal(db_res_s(res, 0, "state")) &&
+			db_res_s(res, 0, "stdout_bytes") != NULL;
+	out->total = db_res_i(res, 0, stream == JD_STDOUT ? "stdout_bytes" : "stderr_bytes", 0);
 	db_res_free(res);
 	if (jd_read_output(db, id, stream, off, limit, &out->data, &out->len) < 0)
 		return JOBS_DB;

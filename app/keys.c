@@ -157,26 +157,25 @@ static int create_row(struct db *db, const struct key_opts *o, const char *id,
 		      const unsigned char hash[32])
 {
 	char *m = o->max_limits ? json_dumps(o->max_limits, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	char q[24], s[24], r[24];
 	long long n;
 
 	if (o->max_limits && m == NULL)
 		return -1;
-	/* Nullable integers travel as text (NULL pointer = SQL NULL). */
-	snprintf(q, sizeof q, "%lld", o->max_queued);
-	snprintf(s, sizeof s, "%lld", o->max_stored_mb);
-	snprintf(r, sizeof r, "%lld", o->max_running);
-	n = db_begin(db) < 0 ? -1
-			     : db_exec(db,
-				       "INSERT INTO api_keys (id, token_hash, identity_namespace,"
-				       " tenant_id, subject_type, subject_id, actor_type, actor_id,"
-				       " tenant_admin, allow_network, max_queued, max_limits_json,"
-				       " max_stored_mb, max_running)"
-				       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				       "sbssssssiissss", id, hash, (size_t)32, o->ns, o->tenant,
-				       o->stype, o->sid, o->atype, o->aid, (long long)o->tenant_admin,
-				       (long long)o->allow_network, o->max_queued > 0 ? q : NULL, m,
-				       o->max_stored_mb > 0 ? s : NULL, o->max_running > 0 ? r : NULL);
+	/* A quota not given is SQL NULL: the config's default applies. */
+	n = db_begin(db) < 0
+		    ? -1
+		    : db_exec_p(db,
+				"INSERT INTO api_keys (id, token_hash, identity_namespace,"
+				" tenant_id, subject_type, subject_id, actor_type, actor_id,"
+				" tenant_admin, allow_network, max_queued, max_limits_json,"
+				" max_stored_mb, max_running)"
+				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				db_str(id), db_blob(hash, 32), db_str(o->ns), db_str(o->tenant),
+				db_str(o->stype), db_str(o->sid), db_str(o->atype), db_str(o->aid),
+				db_i64(o->tenant_admin), db_i64(o->allow_network),
+				db_null_i64(o->max_queued, o->max_queued <= 0), db_str(m),
+				db_null_i64(o->max_stored_mb, o->max_stored_mb <= 0),
+				db_null_i64(o->max_running, o->max_running <= 0));
 	free(m);
 	if (n < 0)
 		return -1;
@@ -222,17 +221,54 @@ static int keys_create(struct db *db, int argc, char **argv)
 	return 0;
 }
 
+static json_t *text_or_null(const struct db_res *r, size_t row, const char *col)
+{
+	const char *v = db_res_s(r, row, col);
+
+	return v ? json_string(v) : json_null();
+}
+
+static json_t *int_or_null(const struct db_res *r, size_t row, const char *col)
+{
+	return db_res_s(r, row, col) ? json_integer(db_res_i(r, row, col, 0)) : json_null();
+}
+
+/* One row of keys_list as its JSON object (members in the listed order). */
+static json_t *key_object(const struct db_res *r, size_t i)
+{
+	static const char *const text[] = { "id",         "identity_namespace", "tenant_id",
+					    "subject_type", "subject_id",        "actor_type",
+					    "actor_id" };
+	const char *limits = db_res_s(r, i, "max_limits_json");
+	json_t *k = json_object();
+
+	for (size_t c = 0; c < sizeof text / sizeof text[0]; c++)
+		json_object_set_new(k, text[c], text_or_null(r, i, text[c]));
+	json_object_set_new(k, "tenant_admin", json_boolean(db_res_i(r, i, "tenant_admin", 0)));
+	json_object_set_new(k, "allow_network", json_boolean(db_res_i(r, i, "allow_network", 0)));
+	json_object_set_new(k, "max_queued", int_or_null(r, i, "max_queued"));
+	json_object_set_new(k, "created_at", text_or_null(r, i, "created_at"));
+	json_object_set_new(k, "revoked_at", text_or_null(r, i, "revoked_at"));
+	json_object_set_new(k, "max_stored_mb", int_or_null(r, i, "max_stored_mb"));
+	json_object_set_new(k, "max_running", int_or_null(r, i, "max_running"));
+	json_object_set_new(k, "stored_bytes", json_integer(db_res_i(r, i, "stored_bytes", 0)));
+	json_object_set_new(k, "max_limits", limits ? json_loads(limits, 0, NULL) : json_null());
+	return k;
+}
+
 static int keys_list(struct db *db, int json)
 {
-	struct db_res *r = db_query(db,
-				    "SELECT id, identity_namespace, tenant_id, subject_type,"
-				    " subject_id, actor_type, actor_id, tenant_admin, allow_network,"
-				    " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'),"
-				    " DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ'), max_limits_json,"
-				    " max_stored_mb, max_running, (SELECT COALESCE(SUM(s.bytes), 0)"
-				    " FROM key_storage s WHERE s.key_id = api_keys.id)"
-				    " FROM api_keys ORDER BY created_at, id",
-				    "");
+	/* ORDER BY names the table's column: the alias created_at is the formatted text. */
+	struct db_res *r = db_querya(db,
+				     "SELECT id, identity_namespace, tenant_id, subject_type,"
+				     " subject_id, actor_type, actor_id, tenant_admin, allow_network,"
+				     " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ')"
+				     " AS created_at, DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ')"
+				     " AS revoked_at, max_limits_json, max_stored_mb, max_running,"
+				     " (SELECT COALESCE(SUM(s.bytes), 0) FROM key_storage s"
+				     " WHERE s.key_id = api_keys.id) AS stored_bytes"
+				     " FROM api_keys ORDER BY api_keys.created_at, api_keys.id",
+				     NULL, 0);
 	json_t *arr;
 
 	if (r == NULL) {
@@ -241,34 +277,16 @@ static int keys_list(struct db *db, int json)
 	}
 	arr = json_array();
 	for (size_t i = 0; i < db_res_rows(r); i++) {
-#define S(c) (db_res_str(r, i, c) ? json_string(db_res_str(r, i, c)) : json_null())
-		json_t *k = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o}",
-				      "id", S(0), "identity_namespace", S(1), "tenant_id", S(2),
-				      "subject_type", S(3), "subject_id", S(4), "actor_type", S(5),
-				      "actor_id", S(6), "tenant_admin",
-				      (int)db_res_int(r, i, 7, 0), "allow_network",
-				      (int)db_res_int(r, i, 8, 0), "max_queued",
-				      db_res_str(r, i, 9) ? json_integer(db_res_int(r, i, 9, 0))
-							  : json_null(),
-				      "created_at", S(10), "revoked_at", S(11));
-#undef S
-		json_object_set_new(k, "max_stored_mb",
-				    db_res_str(r, i, 13) ? json_integer(db_res_int(r, i, 13, 0))
-							 : json_null());
-		json_object_set_new(k, "max_running",
-				    db_res_str(r, i, 14) ? json_integer(db_res_int(r, i, 14, 0))
-							 : json_null());
-		json_object_set_new(k, "stored_bytes", json_integer(db_res_int(r, i, 15, 0)));
-		json_object_set_new(k, "max_limits",
-				    db_res_str(r, i, 12) ? json_loads(db_res_str(r, i, 12), 0, NULL)
-							 : json_null());
+		json_t *k = key_object(r, i);
+
 		if (json)
 			json_array_append_new(arr, k);
 		else {
 			printf("%s %s/%s/%s:%s%s%s\n", json_string_value(json_object_get(k, "id")),
-			       db_res_str(r, i, 1), db_res_str(r, i, 2), db_res_str(r, i, 3),
-			       db_res_str(r, i, 4), db_res_int(r, i, 7, 0) ? " tenant-admin" : "",
-			       db_res_str(r, i, 11) ? " REVOKED" : "");
+			       db_res_s(r, i, "identity_namespace"), db_res_s(r, i, "tenant_id"),
+			       db_res_s(r, i, "subject_type"), db_res_s(r, i, "subject_id"),
+			       db_res_i(r, i, "tenant_admin", 0) ? " tenant-admin" : "",
+			       db_res_s(r, i, "revoked_at") ? " REVOKED" : "");
 			json_decref(k);
 		}
 	}
@@ -294,43 +312,45 @@ static int revoke_once(struct db *db, const char *id, int keep_jobs, long long *
 	*queued = *running = 0;
 	if (db_begin(db) < 0)
 		return -1;
-	n = db_exec(db,
-		    "UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP(3)"
-		    " WHERE id = ? AND revoked_at IS NULL",
-		    "s", id);
+	n = db_exec_p(db,
+		      "UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP(3)"
+		      " WHERE id = ? AND revoked_at IS NULL",
+		      db_str(id));
 	if (n <= 0) {
 		db_rollback(db);
 		return n < 0 ? -1 : 0;
 	}
 	if (keep_jobs)
 		return db_commit(db) < 0 ? -1 : 1;
-	res = db_query(db, "SELECT id FROM jobs WHERE key_id = ? AND state = 'queued' FOR UPDATE",
-		       "s", id);
+	res = db_query_p(db,
+			 "SELECT id FROM jobs WHERE key_id = ? AND state = 'queued' FOR UPDATE",
+			 db_str(id));
 	if (res == NULL)
 		goto fail;
 	for (size_t i = 0; i < db_res_rows(res); i++) {
-		const char *job = db_res_str(res, i, 0);
-		if (db_exec(db,
-			    "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
-			    " finished_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND state = 'queued'",
-			    "s", job) < 0 ||
-		    db_exec(db,
-			    "INSERT INTO job_results (job_id, diagnostics_json) VALUES (?, ?)", "ss",
-			    job, "[\"cancelled: its API key was revoked\"]") < 0 ||
+		const char *job = db_res_s(res, i, "id");
+		if (db_exec_p(db,
+			      "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
+			      " finished_at = CURRENT_TIMESTAMP(3)"
+			      " WHERE id = ? AND state = 'queued'",
+			      db_str(job)) < 0 ||
+		    db_exec_p(db,
+			      "INSERT INTO job_results (job_id, diagnostics_json) VALUES (?, ?)",
+			      db_str(job), db_str("[\"cancelled: its API key was revoked\"]")) < 0 ||
 		    jd_settle(db, job, 0) < 0 ||
-		    db_exec(db,
-			    "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
-			    " VALUES (?, 'queued', 'cancelled', 'sandboxctl', 'key revoked')",
-			    "s", job) < 0) {
+		    db_exec_p(db,
+			      "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
+			      " VALUES (?, 'queued', 'cancelled', 'sandboxctl', 'key revoked')",
+			      db_str(job)) < 0) {
 			db_res_free(res);
 			goto fail;
 		}
 	}
 	*queued = (long long)db_res_rows(res);
 	db_res_free(res);
-	n = db_exec(db,
-		    "UPDATE jobs SET cancel_requested = 1 WHERE key_id = ? AND state = 'running'",
-		    "s", id);
+	n = db_exec_p(db,
+		      "UPDATE jobs SET cancel_requested = 1 WHERE key_id = ? AND state = 'running'",
+		      db_str(id));
 	if (n < 0)
 		goto fail;
 	*running = n;

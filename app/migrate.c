@@ -57,8 +57,8 @@ static int run_script(struct db *db, char *sql, const char *name)
 
 static int applied(struct db *db, const char *version)
 {
-	struct db_res *r = db_query(db, "SELECT 1 FROM schema_migrations WHERE version = ?", "s",
-				    version);
+	struct db_res *r = db_query_p(db, "SELECT 1 FROM schema_migrations WHERE version = ?",
+				      db_str(version));
 	int yes = r && db_res_rows(r) > 0;
 
 	db_res_free(r);
@@ -82,7 +82,7 @@ static int apply_one(struct db *db, const struct cfg *cfg, const char *name)
 	/* MariaDB DDL commits implicitly, so a failed migration is reported, never
 	 * recorded: fix it and rerun (statements use IF NOT EXISTS where it matters). */
 	if (run_script(db, sql, name) < 0 ||
-	    db_exec(db, "INSERT INTO schema_migrations (version) VALUES (?)", "s", name) < 0) {
+	    db_exec_p(db, "INSERT INTO schema_migrations (version) VALUES (?)", db_str(name)) < 0) {
 		free(sql);
 		return -1;
 	}

@@ -38,24 +38,24 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 		}
 	}
 	if (dry) {
-		struct db_res *r = db_query(db,
-					    "SELECT COUNT(*), COALESCE(SUM(stored_bytes), 0) FROM jobs"
-					    PURGE_WHERE,
-					    "i", secs);
+		struct db_res *r = db_query_p(db,
+					      "SELECT COUNT(*) AS n, COALESCE(SUM(stored_bytes), 0)"
+					      " AS bytes FROM jobs" PURGE_WHERE,
+					      db_i64(secs));
 		if (r == NULL) {
 			fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
 			return 1;
 		}
 		printf("would purge %lld jobs (%lld bytes stored), finished more than %lld s ago\n",
-		       db_res_int(r, 0, 0, 0), db_res_int(r, 0, 1, 0), secs);
+		       db_res_i(r, 0, "n", 0), db_res_i(r, 0, "bytes", 0), secs);
 		db_res_free(r);
 		return 0;
 	}
 	for (;;) {
-		struct db_res *r = db_query(db,
-					    "SELECT id, stored_bytes FROM jobs" PURGE_WHERE
-					    " ORDER BY finished_at LIMIT ?",
-					    "ii", secs, (long long)PURGE_BATCH);
+		struct db_res *r = db_query_p(db,
+					      "SELECT id, stored_bytes FROM jobs" PURGE_WHERE
+					      " ORDER BY finished_at LIMIT ?",
+					      db_i64(secs), db_i64(PURGE_BATCH));
 		size_t n;
 
 		if (r == NULL) {
@@ -68,7 +68,7 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 			/* One job per transaction: locks last one job's deletes. */
 			for (int attempt = 0; attempt < 4 && rc < 0; attempt++) {
 				if (db_begin(db) == 0 &&
-				    (rc = jd_delete_job(db, db_res_str(r, i, 0))) >= 0 &&
+				    (rc = jd_delete_job(db, db_res_s(r, i, "id"))) >= 0 &&
 				    db_commit(db) < 0)
 					rc = -1;
 				if (rc < 0) {
@@ -84,7 +84,7 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 				return 1;
 			}
 			jobs += rc;
-			bytes += rc ? db_res_int(r, i, 1, 0) : 0;
+			bytes += rc ? db_res_i(r, i, "stored_bytes", 0) : 0;
 		}
 		db_res_free(r);
 		if (n < PURGE_BATCH)

@@ -148,7 +148,7 @@ static void h_health(struct api_ctx *ctx, struct req *r)
 		send_unavailable(r);
 		return;
 	}
-	res = db_query(db, "SELECT 1", "");
+	res = db_querya(db, "SELECT 1", NULL, 0);
 	if (res == NULL) {
 		send_db_error(ctx, r);
 		return;

@@ -16,13 +16,14 @@ int ctl_queue(struct db *db, int argc, char **argv)
 		fprintf(stderr, "usage: sandboxctl queue\n");
 		return 2;
 	}
-	r = db_query(db, "SELECT state, COUNT(*) FROM jobs GROUP BY state ORDER BY state", "");
+	r = db_querya(db, "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state ORDER BY state",
+		      NULL, 0);
 	if (r == NULL) {
 		fprintf(stderr, "sandboxctl: queue: %s\n", db_error(db));
 		return 1;
 	}
 	for (size_t i = 0; i < db_res_rows(r); i++)
-		printf("%-15s %s\n", db_res_str(r, i, 0), db_res_str(r, i, 1));
+		printf("%-15s %s\n", db_res_s(r, i, "state"), db_res_s(r, i, "n"));
 	db_res_free(r);
 	return 0;
 }

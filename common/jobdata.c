@@ -11,10 +11,10 @@ static int put_chunks(struct db *db, const char *sql, const char *job_id, const 
 {
 	for (size_t off = 0; off < len; off += JD_CHUNK_BYTES) {
 		size_t n = len - off < JD_CHUNK_BYTES ? len - off : JD_CHUNK_BYTES;
-		long long rc = name ? db_exec(db, sql, "ssib", job_id, name, (long long)off,
-					      data + off, n)
-				    : db_exec(db, sql, "siib", job_id, stream, (long long)off,
-					      data + off, n);
+		/* The second column is the artifact's path or the stream's number. */
+		long long rc = db_exec_p(db, sql, db_str(job_id),
+					 name ? db_str(name) : db_i64(stream),
+					 db_i64((long long)off), db_blob(data + off, n));
 		if (rc < 0)
 			return -1;
 	}
@@ -49,11 +49,12 @@ int jd_read_output(struct db *db, const char *job_id, int stream, long long off,
 	if (off < 0 || limit < 0)
 		return -1;
 	/* Only the overlapping part of each overlapping chunk leaves the server. */
-	res = db_query(db,
-		       "SELECT SUBSTRING(data, GREATEST(? - off, 0) + 1, ?) FROM job_output"
-		       " WHERE job_id = ? AND stream = ? AND off < ? + ?"
-		       " AND off + LENGTH(data) > ? ORDER BY off",
-		       "iisiiii", off, limit, job_id, (long long)stream, off, limit, off);
+	res = db_query_p(db,
+			 "SELECT SUBSTRING(data, GREATEST(? - off, 0) + 1, ?) AS part"
+			 " FROM job_output WHERE job_id = ? AND stream = ? AND off < ? + ?"
+			 " AND off + LENGTH(data) > ? ORDER BY off",
+			 db_i64(off), db_i64(limit), db_str(job_id), db_i64(stream), db_i64(off),
+			 db_i64(limit), db_i64(off));
 	if (res == NULL)
 		return -1;
 	out = malloc((size_t)limit + 1);
@@ -62,10 +63,10 @@ int jd_read_output(struct db *db, const char *job_id, int stream, long long off,
 		return -1;
 	}
 	for (size_t i = 0; i < db_res_rows(res) && n < (size_t)limit; i++) {
-		size_t c = db_res_len(res, i, 0);
+		size_t c = db_res_l(res, i, "part");
 		if (c > (size_t)limit - n)
 			c = (size_t)limit - n;
-		memcpy(out + n, db_res_str(res, i, 0), c);
+		memcpy(out + n, db_res_s(res, i, "part"), c);
 		n += c;
 	}
 	db_res_free(res);
@@ -81,11 +82,11 @@ int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
 
 	/* One chunk per query: memory stays at one chunk whatever the artifact's size. */
 	for (;;) {
-		struct db_res *res = db_query(db,
-					      "SELECT off, data FROM job_artifact_chunks"
-					      " WHERE job_id = ? AND path = ? AND off >= ?"
-					      " ORDER BY off LIMIT 1",
-					      "ssi", job_id, path, off);
+		struct db_res *res = db_query_p(db,
+						"SELECT off, data FROM job_artifact_chunks"
+						" WHERE job_id = ? AND path = ? AND off >= ?"
+						" ORDER BY off LIMIT 1",
+						db_str(job_id), db_str(path), db_i64(off));
 		size_t len;
 		int rc;
 
@@ -95,9 +96,9 @@ int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
 			db_res_free(res);
 			return 0;
 		}
-		len = db_res_len(res, 0, 1);
-		off = db_res_int(res, 0, 0, 0) + (long long)len;
-		rc = len ? fn(arg, db_res_str(res, 0, 1), len) : 0;
+		len = db_res_l(res, 0, "data");
+		off = db_res_i(res, 0, "off", 0) + (long long)len;
+		rc = len ? fn(arg, db_res_s(res, 0, "data"), len) : 0;
 		db_res_free(res);
 		if (rc != 0)
 			return rc;
@@ -114,34 +115,34 @@ int jd_add_stored(struct db *db, const char *key_id, long long delta)
 		return 0;
 	if (util_random(&r, 1) < 0)
 		r = 0;
-	return db_exec(db,
-		       "INSERT INTO key_storage (key_id, shard, bytes) VALUES (?, ?, ?)"
-		       " ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes)",
-		       "sii", key_id, (long long)(r % JD_SHARDS), delta) < 0
+	return db_exec_p(db,
+			 "INSERT INTO key_storage (key_id, shard, bytes) VALUES (?, ?, ?)"
+			 " ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes)",
+			 db_str(key_id), db_i64(r % JD_SHARDS), db_i64(delta)) < 0
 		       ? -1
 		       : 0;
 }
 
 long long jd_key_stored(struct db *db, const char *key_id)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT COALESCE(SUM(bytes), 0) FROM key_storage"
-				      " WHERE key_id = ?",
-				      "s", key_id);
+	struct db_res *res = db_query_p(db,
+					"SELECT COALESCE(SUM(bytes), 0) AS bytes FROM key_storage"
+					" WHERE key_id = ?",
+					db_str(key_id));
 	long long n;
 
 	if (res == NULL)
 		return -1;
-	n = db_res_int(res, 0, 0, 0);
+	n = db_res_i(res, 0, "bytes", 0);
 	db_res_free(res);
 	return n < 0 ? 0 : n;
 }
 
 int jd_settle(struct db *db, const char *job_id, long long kept)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
-				      "s", job_id);
+	struct db_res *res = db_query_p(db,
+					"SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
+					db_str(job_id));
 	char key[40];
 	long long old;
 
@@ -151,30 +152,31 @@ int jd_settle(struct db *db, const char *job_id, long long kept)
 		db_res_free(res);
 		return -1;
 	}
-	snprintf(key, sizeof key, "%s", db_res_str(res, 0, 0));
-	old = db_res_int(res, 0, 1, 0);
+	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
+	old = db_res_i(res, 0, "stored_bytes", 0);
 	db_res_free(res);
 	/* Sizes and digests are kept; the values go (MariaDB assigns left to right, so
 	 * the digest is taken before the value is cleared). */
-	if (db_exec(db,
-		    "UPDATE job_files SET size = LENGTH(content), sha256 = SHA2(content, 256),"
-		    " content = '' WHERE job_id = ? AND content <> ''",
-		    "s", job_id) < 0 ||
-	    db_exec(db,
-		    "UPDATE jobs SET stdin_bytes = LENGTH(stdin), stdin_sha256 = SHA2(stdin, 256),"
-		    " stdin = '', env_json = '{}', inputs_erased = 1"
-		    " WHERE id = ? AND inputs_erased = 0",
-		    "s", job_id) < 0 ||
-	    db_exec(db, "UPDATE jobs SET stored_bytes = ? WHERE id = ?", "is", kept, job_id) < 0)
+	if (db_exec_p(db,
+		      "UPDATE job_files SET size = LENGTH(content), sha256 = SHA2(content, 256),"
+		      " content = '' WHERE job_id = ? AND content <> ''",
+		      db_str(job_id)) < 0 ||
+	    db_exec_p(db,
+		      "UPDATE jobs SET stdin_bytes = LENGTH(stdin),"
+		      " stdin_sha256 = SHA2(stdin, 256), stdin = '', env_json = '{}',"
+		      " inputs_erased = 1 WHERE id = ? AND inputs_erased = 0",
+		      db_str(job_id)) < 0 ||
+	    db_exec_p(db, "UPDATE jobs SET stored_bytes = ? WHERE id = ?", db_i64(kept),
+		      db_str(job_id)) < 0)
 		return -1;
 	return jd_add_stored(db, key, kept - old);
 }
 
 int jd_delete_job(struct db *db, const char *job_id)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
-				      "s", job_id);
+	struct db_res *res = db_query_p(db,
+					"SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
+					db_str(job_id));
 	static const char *const del[] = {
 		"DELETE FROM job_output WHERE job_id = ?",
 		"DELETE FROM job_artifact_chunks WHERE job_id = ?",
@@ -193,11 +195,11 @@ int jd_delete_job(struct db *db, const char *job_id)
 		db_res_free(res);
 		return 0;
 	}
-	snprintf(key, sizeof key, "%s", db_res_str(res, 0, 0));
-	bytes = db_res_int(res, 0, 1, 0);
+	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
+	bytes = db_res_i(res, 0, "stored_bytes", 0);
 	db_res_free(res);
 	for (size_t i = 0; i < sizeof del / sizeof del[0]; i++)
-		if (db_exec(db, del[i], "s", job_id) < 0)
+		if (db_exec_p(db, del[i], db_str(job_id)) < 0)
 			return -1;
 	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
 }
