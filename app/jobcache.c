@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "render.h"
+#include "jobstate.h"
 #include "util.h"
 
 struct entry {
@@ -65,7 +65,7 @@ void jc_put(const char *id, json_t *job)
 	const char *state = json_string_value(json_object_get(job, "status"));
 	int victim = 0;
 
-	if (state == NULL || !render_is_terminal(state) || strlen(id) >= UUID_STR_LEN ||
+	if (!js_is_terminal(js_parse(state)) || strlen(id) >= UUID_STR_LEN ||
 	    output_size(job) > JOBCACHE_MAX_OUTPUT)
 		return;
 	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {

@@ -117,7 +117,6 @@ static const struct {
 	size_t off;
 } view_text[] = {
 	VIEW_TEXT("id", id),
-	VIEW_TEXT("state", state),
 	VIEW_TEXT("created_at", created_at),
 	VIEW_TEXT("started_at", started_at),
 	VIEW_TEXT("finished_at", finished_at),
@@ -143,10 +142,16 @@ static const struct {
 };
 #undef VIEW_TEXT
 
-/* Row `row` of a JOB_COLS result into v (pointers into res). */
-static void view_from_row(const struct db_res *res, size_t row, struct job_view *v)
+/* Row `row` of a JOB_COLS result into v (pointers into res); -1 for a state the
+ * service does not know (a corrupt row). */
+static int view_from_row(const struct db_res *res, size_t row, struct job_view *v)
 {
+	int state = js_parse(db_res_s(res, row, "state"));
+
 	memset(v, 0, sizeof *v);
+	if (state < 0)
+		return -1;
+	v->state = (enum job_state)state;
 	for (size_t i = 0; i < sizeof view_text / sizeof view_text[0]; i++)
 		*(const char **)((char *)v + view_text[i].off) = db_res_s(res, row, view_text[i].col);
 	for (int i = 0; i < LIM_COUNT; i++)
@@ -158,6 +163,7 @@ static void view_from_row(const struct db_res *res, size_t row, struct job_view 
 	v->err_total = db_res_i(res, row, "stderr_bytes", 0);
 	v->out_trunc = db_res_i(res, row, "stdout_truncated", 0) != 0;
 	v->err_trunc = db_res_i(res, row, "stderr_truncated", 0) != 0;
+	return 0;
 }
 
 /* inline_cap: bytes of each stream rendered inline (the rest via the output endpoint). */
@@ -168,7 +174,8 @@ static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row,
 	json_t *arts = NULL, *j;
 	unsigned char *out = NULL, *err = NULL;
 
-	view_from_row(res, row, &v);
+	if (view_from_row(res, row, &v) < 0)
+		return NULL;
 	if (v.has_result) {
 		if ((v.out_total > 0 || v.err_total > 0) && inline_cap > 0 &&
 		    load_output(db, v.id, inline_cap, &v, &out, &err) < 0) {
@@ -218,8 +225,10 @@ enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 	return *out ? JOBS_OK : JOBS_DB;
 }
 
-enum jobs_rc jobs_state(struct db *db, const char *id, char state[24])
+enum jobs_rc jobs_state(struct db *db, const char *id, enum job_state *state)
 {
+	int s;
+
 	struct db_res *res = db_query_p(db, "SELECT state FROM jobs WHERE id = ?", db_str(id));
 
 	if (res == NULL)
@@ -228,8 +237,11 @@ enum jobs_rc jobs_state(struct db *db, const char *id, char state[24])
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
-	snprintf(state, 24, "%s", db_res_s(res, 0, "state"));
+	s = js_parse(db_res_s(res, 0, "state"));
 	db_res_free(res);
+	if (s < 0)
+		return JOBS_DB;
+	*state = (enum job_state)s;
 	return JOBS_OK;
 }
 
@@ -255,7 +267,7 @@ static enum jobs_rc cursor_seq(struct db *db, const struct identity *who, const 
 	return *seq < 0 ? JOBS_BAD_CURSOR : JOBS_OK;
 }
 
-enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *status,
+enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
 		       long long limit, const char *cursor, long long preview, json_t **out)
 {
 	char sql[3072];
@@ -271,10 +283,10 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *st
 		return rc;
 	snprintf(sql, sizeof sql, "SELECT %s%s WHERE 1 = 1%s%s%s ORDER BY j.seq DESC LIMIT ?",
 		 JOB_COLS, JOB_FROM, scope_sql(who),
-		 status ? " AND j.state = ?" : "", cursor ? " AND j.seq < ?" : "");
+		 status >= 0 ? " AND j.state = ?" : "", cursor ? " AND j.seq < ?" : "");
 	n = scope_params(who, p, n);
-	if (status)
-		p[n++] = db_str(status);
+	if (status >= 0)
+		p[n++] = db_str(js_name((enum job_state)status));
 	if (cursor)
 		p[n++] = db_i64(seq);
 	p[n++] = db_i64(limit + 1);
@@ -299,7 +311,8 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *st
 	return *out ? JOBS_OK : JOBS_DB;
 }
 
-static int add_event(struct db *db, const char *id, const char *from, const char *to,
+/* from -1: none (the job is new). */
+static int add_event(struct db *db, const char *id, int from, enum job_state to,
 		     const struct identity *who, const char *detail)
 {
 	char actor[64];
@@ -308,7 +321,8 @@ static int add_event(struct db *db, const char *id, const char *from, const char
 	return db_exec_p(db,
 			 "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
 			 " VALUES (?, ?, ?, ?, ?)",
-			 db_str(id), db_str(from), db_str(to), db_str(actor), db_str(detail)) < 0
+			 db_str(id), db_str(js_name((enum job_state)from)), db_str(js_name(to)),
+			 db_str(actor), db_str(detail)) < 0
 		       ? -1
 		       : 0;
 }
@@ -593,7 +607,7 @@ static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 	if ((rc = stored_check(db, cfg, who, stored)) != JOBS_OK)
 		goto done;
 	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id, stored) < 0 ||
-	    add_event(db, id, NULL, "queued", who, "submitted") < 0) {
+	    add_event(db, id, -1, JS_QUEUED, who, "submitted") < 0) {
 		rc = JOBS_DB;
 		goto done;
 	}
@@ -625,7 +639,8 @@ enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct iden
 
 static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const char *id)
 {
-	char sql[512], state[24];
+	char sql[512];
+	int state;
 	struct db_param p[8];
 	size_t n = 0;
 	struct db_res *res;
@@ -645,9 +660,9 @@ static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const
 		db_rollback(db);
 		return JOBS_NOT_FOUND;
 	}
-	snprintf(state, sizeof state, "%s", db_res_s(res, 0, "state"));
+	state = js_parse(db_res_s(res, 0, "state"));
 	db_res_free(res);
-	if (strcmp(state, "queued") == 0) {
+	if (state == JS_QUEUED) {
 		r = db_exec_p(db,
 			      "UPDATE jobs SET state = 'cancelled', cancel_requested = 1,"
 			      " finished_at = CURRENT_TIMESTAMP(3) WHERE id = ?",
@@ -660,11 +675,11 @@ static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const
 		if (r >= 0)
 			r = jd_settle(db, id, 0);
 		if (r >= 0)
-			r = add_event(db, id, "queued", "cancelled", who, "cancel requested");
-	} else if (strcmp(state, "running") == 0) {
+			r = add_event(db, id, JS_QUEUED, JS_CANCELLED, who, "cancel requested");
+	} else if (state == JS_RUNNING) {
 		r = db_exec_p(db, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", db_str(id));
 		if (r >= 0)
-			r = add_event(db, id, "running", "running", who, "cancel requested");
+			r = add_event(db, id, JS_RUNNING, JS_RUNNING, who, "cancel requested");
 	}
 	if (r < 0)
 		goto fail;
@@ -763,7 +778,7 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
-	out->terminal = render_is_terminal(db_res_s(res, 0, "state")) &&
+	out->terminal = js_is_terminal(js_parse(db_res_s(res, 0, "state"))) &&
 			db_res_s(res, 0, "stdout_bytes") != NULL;
 	out->total = db_res_i(res, 0, stream == JD_STDOUT ? "stdout_bytes" : "stderr_bytes", 0);
 	db_res_free(res);

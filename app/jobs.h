@@ -8,6 +8,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "jobstate.h"
 #include "util.h"
 #include "validate.h"
 
@@ -30,9 +31,9 @@ enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct iden
 enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 		      long long inline_cap, json_t **out);
 /* Current state without scope checks (the caller already proved access). */
-enum jobs_rc jobs_state(struct db *db, const char *id, char state[24]);
-/* Items carry at most `preview` bytes of each stream. */
-enum jobs_rc jobs_list(struct db *db, const struct identity *who, const char *status,
+enum jobs_rc jobs_state(struct db *db, const char *id, enum job_state *state);
+/* Items carry at most `preview` bytes of each stream; status -1: any state. */
+enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
 		       long long limit, const char *cursor, long long preview, json_t **out);
 enum jobs_rc jobs_cancel(struct db *db, const struct identity *who, const char *id);
 /* *out: bare array [{path,size,sha256}]. */

@@ -6,23 +6,6 @@
 
 #include "util.h"
 
-static const char *const states[] = { "queued",         "running", "succeeded", "failed",
-				      "timed_out",      "output_limit", "resource_limit",
-				      "blocked",        "error",   "cancelled", "lost", NULL };
-
-int render_is_state(const char *s)
-{
-	for (int i = 0; states[i] != NULL; i++)
-		if (strcmp(s, states[i]) == 0)
-			return 1;
-	return 0;
-}
-
-int render_is_terminal(const char *s)
-{
-	return render_is_state(s) && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0;
-}
-
 json_t *render_time(const char *t)
 {
 	char buf[32];
@@ -143,13 +126,13 @@ json_t *render_job(const struct job_view *v)
 			     "subject_type", str_or_null(v->subject_type), "subject_id",
 			     str_or_null(v->subject_id), "actor_type", str_or_null(v->actor_type),
 			     "actor_id", str_or_null(v->actor_id));
-	if (v->has_result && render_is_terminal(v->state)) {
+	if (v->has_result && js_is_terminal(v->state)) {
 		json_decref(result);
 		result = render_result(v);
 	}
 	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o, s:o, s:o,"
 		      " s:b, s:o, s:o}",
-		      "id", v->id, "status", v->state, "created_at", render_time(v->created_at),
+		      "id", v->id, "status", js_name(v->state), "created_at", render_time(v->created_at),
 		      "started_at", render_time(v->started_at), "finished_at",
 		      render_time(v->finished_at), "identity", identity, "command",
 		      str_or_null(v->command), "argv", stored_json(v->argv_json, json_null()),

@@ -6,10 +6,13 @@
 #include <stddef.h>
 
 #include "joblimits.h"
+#include "jobstate.h"
 
 /* Everything as read from the database: strings may be NULL for SQL NULL. */
 struct job_view {
-	const char *id, *state, *created_at, *started_at, *finished_at;
+	const char *id;
+	enum job_state state;
+	const char *created_at, *started_at, *finished_at;
 	const char *ns, *tenant, *subject_type, *subject_id, *actor_type, *actor_id;
 	const char *command, *argv_json, *cwd, *artifacts_dir, *metadata_json, *profile;
 	long long limits[LIM_COUNT];
@@ -25,8 +28,6 @@ struct job_view {
 	json_t *artifacts; /* borrowed array of {path,size,sha256}, or NULL */
 };
 
-int render_is_terminal(const char *state);
-int render_is_state(const char *state);
 /* "2026-11-29T10:00:00.123456Z" (DB, microseconds) -> "...:00.123Z"; NULL stays NULL. */
 json_t *render_time(const char *db_time);
 /* n, less an incomplete UTF-8 sequence at the end of b. */

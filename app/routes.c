@@ -285,14 +285,14 @@ static enum jobs_rc wait_terminal(struct api_ctx *ctx, const char *id, long long
 {
 	double deadline = now_s() + (double)secs;
 	long delay = 5;
-	char state[24];
+	enum job_state state;
 	enum jobs_rc rc = JOBS_OK;
 
 	while (!*ctx->stop && now_s() < deadline) {
 		sleep_ms(delay);
 		delay = delay * 3 / 2 > 10 ? 10 : delay * 3 / 2;
-		rc = jobs_state(ctx->db, id, state);
-		if (rc != JOBS_OK || render_is_terminal(state))
+		rc = jobs_state(ctx->db, id, &state);
+		if (rc != JOBS_OK || js_is_terminal(state))
 			break;
 	}
 	return rc;
@@ -333,7 +333,7 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 	}
 	rc = get_job(ctx, who, id, &job);
 	if (rc == JOBS_OK && wait > 0 &&
-	    !render_is_terminal(json_string_value(json_object_get(job, "status"))) &&
+	    !js_is_terminal(js_parse(json_string_value(json_object_get(job, "status")))) &&
 	    wait_slot_take(ctx, who)) {
 		rc = wait_terminal(ctx, id, wait);
 		ctx->board->waiting[ctx->slot] = 0;
@@ -352,12 +352,13 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	char vals[3][128] = { "", "", "" };
 	int present[3] = { 0, 0, 0 };
 	long long limit = LIST_DEFAULT;
+	int status = -1;
 	json_t *out;
 	enum jobs_rc rc;
 
 	if (parse_query(r, names, vals, present) < 0)
 		return;
-	if (present[0] && !render_is_state(vals[0])) {
+	if (present[0] && (status = js_parse(vals[0])) < 0) {
 		http_send_error(r, 400, "invalid_request", "status is not a job state", "status",
 				NULL);
 		return;
@@ -367,7 +368,7 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 				"limit", NULL);
 		return;
 	}
-	rc = jobs_list(ctx->db, who, present[0] ? vals[0] : NULL, limit,
+	rc = jobs_list(ctx->db, who, status, limit,
 		       present[2] ? vals[2] : NULL, ctx->cfg->list_preview_bytes, &out);
 	if (rc == JOBS_BAD_CURSOR)
 		http_send_error(r, 400, "invalid_request", "cursor is not valid", "cursor", NULL);

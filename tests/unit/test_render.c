@@ -55,7 +55,7 @@ static void queued_view(struct job_view *v)
 {
 	memset(v, 0, sizeof *v);
 	v->id = "0190a5c8-7b2e-7c3d-8e4f-0123456789ab";
-	v->state = "queued";
+	v->state = JS_QUEUED;
 	v->created_at = "2026-11-29T10:00:00.123456Z";
 	v->ns = "example";
 	v->tenant = "acme";
@@ -160,7 +160,7 @@ static void test_running_has_no_result(void)
 	json_t *j;
 
 	queued_view(&v);
-	v.state = "running";
+	v.state = JS_RUNNING;
 	v.has_result = 1;
 	v.cancel_requested = 1;
 	v.command = "sleep 10";
@@ -186,7 +186,7 @@ static void test_running_has_no_result(void)
 static void terminal_view(struct job_view *v)
 {
 	queued_view(v);
-	v->state = "succeeded";
+	v->state = JS_SUCCEEDED;
 	v->started_at = "2026-11-29T10:00:00.456789Z";
 	v->finished_at = "2026-11-29T10:00:00.789012Z";
 	v->profile = "sha256:00";
@@ -257,7 +257,7 @@ static void test_terminal_binary(void)
 	json_t *j, *r, *arts;
 
 	terminal_view(&v);
-	v.state = "failed";
+	v.state = JS_FAILED;
 	v.exit_code = "137";
 	v.signal = "9";
 	v.out = (const unsigned char *)"\xff\x00\xfe";
@@ -308,7 +308,7 @@ static void test_failure_json(void)
 	json_t *j, *f;
 
 	terminal_view(&v);
-	v.state = "error";
+	v.state = JS_ERROR;
 	v.failure_json = "{\"stage\":\"setup\",\"instance_status\":null,"
 			 "\"cleanup_status\":\"ok\",\"error\":\"no bwrap\"}";
 	j = render_job(&v);
@@ -322,22 +322,24 @@ static void test_failure_json(void)
 	json_decref(j);
 }
 
-static void test_is_terminal(void)
+/* status is the state's name; only a terminal state shows its stored result. */
+static void test_status_and_result(void)
 {
-	static const struct {
-		const char *state;
-		int terminal, known;
-	} rows[] = {
-		{ "queued", 0, 1 },        { "running", 0, 1 },      { "succeeded", 1, 1 },
-		{ "failed", 1, 1 },        { "timed_out", 1, 1 },    { "output_limit", 1, 1 },
-		{ "resource_limit", 1, 1 }, { "blocked", 1, 1 },     { "error", 1, 1 },
-		{ "cancelled", 1, 1 },     { "lost", 1, 1 },         { "", 0, 0 },
-		{ "done", 0, 0 },          { "Succeeded", 0, 0 },    { "canceled", 0, 0 },
-	};
+	for (int st = 0; st < JS_COUNT; st++) {
+		struct job_view v;
+		json_t *j;
 
-	for (size_t i = 0; i < NELEM(rows); i++) {
-		CHECK_INT_AT(rows[i].state, render_is_terminal(rows[i].state), rows[i].terminal);
-		CHECK_INT_AT(rows[i].state, render_is_state(rows[i].state), rows[i].known);
+		terminal_view(&v);
+		v.state = (enum job_state)st;
+		j = render_job(&v);
+		if (!CHECK(j != NULL, "render_job(%s) returned NULL", js_name(v.state)))
+			continue;
+		CHECK_STR_AT(js_name(v.state), json_string_value(json_object_get(j, "status")),
+			     js_name(v.state));
+		CHECK(json_is_object(json_object_get(j, "result")) == (st >= JS_SUCCEEDED),
+		      "%s: result must be %s", js_name(v.state),
+		      st >= JS_SUCCEEDED ? "an object" : "null");
+		json_decref(j);
 	}
 }
 
@@ -395,7 +397,7 @@ static const CU_TestInfo tests[] = {
 	{ "terminal_utf8", test_terminal_utf8 },
 	{ "terminal_binary", test_terminal_binary },
 	{ "failure_json", test_failure_json },
-	{ "is_terminal", test_is_terminal },
+	{ "status_and_result", test_status_and_result },
 	CU_TEST_INFO_NULL,
 };
 
