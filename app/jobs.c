@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "jobdata.h"
-#include "render.h"
+#include "quota.h"
 #include "sha256.h"
+#include "strbuf.h"
 
 #define TX_ATTEMPTS 4
 
@@ -49,65 +49,232 @@ static const char *scope_sql(const struct identity *who)
 	return who->tenant_admin ? SCOPE_TENANT : SCOPE_SUBJECT;
 }
 
-static json_t *artifact_list(struct db *db, const char *id)
-{
-	struct db_res *res = db_query_p(db,
-					"SELECT path, size, sha256 FROM job_artifacts"
-					" WHERE job_id = ? ORDER BY path",
-					db_str(id));
-	json_t *arr;
+/* Statements name a fixed number of ids (unused ones bind NULL, which matches
+ * nothing), so one statement text serves every page; a page longer than this (lists
+ * take up to 100) takes a query per IN_IDS jobs. IN_IDS plus the other parameters
+ * stays within common/db.c's 48 parameters. */
+#define IN_IDS 40
 
-	if (res == NULL)
-		return NULL;
-	arr = json_array();
-	for (size_t i = 0; arr && i < db_res_rows(res); i++)
-		json_array_append_new(arr, json_pack("{s:s%, s:I, s:s}", "path",
-						     db_res_s(res, i, "path"),
-						     db_res_l(res, i, "path"), "size",
-						     (json_int_t)db_res_i(res, i, "size", 0),
-						     "sha256", db_res_s(res, i, "sha256")));
-	db_res_free(res);
-	return arr;
+/* " IN (?, ?, ...)" with IN_IDS placeholders. */
+static void in_ids(struct strbuf *sql)
+{
+	sb_adds(sql, " IN (?");
+	for (size_t i = 1; i < IN_IDS; i++)
+		sb_adds(sql, ", ?");
+	sb_adds(sql, ")");
 }
 
-/* The first `cap` bytes of both streams into v (malloc'd into *out / *err). */
-static int load_output(struct db *db, const char *id, long long cap, struct job_view *v,
-		       unsigned char **out, unsigned char **err)
+static struct job_view *find_view(struct job_set *s, const char *id)
 {
-	size_t n;
+	for (size_t i = 0; id && i < s->n; i++)
+		if (strcmp(s->v[i].id, id) == 0)
+			return &s->v[i];
+	return NULL;
+}
 
-	*out = *err = NULL;
-	if (cap <= JD_CHUNK_BYTES) {
-		/* Both prefixes lie in the first chunk of each stream: one query. */
-		struct db_res *res = db_query_p(db,
-						"SELECT stream, SUBSTRING(data, 1, ?) AS data"
-						" FROM job_output WHERE job_id = ? AND off = 0",
-						db_i64(cap), db_str(id));
-		if (res == NULL)
-			return -1;
-		for (size_t i = 0; i < db_res_rows(res); i++) {
-			unsigned char **dst = db_res_i(res, i, "stream", 0) == JD_STDOUT ? out : err;
-			n = db_res_l(res, i, "data");
-			free(*dst);
-			*dst = malloc(n + 1);
-			if (*dst == NULL) {
-				db_res_free(res);
-				return -1;
-			}
-			memcpy(*dst, db_res_s(res, i, "data"), n);
-			if (dst == out)
-				v->out_len = n;
-			else
-				v->err_len = n;
-		}
-		db_res_free(res);
-	} else if (jd_read_output(db, id, JD_STDOUT, 0, cap, out, &v->out_len) < 0 ||
-		   jd_read_output(db, id, JD_STDERR, 0, cap, err, &v->err_len) < 0) {
+/* Runs `select` (a SELECT ending in "WHERE <col>", its own parameters in pre) for
+ * ids, IN_IDS at a time, and passes each result to fn. 0, or -1 on an error. */
+static int query_ids(struct db *db, const char *select, const char *order,
+		     const struct db_param *pre, size_t npre, const char *const *ids, size_t n,
+		     int (*fn)(struct job_set *s, struct db_res *res), struct job_set *s)
+{
+	struct strbuf sql = STRBUF_INIT;
+	struct db_param p[IN_IDS + 4];
+	int rc = 0;
+
+	sb_adds(&sql, select);
+	in_ids(&sql);
+	sb_adds(&sql, order);
+	if (sql.failed) {
+		sb_release(&sql);
 		return -1;
 	}
-	v->out = *out;
-	v->err = *err;
+	for (size_t at = 0; rc == 0 && at < n; at += IN_IDS) {
+		struct db_res *res;
+		size_t np;
+
+		for (np = 0; np < npre; np++)
+			p[np] = pre[np];
+		for (size_t i = 0; i < IN_IDS; i++)
+			p[np++] = db_str(at + i < n ? ids[at + i] : NULL);
+		res = db_querya(db, sql.buf, p, np);
+		rc = res == NULL ? -1 : fn(s, res);
+	}
+	sb_release(&sql);
+	return rc;
+}
+
+/* Keeps res (the views point into it) in the set. */
+static int keep_res(struct job_set *s, struct db_res *res)
+{
+	struct db_res **more = realloc(s->held, (s->nheld + 1) * sizeof *more);
+
+	if (more == NULL) {
+		db_res_free(res);
+		return -1;
+	}
+	s->held = more;
+	s->held[s->nheld++] = res;
 	return 0;
+}
+
+/* Artifact rows (ordered by job, then path) into s->art, each job's run hung on its
+ * view. */
+static int take_artifacts(struct job_set *s, struct db_res *res)
+{
+	size_t rows = db_res_rows(res), base = s->nart;
+	struct art_view *grown;
+
+	if (keep_res(s, res) < 0)
+		return -1;
+	if (rows == 0)
+		return 0;
+	grown = realloc(s->art, (base + rows) * sizeof *grown);
+	if (grown == NULL)
+		return -1;
+	s->art = grown;
+	for (size_t i = 0; i < rows; i++) {
+		struct art_view *a = &s->art[base + i];
+
+		a->job_id = db_res_s(res, i, "job_id");
+		a->path = db_res_s(res, i, "path");
+		a->path_len = db_res_l(res, i, "path");
+		a->size = db_res_i(res, i, "size", 0);
+		a->sha256 = db_res_s(res, i, "sha256");
+	}
+	s->nart = base + rows;
+	return 0;
+}
+
+/* Hangs each job's run of s->art on its view (rows of one job are adjacent). The
+ * array may have moved while it grew, so this runs once it is complete. */
+static void link_artifacts(struct job_set *s)
+{
+	for (size_t i = 0; i < s->nart;) {
+		size_t j = i;
+		struct job_view *v;
+
+		while (j < s->nart && strcmp(s->art[j].job_id, s->art[i].job_id) == 0)
+			j++;
+		v = find_view(s, s->art[i].job_id);
+		if (v != NULL) {
+			v->arts = &s->art[i];
+			v->narts = j - i;
+		}
+		i = j;
+	}
+}
+
+#define ART_SELECT "SELECT job_id, path, size, sha256 FROM job_artifacts WHERE job_id"
+#define ART_ORDER " ORDER BY job_id, path"
+
+/* The artifacts of every finished job of the set: one query per IN_IDS jobs. */
+static int load_artifacts(struct db *db, struct job_set *s)
+{
+	const char **ids = calloc(s->n ? s->n : 1, sizeof *ids);
+	size_t n = 0;
+	int rc;
+
+	if (ids == NULL)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].has_result)
+			ids[n++] = s->v[i].id;
+	rc = n ? query_ids(db, ART_SELECT, ART_ORDER, NULL, 0, ids, n, take_artifacts, s) : 0;
+	free(ids);
+	if (rc == 0)
+		link_artifacts(s);
+	return rc;
+}
+
+/* First-chunk prefixes of both streams: the views point into the result. */
+static int take_prefixes(struct job_set *s, struct db_res *res)
+{
+	if (keep_res(s, res) < 0)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		struct job_view *v = find_view(s, db_res_s(res, i, "job_id"));
+		const unsigned char *data = (const unsigned char *)db_res_s(res, i, "data");
+
+		if (v == NULL)
+			continue;
+		if (db_res_i(res, i, "stream", 0) == JD_STDOUT) {
+			v->out = data;
+			v->out_len = db_res_l(res, i, "data");
+		} else {
+			v->err = data;
+			v->err_len = db_res_l(res, i, "data");
+		}
+	}
+	return 0;
+}
+
+/* A prefix longer than a chunk: read chunk-wise, kept in s->bufs. */
+static int read_prefix(struct db *db, struct job_set *s, struct job_view *v, int stream,
+		       long long cap)
+{
+	unsigned char **more = realloc(s->bufs, (s->nbufs + 1) * sizeof *more), *buf;
+	size_t len;
+
+	if (more == NULL)
+		return -1;
+	s->bufs = more;
+	if (jd_read_output(db, v->id, stream, 0, cap, &buf, &len) < 0)
+		return -1;
+	s->bufs[s->nbufs++] = buf;
+	if (stream == JD_STDOUT)
+		v->out = buf, v->out_len = len;
+	else
+		v->err = buf, v->err_len = len;
+	return 0;
+}
+
+/* The first `cap` bytes of both streams of every finished job with output. */
+static int load_outputs(struct db *db, struct job_set *s, long long cap)
+{
+	const char **ids;
+	size_t n = 0;
+	int rc = 0;
+
+	if (cap <= 0)
+		return 0;
+	ids = calloc(s->n ? s->n : 1, sizeof *ids);
+	if (ids == NULL)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].has_result && (s->v[i].out_total > 0 || s->v[i].err_total > 0))
+			ids[n++] = s->v[i].id;
+	if (n > 0 && cap <= JD_CHUNK_BYTES) {
+		/* Every prefix lies in the first chunk of its stream. */
+		struct db_param pre[1] = { db_i64(cap) };
+		rc = query_ids(db,
+			       "SELECT job_id, stream, SUBSTRING(data, 1, ?) AS data"
+			       " FROM job_output WHERE off = 0 AND job_id",
+			       "", pre, 1, ids, n, take_prefixes, s);
+	} else {
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			struct job_view *v = find_view(s, ids[i]);
+			rc = read_prefix(db, s, v, JD_STDOUT, cap) < 0 ||
+					     read_prefix(db, s, v, JD_STDERR, cap) < 0
+				     ? -1
+				     : 0;
+		}
+	}
+	free(ids);
+	return rc;
+}
+
+void jobs_set_free(struct job_set *s)
+{
+	for (size_t i = 0; i < s->nheld; i++)
+		db_res_free(s->held[i]);
+	for (size_t i = 0; i < s->nbufs; i++)
+		free(s->bufs[i]);
+	free(s->held);
+	free(s->bufs);
+	free(s->art);
+	free(s->v);
+	memset(s, 0, sizeof *s);
 }
 
 /* Where each text column of JOB_COLS lands in a job_view (NULL for SQL NULL). */
@@ -166,47 +333,39 @@ static int view_from_row(const struct db_res *res, size_t row, struct job_view *
 	return 0;
 }
 
-/* inline_cap: bytes of each stream rendered inline (the rest via the output endpoint). */
-static json_t *job_from_row(struct db *db, const struct db_res *res, size_t row,
-			    long long inline_cap)
+/* Up to `max` rows of a JOB_COLS result into s (which keeps res), with the
+ * artifacts and the first `inline_cap` bytes of output of the finished ones. */
+static enum jobs_rc fill_set(struct db *db, struct db_res *res, size_t max,
+			     long long inline_cap, struct job_set *s)
 {
-	struct job_view v;
-	json_t *arts = NULL, *j;
-	unsigned char *out = NULL, *err = NULL;
+	size_t rows = db_res_rows(res);
 
-	if (view_from_row(res, row, &v) < 0)
-		return NULL;
-	if (v.has_result) {
-		if ((v.out_total > 0 || v.err_total > 0) && inline_cap > 0 &&
-		    load_output(db, v.id, inline_cap, &v, &out, &err) < 0) {
-			free(out);
-			free(err);
-			return NULL;
-		}
-		arts = artifact_list(db, v.id);
-		if (arts == NULL) {
-			free(out);
-			free(err);
-			return NULL;
-		}
-		v.artifacts = arts;
+	s->n = rows < max ? rows : max;
+	s->more = rows > max;
+	s->v = calloc(s->n ? s->n : 1, sizeof *s->v);
+	if (s->v == NULL || keep_res(s, res) < 0) {
+		if (s->v == NULL)
+			db_res_free(res);
+		return JOBS_DB;
 	}
-	j = render_job(&v);
-	json_decref(arts);
-	free(out);
-	free(err);
-	return j;
+	for (size_t i = 0; i < s->n; i++)
+		if (view_from_row(res, i, &s->v[i]) < 0)
+			return JOBS_DB;
+	if (load_artifacts(db, s) < 0 || load_outputs(db, s, inline_cap) < 0)
+		return JOBS_DB;
+	return JOBS_OK;
 }
 
 enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
-		      long long inline_cap, json_t **out)
+		      long long inline_cap, struct job_set *out)
 {
 	char sql[2048];
 	struct db_param p[8];
 	size_t n = 0;
 	struct db_res *res;
+	enum jobs_rc rc;
 
-	*out = NULL;
+	memset(out, 0, sizeof *out);
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
 	snprintf(sql, sizeof sql, "SELECT %s%s WHERE j.id = ?%s", JOB_COLS, JOB_FROM,
@@ -220,9 +379,10 @@ enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
-	*out = job_from_row(db, res, 0, inline_cap);
-	db_res_free(res);
-	return *out ? JOBS_OK : JOBS_DB;
+	rc = fill_set(db, res, 1, inline_cap, out);
+	if (rc != JOBS_OK)
+		jobs_set_free(out);
+	return rc;
 }
 
 enum jobs_rc jobs_state(struct db *db, const char *id, enum job_state *state)
@@ -268,17 +428,17 @@ static enum jobs_rc cursor_seq(struct db *db, const struct identity *who, const 
 }
 
 enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
-		       long long limit, const char *cursor, long long preview, json_t **out)
+		       long long limit, const char *cursor, long long preview,
+		       struct job_set *out)
 {
 	char sql[3072];
 	struct db_param p[12];
-	size_t n = 0, rows;
+	size_t n = 0;
 	long long seq = 0;
 	struct db_res *res;
-	json_t *jobs;
 	enum jobs_rc rc;
 
-	*out = NULL;
+	memset(out, 0, sizeof *out);
 	if (cursor != NULL && (rc = cursor_seq(db, who, cursor, &seq)) != JOBS_OK)
 		return rc;
 	snprintf(sql, sizeof sql, "SELECT %s%s WHERE 1 = 1%s%s%s ORDER BY j.seq DESC LIMIT ?",
@@ -293,22 +453,10 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
 	res = db_querya(db, sql, p, n);
 	if (res == NULL)
 		return JOBS_DB;
-	rows = db_res_rows(res);
-	jobs = json_array();
-	for (size_t i = 0; jobs && i < rows && i < (size_t)limit; i++) {
-		json_t *j = job_from_row(db, res, i, preview);
-		if (j == NULL) {
-			json_decref(jobs);
-			db_res_free(res);
-			return JOBS_DB;
-		}
-		json_array_append_new(jobs, j);
-	}
-	*out = json_pack("{s:o, s:o}", "jobs", jobs, "next_cursor",
-			 rows > (size_t)limit ? json_string(db_res_s(res, (size_t)limit - 1, "id"))
-					      : json_null());
-	db_res_free(res);
-	return *out ? JOBS_OK : JOBS_DB;
+	rc = fill_set(db, res, (size_t)limit, preview, out);
+	if (rc != JOBS_OK)
+		jobs_set_free(out);
+	return rc;
 }
 
 /* from -1: none (the job is new). */
@@ -352,115 +500,6 @@ static enum jobs_rc idem_lookup(struct db *db, const struct identity *who, const
 	}
 	db_res_free(res);
 	return rc;
-}
-
-/* Jobs of this key that count against its quota, counted up to max. */
-static long long count_active(struct db *db, const struct identity *who, long long max)
-{
-	/* Counting stops at the quota: a long queue does not make every submit slower. */
-	struct db_res *res = db_query_p(db,
-					"SELECT COUNT(*) AS n FROM (SELECT 1 FROM jobs"
-					" WHERE key_id = ? AND state IN ('queued', 'running')"
-					" LIMIT ?) active",
-					db_str(who->key_id), db_i64(max));
-	long long n;
-
-	if (res == NULL)
-		return -1;
-	n = db_res_i(res, 0, "n", 0);
-	db_res_free(res);
-	return n;
-}
-
-/* Far below the quota, submissions of one key run in parallel (their commits share
- * fsyncs). Within QUOTA_LOCK_MARGIN of it they serialize on the key's row and count
- * again, so the quota is exact where it matters: overshooting would need more than
- * QUOTA_LOCK_MARGIN concurrent submits of one key all seeing the same stale count. */
-#define QUOTA_LOCK_MARGIN 64
-
-/* Counting a long queue on every submit costs more than the submit itself, so a
- * worker remembers its last count per key for QUOTA_CACHE_SECONDS and skips the
- * count while that count plus QUOTA_CACHE_SLACK stays below the quota: to overshoot,
- * more than QUOTA_CACHE_SLACK jobs of one key would have to arrive within that time.
- * Near the quota the count (and then the lock) is always taken. */
-#define QUOTA_CACHE_SECONDS 0.5
-#define QUOTA_CACHE_SLACK 2000
-#define QUOTA_CACHE_KEYS 64
-
-static struct {
-	char key_id[40];
-	long long count;
-	double at;
-} quota_cache[QUOTA_CACHE_KEYS];
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int quota_cached_ok(const struct identity *who, long long max)
-{
-	double now = mono_s();
-
-	for (int i = 0; i < QUOTA_CACHE_KEYS; i++) {
-		if (strcmp(quota_cache[i].key_id, who->key_id) != 0)
-			continue;
-		if (now - quota_cache[i].at < QUOTA_CACHE_SECONDS &&
-		    quota_cache[i].count + QUOTA_CACHE_SLACK < max) {
-			quota_cache[i].count++;
-			return 1;
-		}
-		return 0;
-	}
-	return 0;
-}
-
-static void quota_remember(const struct identity *who, long long count)
-{
-	int slot = 0;
-
-	for (int i = 0; i < QUOTA_CACHE_KEYS; i++) {
-		if (strcmp(quota_cache[i].key_id, who->key_id) == 0) {
-			slot = i;
-			break;
-		}
-		if (quota_cache[i].at < quota_cache[slot].at)
-			slot = i;
-	}
-	snprintf(quota_cache[slot].key_id, sizeof quota_cache[slot].key_id, "%s", who->key_id);
-	quota_cache[slot].count = count + 1; /* this submit */
-	quota_cache[slot].at = mono_s();
-}
-
-static enum jobs_rc quota_check(struct db *db, const struct cfg *cfg,
-				const struct identity *who)
-{
-	long long max = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
-	long long active;
-	struct db_res *res;
-
-	if (quota_cached_ok(who, max))
-		return JOBS_OK;
-	active = count_active(db, who, max);
-	if (active < 0)
-		return JOBS_DB;
-	quota_remember(who, active);
-	if (active >= max)
-		return JOBS_QUOTA;
-	if (active + QUOTA_LOCK_MARGIN < max)
-		return JOBS_OK;
-	res = db_query_p(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE",
-			 db_str(who->key_id));
-	if (res == NULL)
-		return JOBS_DB;
-	db_res_free(res);
-	active = count_active(db, who, max);
-	if (active < 0)
-		return JOBS_DB;
-	return active >= max ? JOBS_QUOTA : JOBS_OK;
 }
 
 /* What a finished job keeps of its env: names, sizes and digests, never values. */
@@ -570,19 +609,6 @@ out:
 	return rc < 0 ? -1 : 0;
 }
 
-/* The key's stored bytes (output, artifacts, inputs) plus this job's inputs must stay
- * within its quota. Not locked: concurrent submits may overshoot by their inputs. */
-static enum jobs_rc stored_check(struct db *db, const struct cfg *cfg,
-				 const struct identity *who, long long incoming)
-{
-	long long mb = who->max_stored_mb >= 0 ? who->max_stored_mb : cfg->default_max_stored_mb;
-	long long have = jd_key_stored(db, who->key_id);
-
-	if (have < 0)
-		return JOBS_DB;
-	return have + incoming > mb * 1048576 ? JOBS_STORAGE : JOBS_OK;
-}
-
 static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 				const struct identity *who, const struct job_req *req,
 				const char *idem_key, const unsigned char hash[32],
@@ -602,10 +628,12 @@ static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 		return JOBS_DB;
 	if (idem_key && (rc = idem_lookup(db, who, idem_key, hash, id)) != JOBS_OK)
 		goto done;
-	if ((rc = quota_check(db, cfg, who)) != JOBS_OK)
-		goto done;
-	if ((rc = stored_check(db, cfg, who, stored)) != JOBS_OK)
-		goto done;
+	switch (quota_admit(db, cfg, who, stored)) {
+	case QUOTA_OK: break;
+	case QUOTA_QUEUED: rc = JOBS_QUOTA; goto done;
+	case QUOTA_STORED: rc = JOBS_STORAGE; goto done;
+	default: rc = JOBS_DB; goto done;
+	}
 	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id, stored) < 0 ||
 	    add_event(db, id, -1, JS_QUEUED, who, "submitted") < 0) {
 		rc = JOBS_DB;
@@ -725,15 +753,20 @@ static enum jobs_rc visible(struct db *db, const struct identity *who, const cha
 }
 
 enum jobs_rc jobs_artifacts(struct db *db, const struct identity *who, const char *id,
-			    json_t **out)
+			    struct job_set *out)
 {
-	enum jobs_rc rc = visible(db, who, id);
+	const char *ids[1] = { id };
+	enum jobs_rc rc;
 
-	*out = NULL;
+	memset(out, 0, sizeof *out);
+	rc = visible(db, who, id);
 	if (rc != JOBS_OK)
 		return rc;
-	*out = artifact_list(db, id);
-	return *out ? JOBS_OK : JOBS_DB;
+	if (query_ids(db, ART_SELECT, ART_ORDER, NULL, 0, ids, 1, take_artifacts, out) < 0) {
+		jobs_set_free(out);
+		return JOBS_DB;
+	}
+	return JOBS_OK;
 }
 
 enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char *id,

@@ -1,5 +1,6 @@
 /* Job storage and reads for the API, always scoped to the caller's identity: a job
- * outside the scope is indistinguishable from one that does not exist. */
+ * outside the scope is indistinguishable from one that does not exist. Reads return
+ * rows (struct job_set of job_views); app/render.c turns them into JSON. */
 #ifndef SANDBOX_JOBS_H
 #define SANDBOX_JOBS_H
 
@@ -9,6 +10,7 @@
 #include "config.h"
 #include "db.h"
 #include "jobstate.h"
+#include "render.h"
 #include "util.h"
 #include "validate.h"
 
@@ -23,22 +25,38 @@ enum jobs_rc {
 	JOBS_DB
 };
 
+/* Jobs as stored: the views, and the rows and buffers they point into. */
+struct job_set {
+	struct job_view *v;
+	size_t n;
+	int more;              /* jobs_list: a further page follows v[n - 1] */
+	struct art_view *art;  /* every artifact of the set, grouped by job */
+	size_t nart;
+	/* owned: */
+	struct db_res **held;
+	size_t nheld;
+	unsigned char **bufs;
+	size_t nbufs;
+};
+void jobs_set_free(struct job_set *s);
+
 enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct identity *who,
 			 const struct job_req *req, const char *idem_key,
 			 const unsigned char req_hash[32], char id[UUID_STR_LEN]);
-/* *out: a new job object (JOBS_OK). */
-/* inline_cap: bytes of stdout/stderr rendered inline (the rest via jobs_output). */
+/* out->v[0] (JOBS_OK; free with jobs_set_free on every result). inline_cap: bytes of
+ * stdout/stderr read inline (the rest via jobs_output). */
 enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
-		      long long inline_cap, json_t **out);
+		      long long inline_cap, struct job_set *out);
 /* Current state without scope checks (the caller already proved access). */
 enum jobs_rc jobs_state(struct db *db, const char *id, enum job_state *state);
 /* Items carry at most `preview` bytes of each stream; status -1: any state. */
 enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
-		       long long limit, const char *cursor, long long preview, json_t **out);
+		       long long limit, const char *cursor, long long preview,
+		       struct job_set *out);
 enum jobs_rc jobs_cancel(struct db *db, const struct identity *who, const char *id);
-/* *out: bare array [{path,size,sha256}]. */
+/* out->art[0 .. nart): the job's artifacts by path (free with jobs_set_free). */
 enum jobs_rc jobs_artifacts(struct db *db, const struct identity *who, const char *id,
-			    json_t **out);
+			    struct job_set *out);
 /* An artifact of a visible job: its size (contents via jd_each_artifact_chunk). */
 enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char *id,
 			   const char *path, long long *size);

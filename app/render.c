@@ -95,6 +95,17 @@ static int put_output(json_t *o, const char *name, const unsigned char *b, size_
 	return rc;
 }
 
+json_t *render_artifacts(const struct art_view *a, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s%, s:I, s:s}", "path", a[i].path,
+						     a[i].path_len, "size", (json_int_t)a[i].size,
+						     "sha256", a[i].sha256));
+	return arr;
+}
+
 static json_t *render_result(const struct job_view *v)
 {
 	json_t *r, *usage;
@@ -106,7 +117,7 @@ static json_t *render_result(const struct job_view *v)
 		      int_or_null(v->exit_code), "signal", int_or_null(v->signal),
 		      "stdout_truncated", v->out_trunc, "stderr_truncated", v->err_trunc,
 		      "diagnostics", stored_json(v->diagnostics_json, json_array()), "usage",
-		      usage, "artifacts", v->artifacts ? json_incref(v->artifacts) : json_array());
+		      usage, "artifacts", render_artifacts(v->arts, v->narts));
 	if (r == NULL || put_output(r, "stdout", v->out, v->out_len, v->out_total) < 0 ||
 	    put_output(r, "stderr", v->err, v->err_len, v->err_total) < 0) {
 		json_decref(r);
@@ -143,4 +154,19 @@ json_t *render_job(const struct job_view *v)
 		      "result", result ? result : json_null(), "failure",
 		      stored_json(v->failure_json, json_null()));
 	return j;
+}
+
+json_t *render_job_list(const struct job_view *v, size_t n, const char *next_cursor)
+{
+	json_t *jobs = json_array();
+
+	for (size_t i = 0; jobs && i < n; i++) {
+		json_t *j = render_job(&v[i]);
+		if (j == NULL || json_array_append_new(jobs, j) < 0) {
+			json_decref(jobs);
+			return NULL;
+		}
+	}
+	return json_pack("{s:o, s:o}", "jobs", jobs, "next_cursor",
+			 next_cursor ? json_string(next_cursor) : json_null());
 }

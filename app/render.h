@@ -1,4 +1,5 @@
-/* Rendering of a stored job as the API's job object (pure: no I/O). */
+/* Rendering of stored jobs as the API's JSON (pure: no I/O). app/jobs.c reads the rows
+ * into these views; nothing here knows SQL, nothing there knows JSON. */
 #ifndef SANDBOX_RENDER_H
 #define SANDBOX_RENDER_H
 
@@ -7,6 +8,15 @@
 
 #include "joblimits.h"
 #include "jobstate.h"
+
+/* One stored artifact of a job. */
+struct art_view {
+	const char *job_id;
+	const char *path;
+	size_t path_len;
+	long long size;
+	const char *sha256;
+};
 
 /* Everything as read from the database: strings may be NULL for SQL NULL. */
 struct job_view {
@@ -25,7 +35,8 @@ struct job_view {
 	int out_trunc, err_trunc;
 	const char *diagnostics_json, *failure_json;
 	const char *wall_ms, *cpu_ms, *memory_peak_bytes; /* decimal or NULL */
-	json_t *artifacts; /* borrowed array of {path,size,sha256}, or NULL */
+	const struct art_view *arts; /* the job's artifacts, ordered by path */
+	size_t narts;
 };
 
 /* "2026-11-29T10:00:00.123456Z" (DB, microseconds) -> "...:00.123Z"; NULL stays NULL. */
@@ -34,5 +45,9 @@ json_t *render_time(const char *db_time);
 size_t render_utf8_cut(const unsigned char *b, size_t n);
 /* New reference, or NULL on allocation failure. */
 json_t *render_job(const struct job_view *v);
+/* [{path,size,sha256}, ...] */
+json_t *render_artifacts(const struct art_view *a, size_t n);
+/* {"jobs": [...], "next_cursor": next_cursor or null} */
+json_t *render_job_list(const struct job_view *v, size_t n, const char *next_cursor);
 
 #endif

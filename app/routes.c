@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_routes.h"
 #include "auth.h"
 #include "http_util.h"
 #include "jobcache.h"
@@ -13,6 +14,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "render.h"
+#include "router.h"
 #include "sha256.h"
 #include "validate.h"
 
@@ -139,7 +141,8 @@ static int authenticate(struct api_ctx *ctx, struct req *r, struct identity *who
 	}
 }
 
-static void h_health(struct api_ctx *ctx, struct req *r)
+static void h_health(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		     const struct route_args *a)
 {
 	struct db *db = get_db(ctx);
 	struct db_res *res;
@@ -148,6 +151,8 @@ static void h_health(struct api_ctx *ctx, struct req *r)
 		send_unavailable(r);
 		return;
 	}
+	(void)who;
+	(void)a;
 	res = db_querya(db, "SELECT 1", NULL, 0);
 	if (res == NULL) {
 		send_db_error(ctx, r);
@@ -169,7 +174,22 @@ static int idem_key_ok(const char *k)
 	return 1;
 }
 
-static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who)
+/* A job as the API shows it, read and rendered now. */
+static enum jobs_rc load_job(struct api_ctx *ctx, const struct identity *who, const char *id,
+			     json_t **job)
+{
+	struct job_set s;
+	enum jobs_rc rc = jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, &s);
+
+	*job = NULL;
+	if (rc == JOBS_OK && (*job = render_job(&s.v[0])) == NULL)
+		rc = JOBS_DB;
+	jobs_set_free(&s);
+	return rc;
+}
+
+static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		     const struct route_args *a)
 {
 	struct job_req jr;
 	struct val_err ve;
@@ -178,6 +198,12 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	json_t *job = NULL;
 	enum jobs_rc rc;
 
+	(void)a;
+	if (*r->query != '\0') {
+		http_send_error(r, 400, "invalid_request", "POST /v1/jobs takes no query parameters",
+				NULL, NULL);
+		return;
+	}
 	if (!http_is_json_type(r->content_type)) {
 		http_send_error(r, 415, "unsupported_media_type",
 				"Content-Type must be application/json", NULL, NULL);
@@ -202,7 +228,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	switch (rc) {
 	case JOBS_OK:
 	case JOBS_REPLAY:
-		if (jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, &job) != JOBS_OK) {
+		if (load_job(ctx, who, id, &job) != JOBS_OK) {
 			send_db_error(ctx, r);
 			return;
 		}
@@ -307,15 +333,16 @@ static enum jobs_rc get_job(struct api_ctx *ctx, const struct identity *who, con
 	*job = jc_get(id, who);
 	if (*job != NULL)
 		return JOBS_OK;
-	rc = jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, job);
+	rc = load_job(ctx, who, id, job);
 	if (rc == JOBS_OK)
 		jc_put(id, *job);
 	return rc;
 }
 
 static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
-		  const char *id)
+		  const struct route_args *a)
 {
+	const char *id = a->id;
 	static const char *const names[] = { "wait", NULL };
 	char vals[1][128] = { "" };
 	int present[1] = { 0 };
@@ -346,16 +373,19 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 		http_send_json(r, 200, job, NULL);
 }
 
-static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *who)
+static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		   const struct route_args *a)
 {
 	static const char *const names[] = { "status", "limit", "cursor", NULL };
 	char vals[3][128] = { "", "", "" };
 	int present[3] = { 0, 0, 0 };
 	long long limit = LIST_DEFAULT;
 	int status = -1;
-	json_t *out;
+	struct job_set s;
+	json_t *out = NULL;
 	enum jobs_rc rc;
 
+	(void)a;
 	if (parse_query(r, names, vals, present) < 0)
 		return;
 	if (present[0] && (status = js_parse(vals[0])) < 0) {
@@ -369,7 +399,11 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 		return;
 	}
 	rc = jobs_list(ctx->db, who, status, limit,
-		       present[2] ? vals[2] : NULL, ctx->cfg->list_preview_bytes, &out);
+		       present[2] ? vals[2] : NULL, ctx->cfg->list_preview_bytes, &s);
+	if (rc == JOBS_OK &&
+	    (out = render_job_list(s.v, s.n, s.more ? s.v[s.n - 1].id : NULL)) == NULL)
+		rc = JOBS_DB;
+	jobs_set_free(&s);
 	if (rc == JOBS_BAD_CURSOR)
 		http_send_error(r, 400, "invalid_request", "cursor is not valid", "cursor", NULL);
 	else if (rc != JOBS_OK)
@@ -379,13 +413,14 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 }
 
 static void h_cancel(struct api_ctx *ctx, struct req *r, const struct identity *who,
-		     const char *id)
+		     const struct route_args *a)
 {
+	const char *id = a->id;
 	enum jobs_rc rc = jobs_cancel(ctx->db, who, id);
-	json_t *job;
+	json_t *job = NULL;
 
 	if (rc == JOBS_OK)
-		rc = jobs_get(ctx->db, who, id, ctx->cfg->inline_output_bytes, &job);
+		rc = load_job(ctx, who, id, &job);
 	if (send_failed(ctx, r, rc))
 		return;
 	log_kv("info", "job_cancel", "job", id, "key", who->key_id, (char *)NULL);
@@ -393,13 +428,14 @@ static void h_cancel(struct api_ctx *ctx, struct req *r, const struct identity *
 }
 
 static void h_artifacts(struct api_ctx *ctx, struct req *r, const struct identity *who,
-			const char *id)
+			const struct route_args *a)
 {
-	json_t *arr;
-	enum jobs_rc rc = jobs_artifacts(ctx->db, who, id, &arr);
+	struct job_set s;
+	enum jobs_rc rc = jobs_artifacts(ctx->db, who, a->id, &s);
 
 	if (!send_failed(ctx, r, rc))
-		http_send_json(r, 200, arr, NULL);
+		http_send_json(r, 200, render_artifacts(s.art, s.nart), NULL);
+	jobs_set_free(&s);
 }
 
 static int put_chunk(void *arg, const void *data, size_t len)
@@ -411,8 +447,9 @@ static int put_chunk(void *arg, const void *data, size_t len)
 
 /* Streams the artifact chunk by chunk: a worker holds one chunk, whatever its size. */
 static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity *who,
-		       const char *id, const char *raw_path)
+		       const struct route_args *a)
 {
+	const char *id = a->id, *raw_path = a->rest;
 	char path[1100], head[256];
 	long long size;
 	enum jobs_rc rc;
@@ -450,8 +487,9 @@ static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity
 /* GET /v1/jobs/{id}/output/{stdout|stderr}?offset=N&limit=M[&encoding=base64]: a
  * bounded byte range of one stream as JSON. */
 static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *who,
-		     const char *id, const char *stream)
+		     const struct route_args *a)
 {
+	const char *id = a->id, *stream = a->rest;
 	static const char *const names[] = { "offset", "limit", "encoding", NULL };
 	char vals[3][128] = { "", "", "" };
 	int present[3] = { 0, 0, 0 }, sid, b64;
@@ -511,103 +549,35 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 	http_send_json(r, 200, o, NULL);
 }
 
-enum route { R_NONE, R_HEALTH, R_JOBS, R_JOB, R_CANCEL, R_ARTIFACTS, R_ARTIFACT, R_OUTPUT };
-
-/* Splits /v1/jobs/{id}[/cancel|/artifacts[/{path}]|/output/{stream}]. */
-static enum route match(const char *path, char *id, size_t idn, const char **rest)
-{
-	const char *p, *slash;
-	size_t n;
-
-	*rest = NULL;
-	if (strcmp(path, "/v1/health") == 0)
-		return R_HEALTH;
-	if (strcmp(path, "/v1/jobs") == 0)
-		return R_JOBS;
-	if (strncmp(path, "/v1/jobs/", 9) != 0)
-		return R_NONE;
-	p = path + 9;
-	slash = strchr(p, '/');
-	n = slash ? (size_t)(slash - p) : strlen(p);
-	if (n == 0 || n >= idn)
-		return R_NONE;
-	memcpy(id, p, n);
-	id[n] = '\0';
-	if (slash == NULL)
-		return R_JOB;
-	if (strcmp(slash, "/cancel") == 0)
-		return R_CANCEL;
-	if (strcmp(slash, "/artifacts") == 0)
-		return R_ARTIFACTS;
-	if (strncmp(slash, "/artifacts/", 11) == 0 && slash[11] != '\0') {
-		*rest = slash + 11;
-		return R_ARTIFACT;
-	}
-	if (strncmp(slash, "/output/", 8) == 0 && slash[8] != '\0' && !strchr(slash + 8, '/')) {
-		*rest = slash + 8;
-		return R_OUTPUT;
-	}
-	return R_NONE;
-}
-
-static const char *allowed(enum route rt)
-{
-	switch (rt) {
-	case R_JOBS: return "GET, POST";
-	case R_CANCEL: return "POST";
-	default: return "GET";
-	}
-}
-
-static int method_ok(enum route rt, const char *m)
-{
-	if (rt == R_JOBS)
-		return strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0;
-	if (rt == R_CANCEL)
-		return strcmp(m, "POST") == 0;
-	return strcmp(m, "GET") == 0;
-}
+static const struct route routes[] = {
+#define ROUTE(method, pattern, handler, is_public) \
+	{ method, pattern, handler, #handler, is_public },
+	API_ROUTES(ROUTE)
+#undef ROUTE
+};
 
 void routes_handle(struct api_ctx *ctx, struct req *r)
 {
-	char id[64], hdr[64];
-	const char *rest;
+	char allow[64], hdr[96];
+	struct route_args a;
 	struct identity who;
-	enum route rt = match(r->path, id, sizeof id, &rest);
+	const struct route *rt = router_match(routes, sizeof routes / sizeof routes[0], r->method,
+					      r->path, &a, allow, sizeof allow);
 
-	if (rt == R_NONE) {
+	if (rt == NULL && allow[0] == '\0') {
 		http_send_error(r, 404, "not_found", "no such endpoint", NULL, NULL);
 		return;
 	}
-	if (!method_ok(rt, r->method)) {
-		snprintf(hdr, sizeof hdr, "Allow: %s\r\n", allowed(rt));
+	if (rt == NULL) {
+		snprintf(hdr, sizeof hdr, "Allow: %s\r\n", allow);
 		http_send_error(r, 405, "method_not_allowed", "method not allowed", NULL, hdr);
 		return;
 	}
-	if (rt == R_HEALTH) {
-		h_health(ctx, r);
+	if (rt->is_public) {
+		rt->handler(ctx, r, NULL, &a);
 		return;
 	}
 	if (authenticate(ctx, r, &who) < 0)
 		return;
-	switch (rt) {
-	case R_JOBS:
-		if (strcmp(r->method, "POST") == 0) {
-			if (*r->query != '\0') {
-				http_send_error(r, 400, "invalid_request",
-						"POST /v1/jobs takes no query parameters", NULL, NULL);
-				return;
-			}
-			h_submit(ctx, r, &who);
-		} else {
-			h_list(ctx, r, &who);
-		}
-		break;
-	case R_JOB: h_get(ctx, r, &who, id); break;
-	case R_CANCEL: h_cancel(ctx, r, &who, id); break;
-	case R_ARTIFACTS: h_artifacts(ctx, r, &who, id); break;
-	case R_ARTIFACT: h_artifact(ctx, r, &who, id, rest); break;
-	case R_OUTPUT: h_output(ctx, r, &who, id, rest); break;
-	default: send_not_found(r);
-	}
+	rt->handler(ctx, r, &who, &a);
 }

@@ -32,6 +32,7 @@ int main(void)
 	suite_jobcache();
 	suite_artname();
 	suite_strbuf();
+	suite_router();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -254,7 +254,10 @@ static void test_terminal_utf8(void)
 static void test_terminal_binary(void)
 {
 	struct job_view v;
-	json_t *j, *r, *arts;
+	json_t *j, *r;
+	static const struct art_view arts[] = {
+		{ "0190a5c8-7b2e-7c3d-8e4f-0123456789ab", "out/a.txt", 9, 3, "ba78" },
+	};
 
 	terminal_view(&v);
 	v.state = JS_FAILED;
@@ -269,13 +272,11 @@ static void test_terminal_binary(void)
 	v.wall_ms = NULL;
 	v.cpu_ms = "";
 	v.memory_peak_bytes = "12x";
-	arts = json_pack("[{s:s, s:i, s:s}]", "path", "out/a.txt", "size", 3, "sha256", "ba78");
-	v.artifacts = arts;
+	v.arts = arts;
+	v.narts = NELEM(arts);
 	j = render_job(&v);
-	if (!CHECK(j != NULL, "render_job returned NULL")) {
-		json_decref(arts);
+	if (!CHECK(j != NULL, "render_job returned NULL"))
 		return;
-	}
 	r = json_object_get(j, "result");
 	if (CHECK(json_is_object(r), "result must be an object for a failed job")) {
 		CHECK_MEMBER(r, "stdout_base64", "/wD+");
@@ -293,13 +294,63 @@ static void test_terminal_binary(void)
 		json_t *d = json_object_get(r, "diagnostics");
 		CHECK(json_is_array(d) && json_array_size(d) == 0, "diagnostics must default to []");
 		json_t *a = json_object_get(r, "artifacts");
-		if (CHECK(json_is_array(a) && json_array_size(a) == 1, "artifacts must be 1-array"))
+		if (CHECK(json_is_array(a) && json_array_size(a) == 1, "artifacts must be 1-array")) {
 			CHECK_MEMBER(json_array_get(a, 0), "path", "out/a.txt");
+			CHECK_INT_MEMBER(json_array_get(a, 0), "size", 3);
+			CHECK_MEMBER(json_array_get(a, 0), "sha256", "ba78");
+			CHECK_INT(json_object_size(json_array_get(a, 0)), 3);
+		}
 	}
 	json_decref(j);
-	/* The view's artifacts are borrowed: still ours, still alive. */
-	CHECK_INT(arts->refcount, 1);
-	json_decref(arts);
+}
+
+/* A path is rendered by its length (the view does not rely on a NUL). */
+static void test_artifacts(void)
+{
+	static const struct art_view a[] = {
+		{ "j", "out/a.txt+junk", 9, 0, "e3b0" },
+		{ "j", "out/b", 5, 1048576, "ffff" },
+	};
+	json_t *arr = render_artifacts(a, NELEM(a));
+
+	if (!CHECK(json_is_array(arr) && json_array_size(arr) == 2, "expected a 2-array"))
+		goto out;
+	CHECK_MEMBER(json_array_get(arr, 0), "path", "out/a.txt");
+	CHECK_INT_MEMBER(json_array_get(arr, 1), "size", 1048576);
+	CHECK_MEMBER(json_array_get(arr, 1), "sha256", "ffff");
+out:
+	json_decref(arr);
+	arr = render_artifacts(NULL, 0);
+	CHECK(json_is_array(arr) && json_array_size(arr) == 0, "no artifacts: []");
+	json_decref(arr);
+}
+
+/* A page renders each view in order; next_cursor is given or null. */
+static void test_job_list(void)
+{
+	struct job_view v[2];
+	json_t *l, *jobs;
+
+	queued_view(&v[0]);
+	terminal_view(&v[1]);
+	v[1].id = "0190a5c8-7b2e-7c3d-8e4f-000000000002";
+	l = render_job_list(v, 2, v[1].id);
+	jobs = json_object_get(l, "jobs");
+	if (CHECK(json_is_array(jobs) && json_array_size(jobs) == 2, "expected 2 jobs")) {
+		CHECK_MEMBER(json_array_get(jobs, 0), "status", "queued");
+		CHECK_MEMBER(json_array_get(jobs, 1), "status", "succeeded");
+		CHECK(json_is_object(json_object_get(json_array_get(jobs, 1), "result")),
+		      "a finished item carries its result");
+	}
+	CHECK_MEMBER(l, "next_cursor", "0190a5c8-7b2e-7c3d-8e4f-000000000002");
+	CHECK_INT(json_object_size(l), 2);
+	json_decref(l);
+	l = render_job_list(NULL, 0, NULL);
+	CHECK(json_is_array(json_object_get(l, "jobs")) &&
+		      json_array_size(json_object_get(l, "jobs")) == 0,
+	      "an empty page: jobs []");
+	CHECK_MEMBER(l, "next_cursor", NULL);
+	json_decref(l);
 }
 
 static void test_failure_json(void)
@@ -398,6 +449,8 @@ static const CU_TestInfo tests[] = {
 	{ "terminal_binary", test_terminal_binary },
 	{ "failure_json", test_failure_json },
 	{ "status_and_result", test_status_and_result },
+	{ "artifacts", test_artifacts },
+	{ "job_list", test_job_list },
 	CU_TEST_INFO_NULL,
 };
 

@@ -1,0 +1,17 @@
+/* The API's routes, in one table: X(method, pattern, handler, is_public). Expanded
+ * by app/routes.c into its dispatch table, and by tests/unit/test_router.c to test
+ * the same table. Order matters only for the Allow header (table order). */
+#ifndef SANDBOX_API_ROUTES_H
+#define SANDBOX_API_ROUTES_H
+
+#define API_ROUTES(X)                                                    \
+	X("GET", "/v1/health", h_health, 1)                              \
+	X("GET", "/v1/jobs", h_list, 0)                                  \
+	X("POST", "/v1/jobs", h_submit, 0)                               \
+	X("GET", "/v1/jobs/{id}", h_get, 0)                              \
+	X("POST", "/v1/jobs/{id}/cancel", h_cancel, 0)                   \
+	X("GET", "/v1/jobs/{id}/artifacts", h_artifacts, 0)              \
+	X("GET", "/v1/jobs/{id}/artifacts/{path*}", h_artifact, 0)       \
+	X("GET", "/v1/jobs/{id}/output/{stream}", h_output, 0)
+
+#endif

@@ -1,0 +1,128 @@
+#include "quota.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "jobdata.h"
+#include "util.h"
+
+/* Far below the quota, submissions of one key run in parallel (their commits share
+ * fsyncs). Within QUOTA_LOCK_MARGIN of it they serialize on the key's row and count
+ * again, so the quota is exact where it matters: overshooting would need more than
+ * QUOTA_LOCK_MARGIN concurrent submits of one key all seeing the same stale count. */
+#define QUOTA_LOCK_MARGIN 64
+
+/* Counting a long queue on every submit costs more than the submit itself, so a
+ * worker remembers its last count per key for QUOTA_CACHE_MS and skips the count
+ * while that count plus QUOTA_CACHE_SLACK stays below the quota: to overshoot, more
+ * than QUOTA_CACHE_SLACK jobs of one key would have to arrive within that time.
+ * Near the quota the count (and then the lock) is always taken. */
+#define QUOTA_CACHE_MS 500.0
+#define QUOTA_CACHE_SLACK 2000
+#define QUOTA_CACHE_KEYS 64
+
+static struct {
+	char key_id[40];
+	long long count;
+	double at; /* util_mono_ms() */
+} cache[QUOTA_CACHE_KEYS];
+
+static int cached_ok(const struct identity *who, long long max)
+{
+	double now = util_mono_ms();
+
+	for (int i = 0; i < QUOTA_CACHE_KEYS; i++) {
+		if (strcmp(cache[i].key_id, who->key_id) != 0)
+			continue;
+		if (now - cache[i].at < QUOTA_CACHE_MS && cache[i].count + QUOTA_CACHE_SLACK < max) {
+			cache[i].count++;
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static void remember(const struct identity *who, long long count)
+{
+	int slot = 0;
+
+	for (int i = 0; i < QUOTA_CACHE_KEYS; i++) {
+		if (strcmp(cache[i].key_id, who->key_id) == 0) {
+			slot = i;
+			break;
+		}
+		if (cache[i].at < cache[slot].at)
+			slot = i;
+	}
+	snprintf(cache[slot].key_id, sizeof cache[slot].key_id, "%s", who->key_id);
+	cache[slot].count = count + 1; /* this submit */
+	cache[slot].at = util_mono_ms();
+}
+
+/* Jobs of this key that count against its quota, counted up to max. */
+static long long count_active(struct db *db, const struct identity *who, long long max)
+{
+	/* Counting stops at the quota: a long queue does not make every submit slower. */
+	struct db_res *res = db_query_p(db,
+					"SELECT COUNT(*) AS n FROM (SELECT 1 FROM jobs"
+					" WHERE key_id = ? AND state IN ('queued', 'running')"
+					" LIMIT ?) active",
+					db_str(who->key_id), db_i64(max));
+	long long n;
+
+	if (res == NULL)
+		return -1;
+	n = db_res_i(res, 0, "n", 0);
+	db_res_free(res);
+	return n;
+}
+
+static enum quota_rc queued_check(struct db *db, const struct cfg *cfg,
+				  const struct identity *who)
+{
+	long long max = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
+	long long active;
+	struct db_res *res;
+
+	if (cached_ok(who, max))
+		return QUOTA_OK;
+	active = count_active(db, who, max);
+	if (active < 0)
+		return QUOTA_DB;
+	remember(who, active);
+	if (active >= max)
+		return QUOTA_QUEUED;
+	if (active + QUOTA_LOCK_MARGIN < max)
+		return QUOTA_OK;
+	res = db_query_p(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE",
+			 db_str(who->key_id));
+	if (res == NULL)
+		return QUOTA_DB;
+	db_res_free(res);
+	active = count_active(db, who, max);
+	if (active < 0)
+		return QUOTA_DB;
+	return active >= max ? QUOTA_QUEUED : QUOTA_OK;
+}
+
+/* The key's stored bytes (output, artifacts, inputs) plus this job's inputs must stay
+ * within its quota. Not locked: concurrent submits may overshoot by their inputs. */
+static enum quota_rc stored_check(struct db *db, const struct cfg *cfg,
+				  const struct identity *who, long long incoming)
+{
+	long long mb = who->max_stored_mb >= 0 ? who->max_stored_mb : cfg->default_max_stored_mb;
+	long long have = jd_key_stored(db, who->key_id);
+
+	if (have < 0)
+		return QUOTA_DB;
+	return have + incoming > mb * 1048576 ? QUOTA_STORED : QUOTA_OK;
+}
+
+enum quota_rc quota_admit(struct db *db, const struct cfg *cfg, const struct identity *who,
+			  long long incoming)
+{
+	enum quota_rc rc = queued_check(db, cfg, who);
+
+	return rc != QUOTA_OK ? rc : stored_check(db, cfg, who, incoming);
+}
