@@ -50,6 +50,7 @@
 #include "jobcache.h"
 #include "log.h"
 #include "routes.h"
+#include "util.h"
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_flag;
@@ -92,15 +93,13 @@ static void handle(int sig, void (*fn)(int))
 	sigaction(sig, &sa, NULL);
 }
 
-static long long ms_since(const struct timespec *t0)
+/* Whole milliseconds since t0 (util_mono_ms). */
+static long long ms_since(double t0)
 {
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (long long)(t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+	return (long long)(util_mono_ms() - t0);
 }
 
-static void log_drop(const char *reason, const struct timespec *t0)
+static void log_drop(const char *reason, double t0)
 {
 	char ms[24];
 
@@ -125,7 +124,8 @@ static int next_connection(int listen_fd, long long timeout_s)
 				continue;
 			log_kv("error", "accept", "error", strerror(e), (char *)NULL);
 			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
-				/* out of descriptors or memory for now: retry, do not spin */
+				/* out of descriptors or memory for now: retry, do not spin (nanosleep,
+				 * not util_sleep_ms: SIGTERM cuts it short) */
 				nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
 				continue;
 			}
@@ -142,7 +142,7 @@ static int next_connection(int listen_fd, long long timeout_s)
 }
 
 /* 1 when fd has something to read (or was closed) within timeout_s, 0 if not. */
-static int wait_readable(int fd, long long timeout_s, const struct timespec *t0)
+static int wait_readable(int fd, long long timeout_s, double t0)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -183,14 +183,13 @@ static int read_params(FCGX_Request *fr)
 static void serve(struct api_ctx *ctx, FCGX_Request *fr)
 {
 	struct req r;
-	struct timespec t0, t1;
+	double t0 = util_mono_ms();
 	char status[16], ms[24];
 	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = http_read(&r, fr, ctx->cfg->max_body_bytes);
 	if (rc == 408) {
-		log_drop("body_timeout", &t0);
+		log_drop("body_timeout", t0);
 		http_free(&r);
 		return; /* FCGX_Finish_r closes: the input stream is in error */
 	}
@@ -203,10 +202,8 @@ static void serve(struct api_ctx *ctx, FCGX_Request *fr)
 		http_send_error(&r, 400, "invalid_request", "malformed request body", NULL, NULL);
 	else
 		routes_handle(ctx, &r);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	snprintf(status, sizeof status, "%d", r.status);
-	snprintf(ms, sizeof ms, "%.1f",
-		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	snprintf(ms, sizeof ms, "%.1f", util_mono_ms() - t0);
 	log_kv("info", "request", "method", r.method, "path", r.path, "status", status, "ms", ms,
 	       (char *)NULL);
 	http_free(&r);
@@ -230,7 +227,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board 
 	if (FCGX_InitRequest(&fr, -1, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
 		exit(1);
 	while (!stop_flag) {
-		struct timespec t0;
+		double t0;
 
 		/* A connection nginx kept open (FCGI_KEEP_CONN) carries the next request. */
 		if (fr.ipcFd < 0) {
@@ -238,17 +235,17 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board 
 			if (fr.ipcFd < 0)
 				break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (!wait_readable(fr.ipcFd, timeout_s, &t0)) {
-			log_drop("idle", &t0);
+		t0 = util_mono_ms();
+		if (!wait_readable(fr.ipcFd, timeout_s, t0)) {
+			log_drop("idle", t0);
 			close(fr.ipcFd);
 			fr.ipcFd = -1;
 			continue;
 		}
 		if (read_params(&fr) < 0) {
-			log_drop(ms_since(&t0) >= timeout_s * 1000 - 50 ? "read_timeout"
+			log_drop(ms_since(t0) >= timeout_s * 1000 - 50 ? "read_timeout"
 									  : "closed_or_invalid",
-				 &t0);
+				 t0);
 			continue;
 		}
 		serve(&ctx, &fr);

@@ -49,6 +49,28 @@ static const char *scope_sql(const struct identity *who)
 	return who->tenant_admin ? SCOPE_TENANT : SCOPE_SUBJECT;
 }
 
+/* head + " WHERE j.id = ?" + the caller's scope + tail, for job id: the one way a
+ * single job is read, so no read forgets the scope. NULL on an error. */
+static struct db_res *query_scoped(struct db *db, const struct identity *who, const char *head,
+				   const char *id, const char *tail)
+{
+	struct strbuf sql = STRBUF_INIT;
+	struct db_param p[8];
+	size_t n = 0;
+	struct db_res *res = NULL;
+
+	sb_adds(&sql, head);
+	sb_adds(&sql, " WHERE j.id = ?");
+	sb_adds(&sql, scope_sql(who));
+	sb_adds(&sql, tail);
+	p[n++] = db_str(id);
+	n = scope_params(who, p, n);
+	if (!sql.failed)
+		res = db_querya(db, sql.buf, p, n);
+	sb_release(&sql);
+	return res;
+}
+
 /* Statements name a fixed number of ids (unused ones bind NULL, which matches
  * nothing), so one statement text serves every page; a page longer than this (lists
  * take up to 100) takes a query per IN_IDS jobs. IN_IDS plus the other parameters
@@ -359,20 +381,13 @@ static enum jobs_rc fill_set(struct db *db, struct db_res *res, size_t max,
 enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,
 		      long long inline_cap, struct job_set *out)
 {
-	char sql[2048];
-	struct db_param p[8];
-	size_t n = 0;
 	struct db_res *res;
 	enum jobs_rc rc;
 
 	memset(out, 0, sizeof *out);
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
-	snprintf(sql, sizeof sql, "SELECT %s%s WHERE j.id = ?%s", JOB_COLS, JOB_FROM,
-		 scope_sql(who));
-	p[n++] = db_str(id);
-	n = scope_params(who, p, n);
-	res = db_querya(db, sql, p, n);
+	res = query_scoped(db, who, "SELECT " JOB_COLS JOB_FROM, id, "");
 	if (res == NULL)
 		return JOBS_DB;
 	if (db_res_rows(res) == 0) {
@@ -409,17 +424,11 @@ enum jobs_rc jobs_state(struct db *db, const char *id, enum job_state *state)
 static enum jobs_rc cursor_seq(struct db *db, const struct identity *who, const char *cursor,
 			       long long *seq)
 {
-	char sql[512];
-	struct db_param p[8];
-	size_t n = 0;
 	struct db_res *res;
 
 	if (!util_is_uuid(cursor))
 		return JOBS_BAD_CURSOR;
-	snprintf(sql, sizeof sql, "SELECT j.seq FROM jobs j WHERE j.id = ?%s", scope_sql(who));
-	p[n++] = db_str(cursor);
-	n = scope_params(who, p, n);
-	res = db_querya(db, sql, p, n);
+	res = query_scoped(db, who, "SELECT j.seq FROM jobs j", cursor, "");
 	if (res == NULL)
 		return JOBS_DB;
 	*seq = db_res_rows(res) ? db_res_i(res, 0, "seq", -1) : -1;
@@ -431,26 +440,32 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
 		       long long limit, const char *cursor, long long preview,
 		       struct job_set *out)
 {
-	char sql[3072];
+	struct strbuf sql = STRBUF_INIT;
 	struct db_param p[12];
 	size_t n = 0;
 	long long seq = 0;
-	struct db_res *res;
+	struct db_res *res = NULL;
 	enum jobs_rc rc;
 
 	memset(out, 0, sizeof *out);
 	if (cursor != NULL && (rc = cursor_seq(db, who, cursor, &seq)) != JOBS_OK)
 		return rc;
-	snprintf(sql, sizeof sql, "SELECT %s%s WHERE 1 = 1%s%s%s ORDER BY j.seq DESC LIMIT ?",
-		 JOB_COLS, JOB_FROM, scope_sql(who),
-		 status >= 0 ? " AND j.state = ?" : "", cursor ? " AND j.seq < ?" : "");
+	sb_adds(&sql, "SELECT " JOB_COLS JOB_FROM " WHERE 1 = 1");
+	sb_adds(&sql, scope_sql(who));
 	n = scope_params(who, p, n);
-	if (status >= 0)
+	if (status >= 0) {
+		sb_adds(&sql, " AND j.state = ?");
 		p[n++] = db_str(js_name((enum job_state)status));
-	if (cursor)
+	}
+	if (cursor) {
+		sb_adds(&sql, " AND j.seq < ?");
 		p[n++] = db_i64(seq);
+	}
+	sb_adds(&sql, " ORDER BY j.seq DESC LIMIT ?");
 	p[n++] = db_i64(limit + 1);
-	res = db_querya(db, sql, p, n);
+	if (!sql.failed)
+		res = db_querya(db, sql.buf, p, n);
+	sb_release(&sql);
 	if (res == NULL)
 		return JOBS_DB;
 	rc = fill_set(db, res, (size_t)limit, preview, out);
@@ -667,20 +682,13 @@ enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct iden
 
 static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const char *id)
 {
-	char sql[512];
 	int state;
-	struct db_param p[8];
-	size_t n = 0;
 	struct db_res *res;
 	long long r = 0;
 
 	if (db_begin(db) < 0)
 		return JOBS_DB;
-	snprintf(sql, sizeof sql, "SELECT j.state FROM jobs j WHERE j.id = ?%s FOR UPDATE",
-		 scope_sql(who));
-	p[n++] = db_str(id);
-	n = scope_params(who, p, n);
-	res = db_querya(db, sql, p, n);
+	res = query_scoped(db, who, "SELECT j.state FROM jobs j", id, " FOR UPDATE");
 	if (res == NULL)
 		goto fail;
 	if (db_res_rows(res) == 0) {
@@ -733,18 +741,12 @@ enum jobs_rc jobs_cancel(struct db *db, const struct identity *who, const char *
 
 static enum jobs_rc visible(struct db *db, const struct identity *who, const char *id)
 {
-	char sql[512];
-	struct db_param p[8];
-	size_t n = 0;
 	struct db_res *res;
 	enum jobs_rc rc;
 
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
-	snprintf(sql, sizeof sql, "SELECT 1 FROM jobs j WHERE j.id = ?%s", scope_sql(who));
-	p[n++] = db_str(id);
-	n = scope_params(who, p, n);
-	res = db_querya(db, sql, p, n);
+	res = query_scoped(db, who, "SELECT 1 FROM jobs j", id, "");
 	if (res == NULL)
 		return JOBS_DB;
 	rc = db_res_rows(res) ? JOBS_OK : JOBS_NOT_FOUND;
@@ -790,21 +792,15 @@ enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char
 enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *id, int stream,
 			 long long off, long long limit, struct jobs_slice *out)
 {
-	char sql[512];
-	struct db_param p[8];
-	size_t n = 0;
 	struct db_res *res;
 
 	memset(out, 0, sizeof *out);
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
-	snprintf(sql, sizeof sql,
-		 "SELECT j.state, r.stdout_bytes, r.stderr_bytes FROM jobs j"
-		 " LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = ?%s",
-		 scope_sql(who));
-	p[n++] = db_str(id);
-	n = scope_params(who, p, n);
-	res = db_querya(db, sql, p, n);
+	res = query_scoped(db, who,
+			   "SELECT j.state, r.stdout_bytes, r.stderr_bytes FROM jobs j"
+			   " LEFT JOIN job_results r ON r.job_id = j.id",
+			   id, "");
 	if (res == NULL)
 		return JOBS_DB;
 	if (db_res_rows(res) == 0) {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api_routes.h"
 #include "auth.h"
@@ -23,16 +22,14 @@
 #define LIST_MAX 100
 #define RETRY_AFTER "Retry-After: 1\r\n"
 
-static double now_s(void);
-
 /* A connection idle for a while may have died with a MariaDB restart: check it
  * first, so that the request reconnects instead of answering 503. */
 static struct db *get_db(struct api_ctx *ctx)
 {
 	char err[512];
-	double now = now_s();
+	double now = util_mono_ms();
 
-	if (ctx->db != NULL && now - ctx->db_used > 1.0 && db_ping(ctx->db) < 0) {
+	if (ctx->db != NULL && now - ctx->db_used > 1000.0 && db_ping(ctx->db) < 0) {
 		db_close(ctx->db);
 		ctx->db = NULL;
 	}
@@ -58,7 +55,7 @@ static void send_db_error(struct api_ctx *ctx, struct req *r)
 
 	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
 	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
-	if (db_conn_lost(ctx->db) || db_errno(ctx->db) >= 2000) {
+	if (db_gone(ctx->db)) {
 		db_close(ctx->db);
 		ctx->db = NULL;
 		send_unavailable(r);
@@ -291,31 +288,16 @@ static int wait_slot_take(struct api_ctx *ctx, const struct identity *who)
 	return 1;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Polls the job's state until it is terminal, the deadline passes or we stop. */
 static enum jobs_rc wait_terminal(struct api_ctx *ctx, const char *id, long long secs)
 {
-	double deadline = now_s() + (double)secs;
+	double deadline = util_mono_ms() + 1000.0 * (double)secs;
 	long delay = 5;
 	enum job_state state;
 	enum jobs_rc rc = JOBS_OK;
 
-	while (!*ctx->stop && now_s() < deadline) {
-		sleep_ms(delay);
+	while (!*ctx->stop && util_mono_ms() < deadline) {
+		util_sleep_ms(delay);
 		delay = delay * 3 / 2 > 10 ? 10 : delay * 3 / 2;
 		rc = jobs_state(ctx->db, id, &state);
 		if (rc != JOBS_OK || js_is_terminal(state))

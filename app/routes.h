@@ -18,7 +18,7 @@ struct wait_board {
 struct api_ctx {
 	const struct cfg *cfg;
 	struct db *db;              /* NULL until first use or after a lost connection */
-	double db_used;             /* monotonic seconds of its last use */
+	double db_used;             /* util_mono_ms() of its last use */
 	struct wait_board *board;
 	int slot;                   /* this worker's index in board */
 	volatile sig_atomic_t *stop;
