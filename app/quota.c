@@ -69,11 +69,8 @@ static long long count_active(struct db *db, const struct identity *who, long lo
 					" WHERE key_id = ? AND state IN ('queued', 'running')"
 					" LIMIT ?) active",
 					db_str(who->key_id), db_i64(max));
-	long long n;
+	long long n = res ? db_res_i(res, 0, "n", 0) : -1;
 
-	if (res == NULL)
-		return -1;
-	n = db_res_i(res, 0, "n", 0);
 	db_res_free(res);
 	return n;
 }
