@@ -67,7 +67,7 @@ static int db_ready(struct disp *d)
  * naming the setting. 1 ok, 0 refused, -1 DB error. */
 static int packet_check(struct disp *d)
 {
-	struct db_res *res = db_query(d->db, "SELECT @@max_allowed_packet", "");
+	struct db_res *res = db_querya(d->db, "SELECT @@max_allowed_packet", NULL, 0);
 	long long have, need = d->cfg->max_files_bytes > JD_CHUNK_BYTES ? d->cfg->max_files_bytes
 									  : JD_CHUNK_BYTES;
 	char h[24], n[24];

@@ -2,6 +2,7 @@
 
 #include "jobdata.h"
 #include "log.h"
+#include "strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,11 @@
 static int add_event(struct db *db, const char *id, const char *from, const char *to,
 		     const char *actor, const char *detail)
 {
-	return db_exec(db,
-		       "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
-		       " VALUES (?, ?, ?, ?, ?)",
-		       "sssss", id, from, to, actor, detail) < 0 ? -1 : 0;
+	return db_exec_p(db,
+			 "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
+			 " VALUES (?, ?, ?, ?, ?)",
+			 db_str(id), db_str(from), db_str(to), db_str(actor),
+			 db_str(detail)) < 0 ? -1 : 0;
 }
 
 /* Jobs over their key's running cap are skipped; the key row lock makes the count
@@ -27,13 +29,14 @@ static int claim_one(struct db *db, const char *runner_id, long long lease_s, co
 	if (db_begin(db) < 0)
 		return -1;
 	if (cap > 0) {
-		res = db_query(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE", "s", key_id);
+		res = db_query_p(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE",
+				 db_str(key_id));
 		if (res == NULL)
 			goto fail;
 		db_res_free(res);
-		res = db_query(db,
-			       "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = 'running'",
-			       "s", key_id);
+		res = db_query_p(db,
+				 "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = 'running'",
+				 db_str(key_id));
 		if (res == NULL)
 			goto fail;
 		n = db_res_int(res, 0, 0, 0);
@@ -43,13 +46,13 @@ static int claim_one(struct db *db, const char *runner_id, long long lease_s, co
 			return 2;
 		}
 	}
-	n = db_exec(db,
-		    "UPDATE jobs SET state = 'running', runner_id = ?,"
-		    " started_at = CURRENT_TIMESTAMP(3),"
-		    " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
-		    " attempt = attempt + 1, profile_digest = ?"
-		    " WHERE id = ? AND state = 'queued'",
-		    "siss", runner_id, lease_s, digest, cand);
+	n = db_exec_p(db,
+		      "UPDATE jobs SET state = 'running', runner_id = ?,"
+		      " started_at = CURRENT_TIMESTAMP(3),"
+		      " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
+		      " attempt = attempt + 1, profile_digest = ?"
+		      " WHERE id = ? AND state = 'queued'",
+		      db_str(runner_id), db_i64(lease_s), db_str(digest), db_str(cand));
 	if (n == 1 && add_event(db, cand, "queued", "running", runner_id, "claimed") == 0 &&
 	    db_commit(db) == 0)
 		return 1;
@@ -75,28 +78,28 @@ int store_claim(struct db *db, const char *runner_id, long long lease_s, const c
 	 * at their running cap are excluded and the candidates read again, a bounded
 	 * number of times; ROWS EXAMINED bounds the scan past excluded keys' jobs. */
 	for (int round = 0; round < 4; round++) {
-		char sql[1024];
+		struct strbuf sql = STRBUF_INIT;
 		struct db_param p[CLAIM_EXCLUDED + 1];
 		size_t np = 0, before = nex;
 		struct db_res *res;
 		int rc = 0;
 
-		snprintf(sql, sizeof sql,
-			 "SELECT j.id, j.key_id, COALESCE(k.max_running, ?) FROM jobs j"
-			 " LEFT JOIN api_keys k ON k.id = j.key_id WHERE j.state = 'queued'%s",
-			 nex ? " AND j.key_id NOT IN (" : "");
-		p[np++] = (struct db_param){ .type = 'i', .i = default_max_running };
+		sb_adds(&sql, "SELECT j.id, j.key_id, COALESCE(k.max_running, ?) AS max_running"
+			      " FROM jobs j LEFT JOIN api_keys k ON k.id = j.key_id"
+			      " WHERE j.state = 'queued'");
+		p[np++] = db_i64(default_max_running);
 		for (size_t i = 0; i < nex; i++) {
-			strcat(sql, i ? ", ?" : "?");
-			p[np++] = (struct db_param){ .type = 's', .p = excluded[i] };
+			sb_adds(&sql, i ? ", ?" : " AND j.key_id NOT IN (?");
+			p[np++] = db_str(excluded[i]);
 		}
-		strcat(sql, nex ? ")" : "");
-		strcat(sql, " ORDER BY j.fair_tag, j.seq LIMIT 8 ROWS EXAMINED 20000");
-		res = db_querya(db, sql, p, np);
+		sb_adds(&sql, nex ? ")" : "");
+		sb_adds(&sql, " ORDER BY j.fair_tag, j.seq LIMIT 8 ROWS EXAMINED 20000");
+		res = sql.failed ? NULL : db_querya(db, sql.buf, p, np);
+		sb_release(&sql);
 		if (res == NULL)
 			return -1;
 		for (size_t i = 0; i < db_res_rows(res) && rc == 0; i++) {
-			const char *cand = db_res_str(res, i, 0), *key = db_res_str(res, i, 1);
+			const char *cand = db_res_s(res, i, "id"), *key = db_res_s(res, i, "key_id");
 			int skip = 0;
 
 			for (size_t e = 0; e < nex; e++)
@@ -104,7 +107,7 @@ int store_claim(struct db *db, const char *runner_id, long long lease_s, const c
 			if (skip)
 				continue;
 			rc = claim_one(db, runner_id, lease_s, digest, cand, key,
-				       db_res_int(res, i, 2, 0));
+				       db_res_i(res, i, "max_running", 0));
 			if (rc == 1)
 				snprintf(id, UUID_STR_LEN, "%s", cand);
 			if (rc == 2) {
@@ -129,10 +132,10 @@ static char *dup_or_null(const char *s)
 
 static int load_files(struct db *db, struct job *j)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT path, content, executable FROM job_files"
-				      " WHERE job_id = ? ORDER BY idx",
-				      "s", j->id);
+	struct db_res *res = db_query_p(db,
+					"SELECT path, content, executable FROM job_files"
+					" WHERE job_id = ? ORDER BY idx",
+					db_str(j->id));
 
 	if (res == NULL)
 		return -1;
@@ -143,16 +146,18 @@ static int load_files(struct db *db, struct job *j)
 		return -1;
 	}
 	for (size_t i = 0; i < j->nfiles; i++) {
-		size_t len = db_res_len(res, i, 1);
-		j->files[i].path = strdup(db_res_str(res, i, 0));
+		size_t len = db_res_l(res, i, "content");
+		const char *path = db_res_s(res, i, "path");
+
+		j->files[i].path = path ? strdup(path) : NULL;
 		j->files[i].data = malloc(len + 1);
 		if (j->files[i].path == NULL || j->files[i].data == NULL) {
 			db_res_free(res);
 			return -1;
 		}
-		memcpy(j->files[i].data, db_res_str(res, i, 1), len);
+		memcpy(j->files[i].data, db_res_s(res, i, "content"), len);
 		j->files[i].len = len;
-		j->files[i].executable = db_res_int(res, i, 2, 0) != 0;
+		j->files[i].executable = db_res_i(res, i, "executable", 0) != 0;
 	}
 	db_res_free(res);
 	return 0;
@@ -161,36 +166,38 @@ static int load_files(struct db *db, struct job *j)
 int store_load(struct db *db, const char *id, struct job *j)
 {
 	struct db_res *res;
-	const char *argv, *env;
+	const char *argv, *env, *in, *cwd;
 
 	memset(j, 0, sizeof *j);
 	snprintf(j->id, sizeof j->id, "%s", id);
-	res = db_query(db,
-		       "SELECT command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
-		       " wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
-		       " FROM jobs WHERE id = ?",
-		       "s", id);
+	res = db_query_p(db,
+			 "SELECT command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
+			 " wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
+			 " FROM jobs WHERE id = ?",
+			 db_str(id));
 	if (res == NULL)
 		return -1;
 	if (db_res_rows(res) != 1) {
 		db_res_free(res);
 		return -1;
 	}
-	j->command = dup_or_null(db_res_str(res, 0, 0));
-	argv = db_res_str(res, 0, 1);
-	env = db_res_str(res, 0, 2);
+	j->command = dup_or_null(db_res_s(res, 0, "command"));
+	argv = db_res_s(res, 0, "argv_json");
+	env = db_res_s(res, 0, "env_json");
 	j->argv = argv ? json_loads(argv, 0, NULL) : NULL;
 	j->env = env ? json_loads(env, 0, NULL) : json_object();
-	j->stdin_len = db_res_len(res, 0, 3);
+	in = db_res_s(res, 0, "stdin");
+	j->stdin_len = db_res_l(res, 0, "stdin");
 	j->stdin_buf = malloc(j->stdin_len + 1);
 	if (j->stdin_buf)
-		memcpy(j->stdin_buf, db_res_str(res, 0, 3) ? db_res_str(res, 0, 3) : "",
-		       j->stdin_len);
-	j->cwd = strdup(db_res_str(res, 0, 4) ? db_res_str(res, 0, 4) : "");
-	j->artifacts_dir = dup_or_null(db_res_str(res, 0, 5));
-	j->network = db_res_int(res, 0, 6, 0) != 0;
+		memcpy(j->stdin_buf, in ? in : "", j->stdin_len);
+	cwd = db_res_s(res, 0, "cwd");
+	j->cwd = strdup(cwd ? cwd : "");
+	j->artifacts_dir = dup_or_null(db_res_s(res, 0, "artifacts_dir"));
+	j->network = db_res_i(res, 0, "network", 0) != 0;
+	/* each limit's column is named like the limit */
 	for (int i = 0; i < LIM_COUNT; i++)
-		j->limits[i] = db_res_int(res, 0, 7 + (size_t)i, 0);
+		j->limits[i] = db_res_i(res, 0, limit_specs[i].name, 0);
 	/* the env values are secrets: wipe the copy in the result set */
 	if (env)
 		explicit_bzero((char *)env, strlen(env));
@@ -221,21 +228,23 @@ int store_heartbeat(struct db *db, const char *id, const char *runner_id, long l
 		    int *cancel)
 {
 	struct db_res *res;
-	long long n = db_exec(db,
-			      "UPDATE jobs SET lease_expires_at = CURRENT_TIMESTAMP(3) +"
-			      " INTERVAL ? SECOND WHERE id = ? AND state = 'running'"
-			      " AND runner_id = ?",
-			      "iss", lease_s, id, runner_id);
+	long long n = db_exec_p(db,
+				"UPDATE jobs SET lease_expires_at = CURRENT_TIMESTAMP(3) +"
+				" INTERVAL ? SECOND WHERE id = ? AND state = 'running'"
+				" AND runner_id = ?",
+				db_i64(lease_s), db_str(id), db_str(runner_id));
+	const char *owner;
 
 	if (n < 0)
 		return -1;
-	res = db_query(db, "SELECT cancel_requested, state, runner_id FROM jobs WHERE id = ?",
-		       "s", id);
+	res = db_query_p(db, "SELECT cancel_requested, state, runner_id FROM jobs WHERE id = ?",
+			 db_str(id));
 	if (res == NULL)
 		return -1;
-	*cancel = db_res_rows(res) == 1 && db_res_int(res, 0, 0, 0) != 0;
-	n = db_res_rows(res) == 1 && strcmp(db_res_str(res, 0, 1), "running") == 0 &&
-	    db_res_str(res, 0, 2) && strcmp(db_res_str(res, 0, 2), runner_id) == 0;
+	*cancel = db_res_rows(res) == 1 && db_res_i(res, 0, "cancel_requested", 0) != 0;
+	owner = db_res_s(res, 0, "runner_id");
+	n = db_res_rows(res) == 1 && strcmp(db_res_s(res, 0, "state"), "running") == 0 && owner &&
+	    strcmp(owner, runner_id) == 0;
 	db_res_free(res);
 	return n ? 0 : 1;
 }
@@ -244,24 +253,19 @@ static int insert_result(struct db *db, const char *id, const struct job_result 
 {
 	char *diag = json_dumps(r->diagnostics, JSON_COMPACT);
 	char *fail = r->failure ? json_dumps(r->failure, JSON_COMPACT) : NULL;
-	char ec[16], sig[16], wall[24], cpu[24], mem[24];
 	long long n;
 
-	/* Nullable integers travel as text (NULL pointer = SQL NULL). */
-	snprintf(ec, sizeof ec, "%d", r->exit_code);
-	snprintf(sig, sizeof sig, "%d", r->signal);
-	snprintf(wall, sizeof wall, "%lld", r->wall_ms);
-	snprintf(cpu, sizeof cpu, "%lld", r->cpu_ms);
-	snprintf(mem, sizeof mem, "%lld", r->mem_peak);
-	n = db_exec(db,
-		    "INSERT INTO job_results (job_id, exit_code, term_signal, stdout_bytes,"
-		    " stderr_bytes, stdout_truncated, stderr_truncated, diagnostics_json, wall_ms,"
-		    " cpu_ms, memory_peak_bytes, failure_json)"
-		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		    "sssiiiisssss", id, r->exit_code >= 0 ? ec : NULL, r->signal ? sig : NULL,
-		    (long long)r->out_len, (long long)r->err_len, (long long)r->out_trunc,
-		    (long long)r->err_trunc, diag ? diag : "[]", r->wall_ms >= 0 ? wall : NULL,
-		    r->cpu_ms >= 0 ? cpu : NULL, r->mem_peak >= 0 ? mem : NULL, fail);
+	n = db_exec_p(db,
+		      "INSERT INTO job_results (job_id, exit_code, term_signal, stdout_bytes,"
+		      " stderr_bytes, stdout_truncated, stderr_truncated, diagnostics_json, wall_ms,"
+		      " cpu_ms, memory_peak_bytes, failure_json)"
+		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		      db_str(id), db_null_i64(r->exit_code, r->exit_code < 0),
+		      db_null_i64(r->signal, r->signal == 0), db_i64((long long)r->out_len),
+		      db_i64((long long)r->err_len), db_i64(r->out_trunc), db_i64(r->err_trunc),
+		      db_str(diag ? diag : "[]"), db_null_i64(r->wall_ms, r->wall_ms < 0),
+		      db_null_i64(r->cpu_ms, r->cpu_ms < 0),
+		      db_null_i64(r->mem_peak, r->mem_peak < 0), db_str(fail));
 	free(diag);
 	free(fail);
 	if (n >= 0)
@@ -269,11 +273,11 @@ static int insert_result(struct db *db, const char *id, const struct job_result 
 	if (n >= 0)
 		n = jd_put_output(db, id, JD_STDERR, r->err, r->err_len);
 	for (size_t i = 0; n >= 0 && i < r->nartifacts; i++) {
-		n = db_exec(db,
-			    "INSERT INTO job_artifacts (job_id, path, size, sha256)"
-			    " VALUES (?, ?, ?, ?)",
-			    "ssis", id, r->artifacts[i].path, (long long)r->artifacts[i].size,
-			    r->artifacts[i].sha256);
+		n = db_exec_p(db,
+			      "INSERT INTO job_artifacts (job_id, path, size, sha256)"
+			      " VALUES (?, ?, ?, ?)",
+			      db_str(id), db_str(r->artifacts[i].path),
+			      db_i64((long long)r->artifacts[i].size), db_str(r->artifacts[i].sha256));
 		if (n >= 0)
 			n = jd_put_artifact(db, id, r->artifacts[i].path, r->artifacts[i].data,
 					    r->artifacts[i].size);
@@ -320,19 +324,19 @@ static int finish_unstorable(struct db *db, const char *id, const char *runner_i
 		 db_cause(err), err);
 	if (db_begin(db) < 0)
 		return -1;
-	n = db_exec(db,
-		    "UPDATE jobs SET state = 'error', finished_at = CURRENT_TIMESTAMP(3),"
-		    " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
-		    "ss", id, runner_id);
+	n = db_exec_p(db,
+		      "UPDATE jobs SET state = 'error', finished_at = CURRENT_TIMESTAMP(3),"
+		      " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
+		      db_str(id), db_str(runner_id));
 	if (n == 0) {
 		db_rollback(db);
 		return 1;
 	}
 	if (n < 0 ||
-	    db_exec(db,
-		    "INSERT INTO job_results (job_id, exit_code, diagnostics_json, failure_json)"
-		    " VALUES (?, 125, ?, ?)",
-		    "sss", id, diag, fail) < 0 ||
+	    db_exec_p(db,
+		      "INSERT INTO job_results (job_id, exit_code, diagnostics_json, failure_json)"
+		      " VALUES (?, 125, ?, ?)",
+		      db_str(id), db_str(diag), db_str(fail)) < 0 ||
 	    jd_settle(db, id, 0) < 0 ||
 	    add_event(db, id, "running", "error", runner_id, "result not storable") < 0) {
 		db_rollback(db);
@@ -354,7 +358,7 @@ static long long largest_piece(const struct job_result *r)
 
 static long long server_packet(struct db *db)
 {
-	struct db_res *res = db_query(db, "SELECT @@max_allowed_packet", "");
+	struct db_res *res = db_querya(db, "SELECT @@max_allowed_packet", NULL, 0);
 	long long v;
 
 	if (res == NULL)
@@ -395,10 +399,10 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 	}
 	if (db_begin(db) < 0)
 		return -1;
-	n = db_exec(db,
-		    "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
-		    " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
-		    "sss", r->state, id, runner_id);
+	n = db_exec_p(db,
+		      "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
+		      " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
+		      db_str(r->state), db_str(id), db_str(runner_id));
 	if (n == 0) {
 		db_rollback(db);
 		return 1;
@@ -423,32 +427,33 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 
 int store_recover_lost(struct db *db)
 {
-	struct db_res *res = db_query(db,
-				      "SELECT id, runner_id FROM jobs WHERE state = 'running'"
-				      " AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT 50",
-				      "");
+	struct db_res *res = db_querya(db,
+				       "SELECT id, runner_id FROM jobs WHERE state = 'running'"
+				       " AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT 50",
+				       NULL, 0);
 	int count = 0;
 
 	if (res == NULL)
 		return -1;
 	for (size_t i = 0; i < db_res_rows(res); i++) {
-		const char *id = db_res_str(res, i, 0);
+		const char *id = db_res_s(res, i, "id");
 		long long n;
 
 		if (db_begin(db) < 0)
 			break;
-		n = db_exec(db,
-			    "UPDATE jobs SET state = 'lost', finished_at = CURRENT_TIMESTAMP(3),"
-			    " lease_expires_at = NULL WHERE id = ? AND state = 'running'"
-			    " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
-			    "s", id);
+		n = db_exec_p(db,
+			      "UPDATE jobs SET state = 'lost', finished_at = CURRENT_TIMESTAMP(3),"
+			      " lease_expires_at = NULL WHERE id = ? AND state = 'running'"
+			      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
+			      db_str(id));
 		if (n == 1 &&
-		    db_exec(db,
-			    "INSERT INTO job_results (job_id, exit_code, diagnostics_json,"
-			    " failure_json) VALUES (?, 125, ?, ?)",
-			    "sss", id, "[\"runner lost during execution\"]",
-			    "{\"stage\":\"execution\",\"instance_status\":\"unknown\","
-			    "\"cleanup_status\":\"unknown\",\"error\":\"lease expired\"}") >= 0 &&
+		    db_exec_p(db,
+			      "INSERT INTO job_results (job_id, exit_code, diagnostics_json,"
+			      " failure_json) VALUES (?, 125, ?, ?)",
+			      db_str(id), db_str("[\"runner lost during execution\"]"),
+			      db_str(
+				     "{\"stage\":\"execution\",\"instance_status\":\"unknown\","
+				     "\"cleanup_status\":\"unknown\",\"error\":\"lease expired\"}")) >= 0 &&
 		    jd_settle(db, id, 0) == 0 &&
 		    add_event(db, id, "running", "lost", "lease-recovery", "lease expired") == 0 &&
 		    db_commit(db) == 0) {
@@ -463,13 +468,13 @@ int store_recover_lost(struct db *db)
 
 int store_state(struct db *db, const char *id, char state[24])
 {
-	struct db_res *res = db_query(db, "SELECT state FROM jobs WHERE id = ?", "s", id);
+	struct db_res *res = db_query_p(db, "SELECT state FROM jobs WHERE id = ?", db_str(id));
 
 	if (res == NULL || db_res_rows(res) != 1) {
 		db_res_free(res);
 		return -1;
 	}
-	snprintf(state, 24, "%s", db_res_str(res, 0, 0));
+	snprintf(state, 24, "%s", db_res_s(res, 0, "state"));
 	db_res_free(res);
 	return 0;
 }
