@@ -200,10 +200,10 @@ static int fill_slots(struct disp *d)
 static int all_done(struct disp *d)
 {
 	for (size_t i = 0; i < d->nlaunched; i++) {
-		char state[24];
-		if (db_ready(d) < 0 || store_state(d->db, d->launched[i], state) < 0)
+		enum job_state state;
+		if (db_ready(d) < 0 || store_state(d->db, d->launched[i], &state) < 0)
 			return 0;
-		if (strcmp(state, "running") == 0)
+		if (state == JS_RUNNING)
 			return 0;
 	}
 	return 1;

@@ -8,13 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add_event(struct db *db, const char *id, const char *from, const char *to,
+/* States travel as their names only here, at the database boundary. */
+#define STATE(s) db_str(js_name(s))
+
+static int add_event(struct db *db, const char *id, enum job_state from, enum job_state to,
 		     const char *actor, const char *detail)
 {
 	return db_exec_p(db,
 			 "INSERT INTO job_events (job_id, from_state, to_state, actor, detail)"
 			 " VALUES (?, ?, ?, ?, ?)",
-			 db_str(id), db_str(from), db_str(to), db_str(actor),
+			 db_str(id), STATE(from), STATE(to), db_str(actor),
 			 db_str(detail)) < 0 ? -1 : 0;
 }
 
@@ -34,9 +37,8 @@ static int claim_one(struct db *db, const char *runner_id, long long lease_s, co
 		if (res == NULL)
 			goto fail;
 		db_res_free(res);
-		res = db_query_p(db,
-				 "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = 'running'",
-				 db_str(key_id));
+		res = db_query_p(db, "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = ?",
+				 db_str(key_id), STATE(JS_RUNNING));
 		if (res == NULL)
 			goto fail;
 		n = db_res_int(res, 0, 0, 0);
@@ -47,13 +49,14 @@ static int claim_one(struct db *db, const char *runner_id, long long lease_s, co
 		}
 	}
 	n = db_exec_p(db,
-		      "UPDATE jobs SET state = 'running', runner_id = ?,"
+		      "UPDATE jobs SET state = ?, runner_id = ?,"
 		      " started_at = CURRENT_TIMESTAMP(3),"
 		      " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
 		      " attempt = attempt + 1, profile_digest = ?"
-		      " WHERE id = ? AND state = 'queued'",
-		      db_str(runner_id), db_i64(lease_s), db_str(digest), db_str(cand));
-	if (n == 1 && add_event(db, cand, "queued", "running", runner_id, "claimed") == 0 &&
+		      " WHERE id = ? AND state = ?",
+		      STATE(JS_RUNNING), db_str(runner_id), db_i64(lease_s), db_str(digest),
+		      db_str(cand), STATE(JS_QUEUED));
+	if (n == 1 && add_event(db, cand, JS_QUEUED, JS_RUNNING, runner_id, "claimed") == 0 &&
 	    db_commit(db) == 0)
 		return 1;
 	if (n == 0) {
@@ -79,15 +82,16 @@ int store_claim(struct db *db, const char *runner_id, long long lease_s, const c
 	 * number of times; ROWS EXAMINED bounds the scan past excluded keys' jobs. */
 	for (int round = 0; round < 4; round++) {
 		struct strbuf sql = STRBUF_INIT;
-		struct db_param p[CLAIM_EXCLUDED + 1];
+		struct db_param p[CLAIM_EXCLUDED + 2];
 		size_t np = 0, before = nex;
 		struct db_res *res;
 		int rc = 0;
 
 		sb_adds(&sql, "SELECT j.id, j.key_id, COALESCE(k.max_running, ?) AS max_running"
 			      " FROM jobs j LEFT JOIN api_keys k ON k.id = j.key_id"
-			      " WHERE j.state = 'queued'");
+			      " WHERE j.state = ?");
 		p[np++] = db_i64(default_max_running);
+		p[np++] = STATE(JS_QUEUED);
 		for (size_t i = 0; i < nex; i++) {
 			sb_adds(&sql, i ? ", ?" : " AND j.key_id NOT IN (?");
 			p[np++] = db_str(excluded[i]);
@@ -230,9 +234,8 @@ int store_heartbeat(struct db *db, const char *id, const char *runner_id, long l
 	struct db_res *res;
 	long long n = db_exec_p(db,
 				"UPDATE jobs SET lease_expires_at = CURRENT_TIMESTAMP(3) +"
-				" INTERVAL ? SECOND WHERE id = ? AND state = 'running'"
-				" AND runner_id = ?",
-				db_i64(lease_s), db_str(id), db_str(runner_id));
+				" INTERVAL ? SECOND WHERE id = ? AND state = ? AND runner_id = ?",
+				db_i64(lease_s), db_str(id), STATE(JS_RUNNING), db_str(runner_id));
 	const char *owner;
 
 	if (n < 0)
@@ -243,7 +246,7 @@ int store_heartbeat(struct db *db, const char *id, const char *runner_id, long l
 		return -1;
 	*cancel = db_res_rows(res) == 1 && db_res_i(res, 0, "cancel_requested", 0) != 0;
 	owner = db_res_s(res, 0, "runner_id");
-	n = db_res_rows(res) == 1 && strcmp(db_res_s(res, 0, "state"), "running") == 0 && owner &&
+	n = db_res_rows(res) == 1 && js_parse(db_res_s(res, 0, "state")) == JS_RUNNING && owner &&
 	    strcmp(owner, runner_id) == 0;
 	db_res_free(res);
 	return n ? 0 : 1;
@@ -308,37 +311,65 @@ static const char *db_cause(unsigned err)
 	}
 }
 
+/* running -> a terminal state, while the job is still this runner's: rows changed. */
+static long long set_terminal(struct db *db, const char *id, const char *runner_id,
+			      enum job_state to)
+{
+	return db_exec_p(db,
+			 "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
+			 " lease_expires_at = NULL WHERE id = ? AND state = ? AND runner_id = ?",
+			 STATE(to), db_str(id), STATE(JS_RUNNING), db_str(runner_id));
+}
+
+/* The small result of a job the service failed: one diagnostic and failure. */
+static int insert_failure(struct db *db, const char *id, int exit_code, const char *diagnostic,
+			  enum job_stage stage, const char *instance, const char *cleanup,
+			  const char *error)
+{
+	json_t *d = json_pack("[s]", diagnostic);
+	json_t *f = json_pack("{s:s, s:s, s:s, s:s}", "stage", js_stage_name(stage),
+			      "instance_status", instance, "cleanup_status", cleanup, "error",
+			      error);
+	char *dj = d ? json_dumps(d, JSON_COMPACT) : NULL;
+	char *fj = f ? json_dumps(f, JSON_COMPACT) : NULL;
+	long long n = -1;
+
+	if (dj && fj)
+		n = db_exec_p(db,
+			      "INSERT INTO job_results (job_id, exit_code, diagnostics_json,"
+			      " failure_json) VALUES (?, ?, ?, ?)",
+			      db_str(id), db_i64(exit_code), db_str(dj), db_str(fj));
+	free(dj);
+	free(fj);
+	json_decref(d);
+	json_decref(f);
+	return n < 0 ? -1 : 0;
+}
+
 /* A result the database refuses for what it is (not for the moment) would be refused
  * on every retry: the job ends `error` 125 with a small result naming the cause. */
 static int finish_unstorable(struct db *db, const char *id, const char *runner_id,
 			     unsigned err)
 {
-	char diag[256], fail[512];
+	const struct js_outcome_row *row = js_outcome(JO_UNSTORABLE);
+	char diag[256], error[160];
 	long long n;
 
-	snprintf(diag, sizeof diag, "[\"result could not be stored: %s (database error %u)\"]",
-		 db_cause(err), err);
-	snprintf(fail, sizeof fail,
-		 "{\"stage\":\"result.store\",\"instance_status\":\"exited\","
-		 "\"cleanup_status\":\"completed\",\"error\":\"%s (database error %u)\"}",
-		 db_cause(err), err);
+	snprintf(diag, sizeof diag, "%s: %s (database error %u)", row->diagnostic, db_cause(err),
+		 err);
+	snprintf(error, sizeof error, "%s (database error %u)", db_cause(err), err);
 	if (db_begin(db) < 0)
 		return -1;
-	n = db_exec_p(db,
-		      "UPDATE jobs SET state = 'error', finished_at = CURRENT_TIMESTAMP(3),"
-		      " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
-		      db_str(id), db_str(runner_id));
+	n = set_terminal(db, id, runner_id, row->state);
 	if (n == 0) {
 		db_rollback(db);
 		return 1;
 	}
 	if (n < 0 ||
-	    db_exec_p(db,
-		      "INSERT INTO job_results (job_id, exit_code, diagnostics_json, failure_json)"
-		      " VALUES (?, 125, ?, ?)",
-		      db_str(id), db_str(diag), db_str(fail)) < 0 ||
+	    insert_failure(db, id, row->code, diag, STAGE_RESULT_STORE, "exited", "completed",
+			   error) < 0 ||
 	    jd_settle(db, id, 0) < 0 ||
-	    add_event(db, id, "running", "error", runner_id, "result not storable") < 0) {
+	    add_event(db, id, JS_RUNNING, row->state, runner_id, "result not storable") < 0) {
 		db_rollback(db);
 		return -1;
 	}
@@ -399,16 +430,13 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 	}
 	if (db_begin(db) < 0)
 		return -1;
-	n = db_exec_p(db,
-		      "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
-		      " lease_expires_at = NULL WHERE id = ? AND state = 'running' AND runner_id = ?",
-		      db_str(r->state), db_str(id), db_str(runner_id));
+	n = set_terminal(db, id, runner_id, r->state);
 	if (n == 0) {
 		db_rollback(db);
 		return 1;
 	}
 	if (n >= 0 && insert_result(db, id, r) == 0 && jd_settle(db, id, result_bytes(r)) == 0 &&
-	    add_event(db, id, "running", r->state, runner_id, "finished") == 0)
+	    add_event(db, id, JS_RUNNING, r->state, runner_id, "finished") == 0)
 		return db_commit(db) < 0 ? -1 : 0;
 	err = db_errno(db);
 	db_rollback(db);
@@ -427,10 +455,11 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 
 int store_recover_lost(struct db *db)
 {
-	struct db_res *res = db_querya(db,
-				       "SELECT id, runner_id FROM jobs WHERE state = 'running'"
-				       " AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT 50",
-				       NULL, 0);
+	const struct js_outcome_row *row = js_outcome(JO_LOST);
+	struct db_res *res = db_query_p(db,
+					"SELECT id, runner_id FROM jobs WHERE state = ?"
+					" AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT 50",
+					STATE(JS_RUNNING));
 	int count = 0;
 
 	if (res == NULL)
@@ -442,20 +471,15 @@ int store_recover_lost(struct db *db)
 		if (db_begin(db) < 0)
 			break;
 		n = db_exec_p(db,
-			      "UPDATE jobs SET state = 'lost', finished_at = CURRENT_TIMESTAMP(3),"
-			      " lease_expires_at = NULL WHERE id = ? AND state = 'running'"
+			      "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
+			      " lease_expires_at = NULL WHERE id = ? AND state = ?"
 			      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
-			      db_str(id));
+			      STATE(row->state), db_str(id), STATE(JS_RUNNING));
 		if (n == 1 &&
-		    db_exec_p(db,
-			      "INSERT INTO job_results (job_id, exit_code, diagnostics_json,"
-			      " failure_json) VALUES (?, 125, ?, ?)",
-			      db_str(id), db_str("[\"runner lost during execution\"]"),
-			      db_str(
-				     "{\"stage\":\"execution\",\"instance_status\":\"unknown\","
-				     "\"cleanup_status\":\"unknown\",\"error\":\"lease expired\"}")) >= 0 &&
+		    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION, "unknown",
+				   "unknown", "lease expired") == 0 &&
 		    jd_settle(db, id, 0) == 0 &&
-		    add_event(db, id, "running", "lost", "lease-recovery", "lease expired") == 0 &&
+		    add_event(db, id, JS_RUNNING, row->state, "lease-recovery", "lease expired") == 0 &&
 		    db_commit(db) == 0) {
 			count++;
 		} else {
@@ -466,15 +490,19 @@ int store_recover_lost(struct db *db)
 	return count;
 }
 
-int store_state(struct db *db, const char *id, char state[24])
+int store_state(struct db *db, const char *id, enum job_state *state)
 {
 	struct db_res *res = db_query_p(db, "SELECT state FROM jobs WHERE id = ?", db_str(id));
+	int rc;
 
 	if (res == NULL || db_res_rows(res) != 1) {
 		db_res_free(res);
 		return -1;
 	}
-	snprintf(state, 24, "%s", db_res_s(res, 0, "state"));
+	rc = js_parse(db_res_s(res, 0, "state"));
 	db_res_free(res);
+	if (rc < 0)
+		return -1;
+	*state = (enum job_state)rc;
 	return 0;
 }

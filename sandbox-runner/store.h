@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "db.h"
+#include "jobstate.h"
 #include "joblimits.h"
 #include "util.h"
 #include "workspace.h"
@@ -33,7 +34,7 @@ struct job {
 };
 
 struct job_result {
-	const char *state;
+	enum job_state state;     /* terminal */
 	int exit_code;            /* -1: NULL */
 	int signal;               /* 0: NULL */
 	const unsigned char *out, *err;
@@ -63,6 +64,6 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 /* Marks running jobs whose lease expired as lost: count, or -1. */
 int store_recover_lost(struct db *db);
 /* State of a job, for --once waiting: 0 and state filled, -1. */
-int store_state(struct db *db, const char *id, char state[24]);
+int store_state(struct db *db, const char *id, enum job_state *state);
 
 #endif

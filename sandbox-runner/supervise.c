@@ -61,7 +61,8 @@ struct sup {
 	char status[1024];   /* bwrap's JSON status documents so far */
 	struct rusage ru;
 	struct cg_usage usage; /* read before the cgroup is removed */
-	char failure_stage[32], failure_error[600];
+	enum job_stage failure_stage; /* STAGE_NONE: the service did not fail */
+	char failure_error[600];
 	const struct sup_probe *probe; /* benchmark hook, or NULL */
 	int local;                     /* supervise_local: no database at all */
 	const char *cleanup_status;
@@ -155,10 +156,10 @@ static void stop(struct sup *s, enum stop_reason why)
 	kill_job(s);
 }
 
-static int setup_fail(struct sup *s, const char *stage, const char *diagnostic,
+static int setup_fail(struct sup *s, enum job_stage stage, const char *diagnostic,
 		      const char *error)
 {
-	snprintf(s->failure_stage, sizeof s->failure_stage, "%s", stage);
+	s->failure_stage = stage;
 	snprintf(s->failure_error, sizeof s->failure_error, "%s", error);
 	diag(s, "%s", diagnostic);
 	return -1;
@@ -208,15 +209,15 @@ static int prepare_workspace(struct sup *s)
 	s->wsfd = ws_create(root, s->slot, s->uid, s->job.limits[LIM_DISK_MB], s->ws_path,
 			    sizeof s->ws_path, err, sizeof err);
 	if (s->wsfd < 0)
-		return setup_fail(s, "workspace", "workspace setup failed", err);
+		return setup_fail(s, STAGE_WORKSPACE, "workspace setup failed", err);
 	for (size_t i = 0; i < s->job.nfiles; i++) {
 		const struct job_file_in *f = &s->job.files[i];
 		if (ws_write_file(s->wsfd, f->path, f->data, f->len, f->executable, s->uid, err,
 				  sizeof err) < 0)
-			return setup_fail(s, "workspace", "writing input files failed", err);
+			return setup_fail(s, STAGE_WORKSPACE, "writing input files failed", err);
 	}
 	if (*s->job.cwd && ws_mkdirs(s->wsfd, s->job.cwd, s->uid, err, sizeof err) < 0)
-		return setup_fail(s, "workspace", "creating cwd failed", err);
+		return setup_fail(s, STAGE_WORKSPACE, "creating cwd failed", err);
 	return 0;
 }
 
@@ -233,7 +234,8 @@ static int prepare_limits(struct sup *s)
 	/* bwrap's monitor and its pid 1 live in the cgroup too. */
 	if (cg_setup(&s->cg, s->cfg->runner_cgroup_name, s->slot, mem,
 		     s->job.limits[LIM_PIDS] + 2, err, sizeof err) < 0)
-		return setup_fail(s, "limits", "resource limits were not applied", err);
+		return setup_fail(s, STAGE_LIMITS, js_outcome(JO_LIMITS_NOT_APPLIED)->diagnostic,
+				  err);
 	s->cg_on = 1;
 	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
 		"NOFILE, CORE=0)", cg_describe(&s->cg));
@@ -321,25 +323,25 @@ static int net_setup(struct sup *s, struct fds *f)
 	pid_t child = child_pid(s, &f->status[0]);
 
 	if (child <= 0)
-		return setup_fail(s, "network", "network setup failed", "sandbox did not start");
+		return setup_fail(s, STAGE_NETWORK, "network setup failed", "sandbox did not start");
 	if (pipe2(ready, O_CLOEXEC) < 0)
-		return setup_fail(s, "network", "network setup failed", strerror(errno));
+		return setup_fail(s, STAGE_NETWORK, "network setup failed", strerror(errno));
 	s->slirp = net_slirp_start(s->cfg, child, s->uid, ready[1], err, sizeof err);
 	close(ready[1]);
 	if (s->slirp < 0) {
 		close(ready[0]);
-		return setup_fail(s, "network", "network setup failed", err);
+		return setup_fail(s, STAGE_NETWORK, "network setup failed", err);
 	}
 	if (wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
 		close(ready[0]);
-		return setup_fail(s, "network", "network setup failed",
+		return setup_fail(s, STAGE_NETWORK, "network setup failed",
 				  "slirp4netns did not become ready");
 	}
 	close(ready[0]);
 	if (net_restrict(s->cfg, child, err, sizeof err) < 0)
-		return setup_fail(s, "network", "network setup failed", err);
+		return setup_fail(s, STAGE_NETWORK, "network setup failed", err);
 	if (write(f->block[1], "1", 1) != 1)
-		return setup_fail(s, "network", "network setup failed", strerror(errno));
+		return setup_fail(s, STAGE_NETWORK, "network setup failed", strerror(errno));
 	close_fd(&f->block[1]);
 	diag(s, "network: slirp4netns user-mode NAT (unprivileged, slot uid); host, private "
 		"and link-local addresses unreachable");
@@ -357,21 +359,21 @@ static int start(struct sup *s, struct fds *f)
 	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0 ||
 	    (s->job.network && pipe2(f->block, O_CLOEXEC) < 0)) {
 		free(cmd);
-		return setup_fail(s, "sandbox", "sandbox setup failed", strerror(errno));
+		return setup_fail(s, STAGE_SANDBOX, "sandbox setup failed", strerror(errno));
 	}
 	mark(s, "pipes");
 	f->sc = sc_build_fd(err, sizeof err);
 	mark(s, "sc_build_fd");
 	if (f->sc < 0) {
 		free(cmd);
-		return setup_fail(s, "sandbox", "seccomp filter could not be built", err);
+		return setup_fail(s, STAGE_SANDBOX, "seccomp filter could not be built", err);
 	}
 	f->args = prof_bwrap_args(s->cfg, s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb,
 				  s->job.env, SB_FD_SECCOMP, SB_FD_STATUS,
 				  s->job.network ? SB_FD_BLOCK : -1, err, sizeof err);
 	if (f->args < 0) {
 		free(cmd);
-		return setup_fail(s, "sandbox", "sandbox setup failed", err);
+		return setup_fail(s, STAGE_SANDBOX, "sandbox setup failed", err);
 	}
 	mark(s, "prof_bwrap_args");
 	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
@@ -392,7 +394,7 @@ static int start(struct sup *s, struct fds *f)
 		     SPAWN_ATTEMPTS, err, transient && attempt < SPAWN_ATTEMPTS ? "yes" : "no");
 		if (!transient || attempt == SPAWN_ATTEMPTS) {
 			free(cmd);
-			return setup_fail(s, "sandbox", "sandbox start failed", err);
+			return setup_fail(s, STAGE_SANDBOX, "sandbox start failed", err);
 		}
 		sleep_ms(100L << attempt);
 	}
@@ -593,7 +595,7 @@ static void run_loop(struct sup *s, struct fds *f)
 		raw[strcspn(raw, "\n")] = '\0';
 		/* bwrap's words, but they may quote a request's path (cwd): escaped */
 		an_escape(msg, sizeof msg, raw);
-		setup_fail(s, "sandbox", "sandbox start failed",
+		setup_fail(s, STAGE_SANDBOX, "sandbox start failed",
 			   msg[0] ? msg : "bwrap exited before starting the command");
 	}
 }
@@ -628,15 +630,17 @@ static void cleanup(struct sup *s)
 	mark(s, "ws_destroy");
 	s->cleanup_status = bad ? "failed" : "ok";
 	if (bad)
-		diag(s, "process-group cleanup failed");
+		diag(s, "%s", js_outcome(JO_CLEANUP_FAILED)->diagnostic);
 }
 
 static json_t *failure_json(const struct sup *s)
 {
-	if (!s->failure_stage[0] && strcmp(s->cleanup_status, "ok") == 0)
+	if (s->failure_stage == STAGE_NONE && strcmp(s->cleanup_status, "ok") == 0)
 		return NULL;
 	return json_pack("{s:s, s:s, s:s, s:s}", "stage",
-			 s->failure_stage[0] ? s->failure_stage : "cleanup", "instance_status",
+			 js_stage_name(s->failure_stage != STAGE_NONE ? s->failure_stage
+								      : STAGE_CLEANUP),
+			 "instance_status",
 			 s->pid > 0 ? "stopped" : "not_started", "cleanup_status",
 			 s->cleanup_status, "error",
 			 s->failure_error[0] ? s->failure_error : "cleanup failed");
@@ -668,18 +672,12 @@ static void store_result(struct sup *s, struct job_result *r)
 static void outcome_for(struct sup *s, struct outcome *o)
 {
 	struct outcome_in in = { s->reason, s->status_known, s->code, s->usage.oom_kills,
-				 s->usage.pids_denied };
+				 s->usage.pids_denied, s->failure_stage,
+				 strcmp(s->cleanup_status, "ok") != 0 };
 
-	if (s->failure_stage[0]) {
-		int policy = strcmp(s->failure_stage, "policy") == 0;
-		*o = (struct outcome){ policy ? "blocked" : "error", policy ? 126 : 125, 0, NULL };
-		return;
-	}
 	outcome_map(&in, o);
 	if (o->diagnostic)
 		diag(s, "%s", o->diagnostic);
-	if (strcmp(s->cleanup_status, "ok") != 0)
-		*o = (struct outcome){ "error", 125, 0, NULL };
 }
 
 static void finish(struct sup *s, struct artifact *arts, size_t narts)
@@ -710,7 +708,7 @@ static void finish(struct sup *s, struct artifact *arts, size_t narts)
 	r.nartifacts = narts;
 	store_result(s, &r);
 	snprintf(ec, sizeof ec, "%d", o.exit_code);
-	log_kv("info", "job_finished", "job", s->job.id, "state", o.state, "exit_code", ec,
+	log_kv("info", "job_finished", "job", s->job.id, "state", js_name(o.state), "exit_code", ec,
 	       "cleanup", s->cleanup_status, (char *)NULL);
 	json_decref(fail);
 }
@@ -785,8 +783,8 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 	memset(&f, -1, sizeof f);
 	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
 	if ((why = policy_check(s)) != NULL) {
-		diag(s, "blocked by policy: %s", why);
-		snprintf(s->failure_stage, sizeof s->failure_stage, "policy");
+		diag(s, "%s: %s", js_outcome(JO_BLOCKED)->diagnostic, why);
+		s->failure_stage = STAGE_POLICY;
 		snprintf(s->failure_error, sizeof s->failure_error, "%s", why);
 	} else if (prepare_workspace(s) == 0) {
 		mark(s, "ws_create");
@@ -799,7 +797,7 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 	close_fds(&f);
 	mark(s, "close_fds");
 	cleanup(s);
-	if (strcmp(s->failure_stage, "policy") == 0)
+	if (s->failure_stage == STAGE_POLICY)
 		s->cleanup_status = "ok";
 }
 
@@ -835,7 +833,7 @@ int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const ch
 }
 
 int supervise_local(const struct cfg *cfg, struct job *job, int slot,
-		    const struct sup_probe *probe, char state[24], int *exit_code)
+		    const struct sup_probe *probe, enum job_state *state, int *exit_code)
 {
 	struct sup s;
 	struct artifact *arts = NULL;
@@ -849,7 +847,7 @@ int supervise_local(const struct cfg *cfg, struct job *job, int slot,
 	execute(&s, &arts, &narts);
 	ws_free_artifacts(arts, narts);
 	outcome_for(&s, &o);
-	snprintf(state, 24, "%s", o.state);
+	*state = o.state;
 	*exit_code = o.exit_code;
 	sup_free(&s);
 	return s.pid > 0 ? 0 : -1;

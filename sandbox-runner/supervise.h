@@ -5,6 +5,7 @@
 #define SANDBOX_SUPERVISE_H
 
 #include "config.h"
+#include "jobstate.h"
 #include "store.h"
 
 /* For the benchmark: called after each step of the launch path with its name
@@ -23,6 +24,6 @@ int supervise_main(const struct cfg *cfg, const char *job_id, int slot,
  * result row): fills state (terminal status) and exit_code. 0, or -1 if the job
  * could not be run at all. */
 int supervise_local(const struct cfg *cfg, struct job *job, int slot,
-		    const struct sup_probe *probe, char state[24], int *exit_code);
+		    const struct sup_probe *probe, enum job_state *state, int *exit_code);
 
 #endif

@@ -308,7 +308,7 @@ static void run_runner(struct bench *b, struct sample *s)
 	struct job j;
 	struct probe_ctx pc = { s, 0 };
 	struct sup_probe probe = { on_mark, &pc };
-	char state[24];
+	enum job_state state = JS_ERROR;
 	int code = -1;
 	double t0 = now_ms();
 
@@ -322,10 +322,10 @@ static void run_runner(struct bench *b, struct sample *s)
 	pc.last = t0;
 	if (j.argv == NULL || j.env == NULL || j.stdin_buf == NULL || j.cwd == NULL) {
 		snprintf(s->err, sizeof s->err, "out of memory");
-	} else if (supervise_local(&b->cfg, &j, SLOT, &probe, state, &code) < 0 ||
-		   strcmp(state, "succeeded") != 0 || code != 0) {
-		snprintf(s->err, sizeof s->err, "/bin/true through the runner: %s, exit %d", state,
-			 code);
+	} else if (supervise_local(&b->cfg, &j, SLOT, &probe, &state, &code) < 0 ||
+		   state != JS_SUCCEEDED || code != 0) {
+		snprintf(s->err, sizeof s->err, "/bin/true through the runner: %s, exit %d",
+			 js_name(state), code);
 	} else {
 		s->ok = 1;
 	}

@@ -5,6 +5,9 @@
 #include "outcome.h"
 #include "tests.h"
 
+/* A run that the service did not fail. */
+#define IN(...) { __VA_ARGS__, STAGE_NONE, 0 }
+
 static const struct row {
 	const char *name;
 	struct outcome_in in;
@@ -12,34 +15,34 @@ static const struct row {
 	int exit_code, signal;
 	const char *diag; /* NULL: none */
 } rows[] = {
-	{ "exit 0", { STOP_NONE, 1, 0, 0, 0 }, "succeeded", 0, 0, NULL },
-	{ "exit 3", { STOP_NONE, 1, 3, 0, 0 }, "failed", 3, 0, NULL },
-	{ "exit 128", { STOP_NONE, 1, 128, 0, 0 }, "failed", 128, 0, NULL },
-	{ "SIGKILL", { STOP_NONE, 1, 137, 0, 0 }, "failed", 137, 9, NULL },
-	{ "SIGSEGV", { STOP_NONE, 1, 139, 0, 0 }, "failed", 139, 11, NULL },
-	{ "wall", { STOP_WALL, 1, 137, 0, 0 }, "timed_out", 124, 0, "command timed out" },
-	{ "output", { STOP_OUTPUT, 1, 141, 0, 0 }, "output_limit", 122, 0,
+	{ "exit 0", IN(STOP_NONE, 1, 0, 0, 0), "succeeded", 0, 0, NULL },
+	{ "exit 3", IN(STOP_NONE, 1, 3, 0, 0), "failed", 3, 0, NULL },
+	{ "exit 128", IN(STOP_NONE, 1, 128, 0, 0), "failed", 128, 0, NULL },
+	{ "SIGKILL", IN(STOP_NONE, 1, 137, 0, 0), "failed", 137, 9, NULL },
+	{ "SIGSEGV", IN(STOP_NONE, 1, 139, 0, 0), "failed", 139, 11, NULL },
+	{ "wall", IN(STOP_WALL, 1, 137, 0, 0), "timed_out", 124, 0, "command timed out" },
+	{ "output", IN(STOP_OUTPUT, 1, 141, 0, 0), "output_limit", 122, 0,
 	  "command output limit exceeded" },
-	{ "cancel", { STOP_CANCEL, 1, 137, 0, 0 }, "cancelled", 137, 9, "command cancelled" },
-	{ "pids", { STOP_PIDS, 1, 0, 0, 0 }, "resource_limit", 137, 9,
+	{ "cancel", IN(STOP_CANCEL, 1, 137, 0, 0), "cancelled", 137, 9, "command cancelled" },
+	{ "pids", IN(STOP_PIDS, 1, 0, 0, 0), "resource_limit", 137, 9,
 	  "command exceeded pids resource limit" },
-	{ "cpu by cgroup", { STOP_CPU, 1, 137, 0, 0 }, "resource_limit", 137, 9,
+	{ "cpu by cgroup", IN(STOP_CPU, 1, 137, 0, 0), "resource_limit", 137, 9,
 	  "command exceeded cpu resource limit" },
-	{ "cpu by rlimit", { STOP_NONE, 1, 128 + SIGXCPU, 0, 0 }, "resource_limit", 128 + SIGXCPU,
+	{ "cpu by rlimit", IN(STOP_NONE, 1, 128 + SIGXCPU, 0, 0), "resource_limit", 128 + SIGXCPU,
 	  SIGXCPU, "command exceeded cpu resource limit" },
-	{ "memory (oom kill seen)", { STOP_NONE, 1, 137, 1, 0 }, "resource_limit", 137, 9,
+	{ "memory (oom kill seen)", IN(STOP_NONE, 1, 137, 1, 0), "resource_limit", 137, 9,
 	  "command exceeded memory resource limit" },
-	{ "memory stop", { STOP_MEMORY, 1, 137, 1, 0 }, "resource_limit", 137, 9,
+	{ "memory stop", IN(STOP_MEMORY, 1, 137, 1, 0), "resource_limit", 137, 9,
 	  "command exceeded memory resource limit" },
-	{ "oom of a child, main exited 1", { STOP_NONE, 1, 1, 2, 0 }, "resource_limit", 1, 0,
+	{ "oom of a child, main exited 1", IN(STOP_NONE, 1, 1, 2, 0), "resource_limit", 1, 0,
 	  "command exceeded memory resource limit" },
-	{ "fork refused, command exited 0", { STOP_NONE, 1, 0, 0, 3 }, "resource_limit", 137, 9,
+	{ "fork refused, command exited 0", IN(STOP_NONE, 1, 0, 0, 3), "resource_limit", 137, 9,
 	  "command exceeded pids resource limit" },
-	{ "OOM killed bwrap itself", { STOP_NONE, 0, 0, 1, 0 }, "resource_limit", 137, 9,
+	{ "OOM killed bwrap itself", IN(STOP_NONE, 0, 0, 1, 0), "resource_limit", 137, 9,
 	  "command exceeded memory resource limit" },
-	{ "no status from bwrap", { STOP_NONE, 0, 0, 0, 0 }, "error", 125, 0,
+	{ "no status from bwrap", IN(STOP_NONE, 0, 0, 0, 0), "error", 125, 0,
 	  "sandbox did not report an exit status" },
-	{ "wall wins over status", { STOP_WALL, 0, 0, 0, 0 }, "timed_out", 124, 0,
+	{ "wall wins over status", IN(STOP_WALL, 0, 0, 0, 0), "timed_out", 124, 0,
 	  "command timed out" },
 };
 
@@ -51,7 +54,7 @@ static void test_table(void)
 
 		outcome_map(&rows[i].in, &o);
 		snprintf(ctx, sizeof ctx, "%s: state", rows[i].name);
-		CHECK_STR_AT(ctx, o.state, rows[i].state);
+		CHECK_STR_AT(ctx, js_name(o.state), rows[i].state);
 		snprintf(ctx, sizeof ctx, "%s: exit_code", rows[i].name);
 		CHECK_INT_AT(ctx, o.exit_code, rows[i].exit_code);
 		snprintf(ctx, sizeof ctx, "%s: signal", rows[i].name);
@@ -61,9 +64,75 @@ static void test_table(void)
 	}
 }
 
+/* The service's failures: the stage decides (its diagnostic was already given). */
+static void test_stages(void)
+{
+	static const struct {
+		enum job_stage stage;
+		int cleanup_failed;
+		const char *state;
+		int exit_code;
+		const char *diag;
+	} srows[] = {
+		{ STAGE_POLICY, 0, "blocked", 126, NULL },
+		{ STAGE_WORKSPACE, 0, "error", 125, NULL },
+		{ STAGE_LIMITS, 0, "error", 125, NULL },
+		{ STAGE_SANDBOX, 1, "error", 125, NULL },
+		/* a cleanup failure after a normal run: error, the run's diagnostic stays */
+		{ STAGE_NONE, 1, "error", 125, "command timed out" },
+	};
+
+	for (size_t i = 0; i < NELEM(srows); i++) {
+		struct outcome_in in = { STOP_WALL, 1, 137, 0, 0, srows[i].stage,
+					 srows[i].cleanup_failed };
+		struct outcome o;
+		char ctx[64];
+
+		outcome_map(&in, &o);
+		snprintf(ctx, sizeof ctx, "stage row %zu: state", i);
+		CHECK_STR_AT(ctx, js_name(o.state), srows[i].state);
+		snprintf(ctx, sizeof ctx, "stage row %zu: exit_code", i);
+		CHECK_INT_AT(ctx, o.exit_code, srows[i].exit_code);
+		snprintf(ctx, sizeof ctx, "stage row %zu: signal", i);
+		CHECK_INT_AT(ctx, o.signal, 0);
+		snprintf(ctx, sizeof ctx, "stage row %zu: diagnostic", i);
+		CHECK_STR_AT(ctx, o.diagnostic, srows[i].diag);
+	}
+}
+
+/* The names the API and the database know, exactly. */
+static void test_names(void)
+{
+	static const char *const stages[] = { NULL, "policy", "workspace", "limits", "sandbox",
+					      "network", "cleanup", "execution", "result.store" };
+
+	CHECK_INT(NELEM(stages), STAGE_COUNT);
+	for (int i = 0; i < STAGE_COUNT; i++)
+		CHECK_STR_AT(stages[i] ? stages[i] : "(none)", js_stage_name((enum job_stage)i),
+			     stages[i]);
+	CHECK_STR(js_stage_name(STAGE_COUNT), NULL);
+	for (int i = 0; i < JS_COUNT; i++)
+		CHECK_INT_AT(js_name((enum job_state)i), js_parse(js_name((enum job_state)i)), i);
+	CHECK_INT(js_parse("Running"), -1);
+	CHECK_STR(js_outcome(JO_LOST)->diagnostic, "runner lost during execution");
+	CHECK_INT(js_outcome(JO_LOST)->code, 125);
+	CHECK_STR(js_name(js_outcome(JO_LOST)->state), "lost");
+	CHECK_STR(js_outcome(JO_LIMITS_NOT_APPLIED)->diagnostic,
+		  "resource limits were not applied");
+	CHECK_STR(js_outcome(JO_CLEANUP_FAILED)->diagnostic, "process-group cleanup failed");
+	CHECK_STR(js_outcome(JO_BLOCKED)->diagnostic, "blocked by policy");
+	/* every row has a terminal state */
+	for (int i = 0; i < JO_COUNT; i++)
+		CHECK(js_is_terminal(js_outcome((enum job_outcome)i)->state),
+		      "outcome row %d: state %s is not terminal", i,
+		      js_name(js_outcome((enum job_outcome)i)->state));
+}
+
 void suite_outcome(void)
 {
 	static const CU_TestInfo tests[] = { { "status_exit_code_table", test_table },
+					     { "service_failure_stages", test_stages },
+					     { "state_and_stage_names", test_names },
 					     CU_TEST_INFO_NULL };
 
 	t_register("outcome", tests);
