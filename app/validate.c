@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pathrules.h"
 #include "util.h"
 
 #define MAX_ENV_BYTES 65536
@@ -33,31 +34,7 @@ static int fail(struct val_err *e, const char *field, const char *fmt, ...)
 
 const char *val_rel_path(const char *p, size_t max)
 {
-	const char *c = p;
-
-	if (*p == '\0')
-		return "must not be empty";
-	if (strlen(p) > max)
-		return "is too long";
-	if (*p == '/')
-		return "must be relative";
-	for (const char *s = p; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\')
-			return "must not contain control characters or backslashes";
-	while (*c) {
-		size_t n = strcspn(c, "/");
-		if (n == 0)
-			return "must not contain empty components";
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return "must not contain '.' or '..' components";
-		c += n;
-		if (*c == '/') {
-			c++;
-			if (*c == '\0')
-				return "must not end with '/'";
-		}
-	}
-	return NULL;
+	return pr_rel_path(p, max);
 }
 
 int val_env_name(const char *s)
@@ -248,7 +225,7 @@ static int v_one_file(json_t *f, size_t i, const struct cfg *cfg, struct job_fil
 	p = json_object_get(f, "path");
 	if (!json_is_string(p))
 		return fail(e, field, "%s must be a string", field);
-	why = val_rel_path(json_string_value(p), (size_t)cfg->max_path_bytes);
+	why = pr_job_path(cfg, json_string_value(p));
 	if (why != NULL)
 		return fail(e, field, "%s %s", field, why);
 	out->path = json_string_value(p);
@@ -379,12 +356,11 @@ static int v_paths(json_t *root, const struct cfg *cfg, struct job_req *r, struc
 		return -1;
 	if (r->cwd == NULL)
 		r->cwd = "";
-	if (*r->cwd != '\0' && (why = val_rel_path(r->cwd, (size_t)cfg->max_path_bytes)))
+	if (*r->cwd != '\0' && (why = pr_job_path(cfg, r->cwd)))
 		return fail(e, "cwd", "cwd %s", why);
 	if (opt_string(root, "artifacts", &r->artifacts, e) < 0)
 		return -1;
-	if (r->artifacts != NULL &&
-	    (why = val_rel_path(r->artifacts, (size_t)cfg->max_path_bytes)))
+	if (r->artifacts != NULL && (why = pr_job_path(cfg, r->artifacts)))
 		return fail(e, "artifacts", "artifacts %s", why);
 	return 0;
 }

@@ -48,8 +48,7 @@ void val_job_free(struct job_req *req);
  * (a request that names a value above it is still a 400, never clamped). */
 void val_key_limits(struct cfg *eff, const long long key_max[LIM_COUNT]);
 
-/* A relative, normalized path: no leading '/', no empty, '.' or '..' component, no
- * control byte or backslash, at most max bytes. NULL if fine, else the reason. */
+/* common/pathrules.h's pr_rel_path (job paths use pr_job_path: the configured limit). */
 const char *val_rel_path(const char *p, size_t max);
 /* [A-Za-z_][A-Za-z0-9_]* */
 int val_env_name(const char *s);

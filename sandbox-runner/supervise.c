@@ -23,11 +23,11 @@
 #include "log.h"
 #include "net.h"
 #include "outcome.h"
+#include "policy.h"
 #include "profile.h"
 #include "sandbox.h"
 #include "scfilter.h"
 #include "store.h"
-#include "validate.h"
 #include "workspace.h"
 
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
@@ -177,21 +177,9 @@ static int tun_usable(void)
 static const char *policy_check(const struct sup *s)
 {
 	static char why[160];
-	const char *r;
 
-	if (*s->job.cwd && (r = val_rel_path(s->job.cwd, 255)) != NULL) {
-		snprintf(why, sizeof why, "cwd %s", r);
+	if (pol_paths(s->cfg, &s->job, why, sizeof why) != NULL)
 		return why;
-	}
-	if (s->job.artifacts_dir && (r = val_rel_path(s->job.artifacts_dir, 255)) != NULL) {
-		snprintf(why, sizeof why, "artifacts %s", r);
-		return why;
-	}
-	for (size_t i = 0; i < s->job.nfiles; i++)
-		if ((r = val_rel_path(s->job.files[i].path, 1024)) != NULL) {
-			snprintf(why, sizeof why, "file path %s", r);
-			return why;
-		}
 	if (s->job.network && access(s->cfg->slirp4netns_path, X_OK) != 0)
 		return "network access is not available on this runner (no slirp4netns)";
 	if (s->job.network && access(IP_PATH, X_OK) != 0)

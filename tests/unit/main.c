@@ -33,6 +33,7 @@ int main(void)
 	suite_artname();
 	suite_strbuf();
 	suite_router();
+	suite_pathrules();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
