@@ -19,12 +19,22 @@
 
 #define SB_FD_ERR 6
 
+/* What the child reports when it cannot get as far as exec: the errno travels as a
+ * number, so the parent can tell a transient fault from a permanent one. */
+struct child_err {
+	int err;
+	char step[60];
+};
+
+/* The child's report pipe: where it was forked, SB_FD_ERR once place_fds ran. */
+static int err_fd = -1;
+
 static void __attribute__((noreturn)) child_fail(const char *step)
 {
-	char msg[256];
-	int n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(errno));
+	struct child_err ce = { .err = errno };
 
-	if (n > 0 && write(SB_FD_ERR, msg, (size_t)n) < 0)
+	snprintf(ce.step, sizeof ce.step, "%s", step);
+	if (write(err_fd, &ce, sizeof ce) < 0)
 		_exit(126);
 	_exit(126);
 }
@@ -79,6 +89,7 @@ static void place_fds(const struct sb_spawn *s, int errw)
 		close(tmp[i]);
 	}
 	/* fd 6 reports failures to the parent and must vanish on exec. */
+	err_fd = SB_FD_ERR;
 	for (int i = 0; i < n; i++)
 		fcntl(i, F_SETFD, i == SB_FD_ERR ? FD_CLOEXEC : 0);
 }
@@ -128,6 +139,7 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 	char fdnum[16];
 	size_t n = 0;
 
+	err_fd = errw;
 	if (setsid() < 0)
 		child_fail("setsid");
 	if (s->cg && cg_enter(s->cg) < 0)
@@ -161,20 +173,24 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 
 pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen)
 {
-	int p[2];
+	int p[2], e;
 	pid_t pid;
-	char msg[256];
+	struct child_err ce;
 	ssize_t r;
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		e = errno;
+		snprintf(err, errlen, "pipe: %s", strerror(e));
+		errno = e;
 		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		e = errno;
+		snprintf(err, errlen, "fork: %s", strerror(e));
 		close(p[0]);
 		close(p[1]);
+		errno = e;
 		return -1;
 	}
 	if (pid == 0) {
@@ -183,13 +199,14 @@ pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen)
 	}
 	close(p[1]);
 	do
-		r = read(p[0], msg, sizeof msg - 1);
+		r = read(p[0], &ce, sizeof ce);
 	while (r < 0 && errno == EINTR);
 	close(p[0]);
-	if (r > 0) {
-		msg[r] = '\0';
-		snprintf(err, errlen, "%s", msg);
+	if (r == (ssize_t)sizeof ce) {
+		ce.step[sizeof ce.step - 1] = '\0';
+		snprintf(err, errlen, "%s: %s", ce.step, strerror(ce.err));
 		waitpid(pid, NULL, 0);
+		errno = ce.err;
 		return -1;
 	}
 	return pid;

@@ -27,8 +27,8 @@ struct sb_spawn {
 };
 
 /* Forks; the child joins the cgroup, mounts its private /etc, sets rlimits, drops to uid, sets
- * no_new_privs, closes every other fd and execs bwrap. -1 with err when the child
- * could not get as far as exec. */
+ * no_new_privs, closes every other fd and execs bwrap. -1 with errno (the failing
+ * step's) and err ("step: message") when the child could not get as far as exec. */
 pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen);
 /* SIGKILLs every process of uid (from a child that becomes uid: kill(-1)). */
 void sb_kill_uid(uid_t uid);

@@ -1,3 +1,10 @@
+/* One job's supervisor, top to bottom: load the job, policy check (policy.c),
+ * workspace (workspace.c), limits (cgroup.c), start bwrap as the slot uid
+ * (sandbox.c, profile.c, scfilter.c; net.c for network jobs), then one poll loop
+ * that pumps output (pump.c), reads bwrap's status (bwstatus.c) and enforces wall
+ * clock, cgroup limits, heartbeat and cancellation; collect artifacts, clean up,
+ * map the outcome (outcome.c) and store the result (store.c), retrying transient
+ * faults (retry.c). */
 #include "supervise.h"
 
 #include <errno.h>
@@ -19,12 +26,15 @@
 #include <unistd.h>
 
 #include "artname.h"
+#include "bwstatus.h"
 #include "cgroup.h"
 #include "log.h"
 #include "net.h"
 #include "outcome.h"
 #include "policy.h"
 #include "profile.h"
+#include "pump.h"
+#include "retry.h"
 #include "sandbox.h"
 #include "scfilter.h"
 #include "store.h"
@@ -33,12 +43,6 @@
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
 #define CG_CHECK_MS 50
 #define SPAWN_ATTEMPTS 3
-
-struct buf {
-	unsigned char *data;
-	size_t len, cap, limit;
-	int trunc, eof;
-};
 
 struct sup {
 	const struct cfg *cfg;
@@ -55,10 +59,10 @@ struct sup {
 	pid_t pid;
 	enum stop_reason reason;
 	int status_known, code;
-	struct buf out, err;
+	struct pump_out out, err;
 	double t0;
 	pid_t slirp;
-	char status[1024];   /* bwrap's JSON status documents so far */
+	struct bw_status bst; /* bwrap's --json-status-fd */
 	struct rusage ru;
 	struct cg_usage usage; /* read before the cgroup is removed */
 	enum job_stage failure_stage; /* STAGE_NONE: the service did not fail */
@@ -273,7 +277,20 @@ static void close_fds(struct fds *f)
 	close_fd(&f->block[0]), close_fd(&f->block[1]);
 }
 
-static void read_status(struct sup *s, int *fd);
+/* Takes what bwrap's status pipe has now; closes it at EOF. */
+static void read_status(struct sup *s, int *fd)
+{
+	char tmp[512];
+	ssize_t r;
+
+	while ((r = read(*fd, tmp, sizeof tmp)) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0)
+			bws_feed(&s->bst, tmp, (size_t)r);
+	if (r == 0) {
+		bws_finish(&s->bst);
+		close_fd(fd);
+	}
+}
 
 /* Waits up to ms for fd to be readable: 1, 0 on timeout, -1. */
 static int wait_readable(int fd, int ms)
@@ -287,19 +304,15 @@ static int wait_readable(int fd, int ms)
 	return r;
 }
 
-/* The sandbox's pid on the host, from bwrap's {"child-pid": N}. */
+/* The sandbox's pid on the host, from bwrap's {"child-pid": N}: waits up to 10 s. */
 static pid_t child_pid(struct sup *s, int *fd)
 {
-	const char *p;
-
-	for (int i = 0; i < 100 && *fd >= 0; i++) {
-		if ((p = strstr(s->status, "\"child-pid\"")) && (p = strchr(p, ':')))
-			return (pid_t)strtol(p + 1, NULL, 10);
+	for (int i = 0; i < 100 && !s->bst.have_pid && *fd >= 0; i++) {
 		if (wait_readable(*fd, 100) < 0)
 			break;
 		read_status(s, fd);
 	}
-	return -1;
+	return s->bst.have_pid ? s->bst.child_pid : -1;
 }
 
 /* Network jobs: bwrap is blocked before exec until slirp4netns
@@ -375,7 +388,7 @@ static int start(struct sup *s, struct fds *f)
 		s->pid = sb_spawn(&sp, err, sizeof err);
 		if (s->pid > 0)
 			break;
-		int transient = strstr(err, "Resource temporarily") || strstr(err, "fork");
+		int transient = retry_transient(errno);
 		log_attempt(s, "sandbox_start", attempt, SPAWN_ATTEMPTS, "spawn",
 			    transient && attempt < SPAWN_ATTEMPTS);
 		diag(s, "retry step=sandbox_start attempt=%d/%d error=%s retry=%s", attempt,
@@ -384,7 +397,7 @@ static int start(struct sup *s, struct fds *f)
 			free(cmd);
 			return setup_fail(s, STAGE_SANDBOX, "sandbox start failed", err);
 		}
-		sleep_ms(100L << attempt);
+		sleep_ms(retry_delay_ms(200, 400, attempt));
 	}
 	free(cmd);
 	mark(s, "sb_spawn");
@@ -397,71 +410,6 @@ static int start(struct sup *s, struct fds *f)
 		return -1;
 	}
 	return 0;
-}
-
-/* Reads what is there; past the cap the job is stopped (output_limit). */
-static void drain(struct sup *s, int *fd, struct buf *b)
-{
-	unsigned char tmp[65536];
-
-	for (;;) {
-		ssize_t r = read(*fd, tmp, sizeof tmp);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return; /* EAGAIN */
-		if (r == 0) {
-			b->eof = 1;
-			close_fd(fd);
-			return;
-		}
-		size_t keep = (size_t)r;
-		if (b->len + keep > b->limit) {
-			keep = b->limit - b->len;
-			b->trunc = 1;
-			stop(s, STOP_OUTPUT);
-		}
-		if (b->len + keep > b->cap) {
-			size_t cap = b->cap ? b->cap : 65536;
-			while (cap < b->len + keep)
-				cap *= 2;
-			unsigned char *n = realloc(b->data, cap);
-			if (n == NULL) {
-				stop(s, STOP_OUTPUT);
-				return;
-			}
-			b->data = n;
-			b->cap = cap;
-		}
-		memcpy(b->data + b->len, tmp, keep);
-		b->len += keep;
-	}
-}
-
-/* bwrap's --json-status-fd: {"child-pid": N} then {"exit-code": N}. */
-static void read_status(struct sup *s, int *fd)
-{
-	char *acc = s->status;
-	size_t accn = sizeof s->status;
-	char tmp[512];
-	ssize_t r;
-
-	while ((r = read(*fd, tmp, sizeof tmp - 1)) > 0) {
-		size_t used = strlen(acc);
-		tmp[r] = '\0';
-		snprintf(acc + used, accn - used, "%s", tmp);
-	}
-	if (r == 0)
-		close_fd(fd);
-	const char *p = strstr(acc, "\"exit-code\"");
-	if (p && (p = strchr(p, ':')) != NULL) {
-		char *end;
-		long v = strtol(p + 1, &end, 10);
-		if (end != p + 1 && v >= 0 && v <= 255) {
-			s->code = (int)v;
-			s->status_known = 1;
-		}
-	}
 }
 
 static void heartbeat(struct sup *s)
@@ -500,12 +448,48 @@ static void check_cgroup(struct sup *s)
 		stop(s, STOP_MEMORY);
 }
 
+/* Waits up to ms for one of the job's pipes (or bwrap's exit, through pidfd). */
+static void wait_io(const struct fds *f, int pidfd, int ms)
+{
+	struct pollfd p[5];
+	int n = 0;
+
+	if (f->out[0] >= 0)
+		p[n++] = (struct pollfd){ .fd = f->out[0], .events = POLLIN };
+	if (f->err[0] >= 0)
+		p[n++] = (struct pollfd){ .fd = f->err[0], .events = POLLIN };
+	if (f->status[0] >= 0)
+		p[n++] = (struct pollfd){ .fd = f->status[0], .events = POLLIN };
+	if (f->in[1] >= 0)
+		p[n++] = (struct pollfd){ .fd = f->in[1], .events = POLLOUT };
+	if (pidfd >= 0)
+		p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	poll(p, (nfds_t)n, ms);
+}
+
+/* Moves what is ready: output in (past the cap the job is stopped: output_limit),
+ * bwrap's status in, stdin out. */
+static void pump_io(struct sup *s, struct fds *f, size_t *in_off)
+{
+	if (f->out[0] >= 0 && pump_drain(&f->out[0], &s->out))
+		stop(s, STOP_OUTPUT);
+	if (f->err[0] >= 0 && pump_drain(&f->err[0], &s->err))
+		stop(s, STOP_OUTPUT);
+	if (f->status[0] >= 0)
+		read_status(s, &f->status[0]);
+	if (f->in[1] >= 0)
+		pump_feed(&f->in[1], s->job.stdin_buf, s->job.stdin_len, in_off);
+}
+
+static void settle_status(struct sup *s, int wst);
+
+/* Until bwrap has exited and the output pipes are drained: wall clock, cgroup
+ * limits, heartbeat (and cancellation). */
 static void run_loop(struct sup *s, struct fds *f)
 {
 	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3;
 	double next_hb = now_ms() + HEARTBEAT_MS, next_cg = 0;
 	size_t in_off = 0;
-	const char *status = s->status;
 	int exited = 0, wst = 0;
 	/* bwrap's exit wakes poll at once (a pidfd), instead of at the next tick. */
 	int pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
@@ -513,36 +497,10 @@ static void run_loop(struct sup *s, struct fds *f)
 	if (s->job.stdin_len == 0)
 		close_fd(&f->in[1]);
 	while (!exited || f->out[0] >= 0 || f->err[0] >= 0) {
-		struct pollfd p[5];
-		int n = 0;
-		double now = now_ms();
+		double now;
 
-		if (f->out[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = f->out[0], .events = POLLIN };
-		if (f->err[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = f->err[0], .events = POLLIN };
-		if (f->status[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = f->status[0], .events = POLLIN };
-		if (f->in[1] >= 0)
-			p[n++] = (struct pollfd){ .fd = f->in[1], .events = POLLOUT };
-		if (!exited && pidfd >= 0)
-			p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-		poll(p, (nfds_t)n, exited ? 20 : CG_CHECK_MS);
-		if (f->out[0] >= 0)
-			drain(s, &f->out[0], &s->out);
-		if (f->err[0] >= 0)
-			drain(s, &f->err[0], &s->err);
-		if (f->status[0] >= 0)
-			read_status(s, &f->status[0]);
-		if (f->in[1] >= 0) {
-			ssize_t w = write(f->in[1], s->job.stdin_buf + in_off,
-					  s->job.stdin_len - in_off);
-			if (w > 0)
-				in_off += (size_t)w;
-			if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
-			    in_off == s->job.stdin_len)
-				close_fd(&f->in[1]);
-		}
+		wait_io(f, exited ? -1 : pidfd, exited ? 20 : CG_CHECK_MS);
+		pump_io(s, f, &in_off);
 		if (!exited && wait4(s->pid, &wst, WNOHANG, &s->ru) == s->pid) {
 			exited = 1;
 			mark(s, "run");
@@ -571,11 +529,21 @@ static void run_loop(struct sup *s, struct fds *f)
 	mark(s, "drain_after_exit");
 	if (f->status[0] >= 0)
 		read_status(s, &f->status[0]);
-	if (!s->status_known && WIFEXITED(wst) && strstr(status, "child-pid")) {
+	settle_status(s, wst);
+}
+
+/* The command's exit status: bwrap's report, else bwrap's own exit once it had
+ * started the command; without a child-pid, bwrap failed to start it. */
+static void settle_status(struct sup *s, int wst)
+{
+	if (s->bst.have_exit) {
+		s->code = s->bst.exit_code;
+		s->status_known = 1;
+	} else if (WIFEXITED(wst) && s->bst.have_pid) {
 		s->code = WEXITSTATUS(wst);
 		s->status_known = 1;
 	}
-	if (!strstr(status, "child-pid") && s->reason == STOP_NONE) {
+	if (!s->bst.have_pid && s->reason == STOP_NONE) {
 		/* bwrap failed before starting the command: its stderr says why */
 		char raw[200], msg[400];
 		snprintf(raw, sizeof raw, "%.*s", (int)(s->err.len < 190 ? s->err.len : 190),
@@ -586,6 +554,25 @@ static void run_loop(struct sup *s, struct fds *f)
 		setup_fail(s, STAGE_SANDBOX, "sandbox start failed",
 			   msg[0] ? msg : "bwrap exited before starting the command");
 	}
+}
+
+static void collect(struct sup *s, struct artifact **arts, size_t *n)
+{
+	struct artifact_caps caps = { s->cfg->runner_max_artifact_files,
+				      s->cfg->runner_max_artifact_bytes,
+				      s->cfg->runner_max_artifacts_bytes };
+	char notes[2048];
+
+	*arts = NULL;
+	*n = 0;
+	if (s->job.artifacts_dir == NULL || s->wsfd < 0)
+		return;
+	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, notes, sizeof notes) < 0) {
+		diag(s, "artifacts could not be collected");
+		return;
+	}
+	for (char *line = strtok(notes, "\n"); line; line = strtok(NULL, "\n"))
+		diag(s, "%s", line);
 }
 
 static void cleanup(struct sup *s)
@@ -638,8 +625,6 @@ static json_t *failure_json(const struct sup *s)
  * stored or the job turns out to be no longer ours. */
 static void store_result(struct sup *s, struct job_result *r)
 {
-	long delay = 100;
-
 	for (int attempt = 1;; attempt++) {
 		int rc = db_ready(s) < 0 ? -1 : store_finish(s->db, s->job.id, s->runner_id, r);
 		if (rc == 0)
@@ -651,8 +636,7 @@ static void store_result(struct sup *s, struct job_result *r)
 		}
 		log_attempt(s, "store_result", attempt, 0, "db", 1);
 		db_drop_if_lost(s);
-		sleep_ms(delay);
-		delay = delay * 2 > 10000 ? 10000 : delay * 2;
+		sleep_ms(retry_delay_ms(100, 10000, attempt));
 	}
 }
 
@@ -701,29 +685,8 @@ static void finish(struct sup *s, struct artifact *arts, size_t narts)
 	json_decref(fail);
 }
 
-static void collect(struct sup *s, struct artifact **arts, size_t *n)
-{
-	struct artifact_caps caps = { s->cfg->runner_max_artifact_files,
-				      s->cfg->runner_max_artifact_bytes,
-				      s->cfg->runner_max_artifacts_bytes };
-	char notes[2048];
-
-	*arts = NULL;
-	*n = 0;
-	if (s->job.artifacts_dir == NULL || s->wsfd < 0)
-		return;
-	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, notes, sizeof notes) < 0) {
-		diag(s, "artifacts could not be collected");
-		return;
-	}
-	for (char *line = strtok(notes, "\n"); line; line = strtok(NULL, "\n"))
-		diag(s, "%s", line);
-}
-
 static int load_job(struct sup *s, const char *id)
 {
-	long delay = 200;
-
 	for (int attempt = 1; attempt <= 10; attempt++) {
 		if (db_ready(s) == 0 && store_load(s->db, id, &s->job) == 0)
 			return 0;
@@ -732,8 +695,7 @@ static int load_job(struct sup *s, const char *id)
 		log_attempt(s, "load_job", attempt, 10, "db", attempt < 10);
 		if (s->db)
 			db_drop_if_lost(s);
-		sleep_ms(delay);
-		delay = delay * 2 > 5000 ? 5000 : delay * 2;
+		sleep_ms(retry_delay_ms(200, 5000, attempt));
 	}
 	return -1;
 }
@@ -749,6 +711,7 @@ static void sup_init(struct sup *s, const struct cfg *cfg, int slot)
 	s->diag = json_array();
 	s->cleanup_status = "ok";
 	s->usage = (struct cg_usage){ -1, -1, -1, -1 };
+	bws_init(&s->bst);
 }
 
 static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *narts)
@@ -791,8 +754,9 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 
 static void sup_free(struct sup *s)
 {
-	free(s->out.data);
-	free(s->err.data);
+	pump_free(&s->out);
+	pump_free(&s->err);
+	bws_release(&s->bst);
 	json_decref(s->diag);
 	db_close(s->db);
 }

@@ -34,6 +34,8 @@ int main(void)
 	suite_strbuf();
 	suite_router();
 	suite_pathrules();
+	suite_bwstatus();
+	suite_retry();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -1,0 +1,26 @@
+#include "retry.h"
+
+#include <errno.h>
+
+int retry_transient(int err)
+{
+	switch (err) {
+	case EAGAIN:
+	case ENOMEM:
+	case EINTR:
+	case EBUSY:
+	case ENFILE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+long retry_delay_ms(long first_ms, long cap_ms, int attempt)
+{
+	long d = first_ms;
+
+	for (int i = 1; i < attempt && d < cap_ms; i++)
+		d *= 2;
+	return d < cap_ms ? d : cap_ms;
+}
