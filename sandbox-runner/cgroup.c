@@ -3,12 +3,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "log.h"
 
 #define ROOT "/sys/fs/cgroup"
 
@@ -28,6 +31,36 @@ static int write_file(const char *dir, const char *file, const char *val)
 	close(fd);
 	errno = e;
 	return rc;
+}
+
+/* isolate's cg_write: a file whose name starts with '?' is optional (a kernel or a
+ * configuration may lack it): its failure is logged and the caller carries on. Any
+ * other failure is logged as an error naming the file, and err (if given) says which
+ * file and why: the job's limits were not applied. 0 or -1 (errno kept). */
+static int cg_write(const char *dir, const char *file, char *err, size_t errlen,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int cg_write(const char *dir, const char *file, char *err, size_t errlen,
+		    const char *fmt, ...)
+{
+	int optional = file[0] == '?', e;
+	char val[64], path[PATH_MAX + 64];
+	va_list ap;
+
+	file += optional;
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof val, fmt, ap);
+	va_end(ap);
+	if (write_file(dir, file, val) == 0)
+		return 0;
+	e = errno;
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	log_kv(optional ? "warn" : "error", "cgroup_write_failed", "file", path, "error",
+	       strerror(e), "required", optional ? "no" : "yes", (char *)NULL);
+	if (!optional && err)
+		snprintf(err, errlen, "%s: %s", file, strerror(e));
+	errno = e;
+	return -1;
 }
 
 static int read_file(const char *dir, const char *file, char *buf, size_t n)
@@ -142,12 +175,12 @@ int cg_kill_all(const struct cg *g)
 	if (g->version == 0 || cg_nprocs(g) == 0)
 		return 0;
 	/* v2 has cgroup.kill; v1 freezes first so a fork bomb cannot outrun the kill. */
-	if (g->version == 2 && write_file(g->v2, "cgroup.kill", "1") == 0) {
+	if (g->version == 2 && cg_write(g->v2, "?cgroup.kill", NULL, 0, "1") == 0) {
 		/* done by the kernel */
 	} else if (g->version == 1 && g->freezer[0]) {
-		write_file(g->freezer, "freezer.state", "FROZEN");
+		cg_write(g->freezer, "?freezer.state", NULL, 0, "FROZEN");
 		kill_listed(g->freezer);
-		write_file(g->freezer, "freezer.state", "THAWED");
+		cg_write(g->freezer, "?freezer.state", NULL, 0, "THAWED");
 	}
 	for (int i = 0; i < 3000; i++) { /* up to 3 s */
 		int n = cg_nprocs(g);
@@ -197,28 +230,24 @@ static int mk(const char *path, char *err, size_t errlen)
 static int setup_v2(struct cg *g, const char *name, int slot, long long mem, long long pids,
 		    char *err, size_t errlen)
 {
-	char parent[PATH_MAX - 64], v[32];
+	char parent[PATH_MAX - 64];
 
 	snprintf(parent, sizeof parent, ROOT "/%s", name);
 	snprintf(g->v2, sizeof g->v2, "%s/slot-%d", parent, slot);
 	if (mk(parent, err, errlen) < 0)
 		return -1;
-	write_file(parent, "cgroup.subtree_control", "+memory +pids +cpu");
+	/* Without the controllers in the slot, memory.max and pids.max do not exist;
+	 * without memory.swap.max = 0, memory.max is no bound (the job swaps). */
+	if (cg_write(parent, "cgroup.subtree_control", err, errlen, "+memory +pids +cpu") < 0)
+		return -1;
 	if (access(g->v2, F_OK) == 0)
 		cg_destroy(g); /* a stale slot from a supervisor that died */
 	if (mk(g->v2, err, errlen) < 0)
 		return -1;
-	snprintf(v, sizeof v, "%lld", mem);
-	if (write_file(g->v2, "memory.max", v) < 0) {
-		snprintf(err, errlen, "memory.max: %s", strerror(errno));
+	if (cg_write(g->v2, "memory.max", err, errlen, "%lld", mem) < 0 ||
+	    cg_write(g->v2, "memory.swap.max", err, errlen, "0") < 0 ||
+	    cg_write(g->v2, "pids.max", err, errlen, "%lld", pids) < 0)
 		return -1;
-	}
-	write_file(g->v2, "memory.swap.max", "0");
-	snprintf(v, sizeof v, "%lld", pids);
-	if (write_file(g->v2, "pids.max", v) < 0) {
-		snprintf(err, errlen, "pids.max: %s", strerror(errno));
-		return -1;
-	}
 	return 0;
 }
 
@@ -227,7 +256,6 @@ static int setup_v1(struct cg *g, const char *name, int slot, long long mem, lon
 {
 	static const char *const ctl[] = { "memory", "pids", "cpuacct", "freezer" };
 	char *const dst[] = { g->mem, g->pids, g->cpu, g->freezer };
-	char v[32];
 
 	for (int i = 0; i < 4; i++) {
 		char parent[PATH_MAX - 64];
@@ -250,18 +278,12 @@ static int setup_v1(struct cg *g, const char *name, int slot, long long mem, lon
 	for (int i = 0; i < 4; i++)
 		if (dst[i][0] && mk(dst[i], err, errlen) < 0)
 			return -1;
-	snprintf(v, sizeof v, "%lld", mem);
-	if (write_file(g->mem, "memory.limit_in_bytes", v) < 0) {
-		snprintf(err, errlen, "memory.limit_in_bytes: %s", strerror(errno));
+	if (cg_write(g->mem, "memory.limit_in_bytes", err, errlen, "%lld", mem) < 0)
 		return -1;
-	}
 	/* memsw exists only with swap accounting; memory+swap = memory means no swap. */
-	write_file(g->mem, "memory.memsw.limit_in_bytes", v);
-	snprintf(v, sizeof v, "%lld", pids);
-	if (write_file(g->pids, "pids.max", v) < 0) {
-		snprintf(err, errlen, "pids.max: %s", strerror(errno));
+	cg_write(g->mem, "?memory.memsw.limit_in_bytes", NULL, 0, "%lld", mem);
+	if (cg_write(g->pids, "pids.max", err, errlen, "%lld", pids) < 0)
 		return -1;
-	}
 	return 0;
 }
 

@@ -32,15 +32,9 @@ struct disp {
 	int packet_ok; /* max_allowed_packet was checked against what we store */
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
+/* Unlike util_sleep_ms, a signal ends the wait: SIGTERM sets *o->stop and the loop
+ * looks at it at once instead of after up to a second. */
+static void nap_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
@@ -93,7 +87,7 @@ static void db_failed(struct disp *d, const char *step)
 {
 	log_kv("warn", "db_error", "step", step, "error", db_error(d->db), "retry", "yes",
 	       (char *)NULL);
-	if (db_conn_lost(d->db) || db_errno(d->db) >= 2000) {
+	if (db_gone(d->db)) {
 		db_close(d->db);
 		d->db = NULL;
 	}
@@ -212,7 +206,7 @@ static int all_done(struct disp *d)
 int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 {
 	struct disp d = { .cfg = cfg, .o = o };
-	double deadline = now_ms() + (double)o->max_seconds * 1e3, next_recover = 0;
+	double deadline = util_mono_ms() + (double)o->max_seconds * 1e3, next_recover = 0;
 	int queue_empty = 0;
 
 	if (prof_digest(cfg, d.digest) < 0)
@@ -224,8 +218,8 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		int started = 0;
 
 		if (db_ready(&d) < 0) {
-			sleep_ms(1000);
-			if (o->once && now_ms() > deadline)
+			nap_ms(1000);
+			if (o->once && util_mono_ms() > deadline)
 				break;
 			continue;
 		}
@@ -237,12 +231,12 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			}
 			if (c < 0) {
 				db_failed(&d, "packet_check");
-				sleep_ms(1000);
+				nap_ms(1000);
 				continue;
 			}
 			d.packet_ok = 1;
 		}
-		if (now_ms() >= next_recover) {
+		if (util_mono_ms() >= next_recover) {
 			int n = store_recover_lost(d.db);
 			if (n < 0)
 				db_failed(&d, "recover_lost");
@@ -251,7 +245,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 				snprintf(c, sizeof c, "%d", n);
 				log_kv("warn", "jobs_lost", "count", c, (char *)NULL);
 			}
-			next_recover = now_ms() + RECOVER_EVERY_MS;
+			next_recover = util_mono_ms() + RECOVER_EVERY_MS;
 		}
 		if (d.db && (started = fill_slots(&d)) < 0) {
 			db_failed(&d, "claim");
@@ -259,17 +253,17 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		}
 		if (o->once) {
 			queue_empty = d.drained && d.db != NULL;
-			if (queue_empty || now_ms() > deadline)
+			if (queue_empty || util_mono_ms() > deadline)
 				break;
 		}
 		if (started == 0)
-			sleep_ms((long)cfg->runner_poll_ms);
+			nap_ms((long)cfg->runner_poll_ms);
 	}
 	if (o->once) {
 		while (!*o->stop && !all_done(&d)) {
 			if (d.db && store_recover_lost(d.db) < 0)
 				db_failed(&d, "recover_lost");
-			sleep_ms(100);
+			nap_ms(100);
 		}
 	}
 	free(d.launched);

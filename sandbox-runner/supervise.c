@@ -38,6 +38,8 @@
 #include "sandbox.h"
 #include "scfilter.h"
 #include "store.h"
+#include "strbuf.h"
+#include "util.h"
 #include "workspace.h"
 
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
@@ -72,26 +74,10 @@ struct sup {
 	const char *cleanup_status;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void mark(const struct sup *s, const char *step)
 {
 	if (s->probe)
 		s->probe->mark(s->probe->ctx, step);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
 }
 
 static void diag(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -136,7 +122,7 @@ static int db_ready(struct sup *s)
 
 static void db_drop_if_lost(struct sup *s)
 {
-	if (s->db && (db_conn_lost(s->db) || db_errno(s->db) >= 2000)) {
+	if (s->db && db_gone(s->db)) {
 		db_close(s->db);
 		s->db = NULL;
 	}
@@ -397,7 +383,7 @@ static int start(struct sup *s, struct fds *f)
 			free(cmd);
 			return setup_fail(s, STAGE_SANDBOX, "sandbox start failed", err);
 		}
-		sleep_ms(retry_delay_ms(200, 400, attempt));
+		util_sleep_ms(retry_delay_ms(200, 400, attempt));
 	}
 	free(cmd);
 	mark(s, "sb_spawn");
@@ -488,7 +474,7 @@ static void settle_status(struct sup *s, int wst);
 static void run_loop(struct sup *s, struct fds *f)
 {
 	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3;
-	double next_hb = now_ms() + HEARTBEAT_MS, next_cg = 0;
+	double next_hb = util_mono_ms() + HEARTBEAT_MS, next_cg = 0;
 	size_t in_off = 0;
 	int exited = 0, wst = 0;
 	/* bwrap's exit wakes poll at once (a pidfd), instead of at the next tick. */
@@ -509,7 +495,7 @@ static void run_loop(struct sup *s, struct fds *f)
 			kill_job(s);
 			mark(s, "kill_after_exit");
 		}
-		now = now_ms();
+		now = util_mono_ms();
 		if (!exited && now >= deadline)
 			stop(s, STOP_WALL);
 		if (!exited && now >= next_cg) {
@@ -518,7 +504,7 @@ static void run_loop(struct sup *s, struct fds *f)
 		}
 		if (!exited && now >= next_hb) {
 			heartbeat(s);
-			next_hb = now_ms() + HEARTBEAT_MS;
+			next_hb = util_mono_ms() + HEARTBEAT_MS;
 		}
 		if (exited && now >= deadline + 5000)
 			break; /* pipes held open by something unkillable: give up on them */
@@ -561,18 +547,18 @@ static void collect(struct sup *s, struct artifact **arts, size_t *n)
 	struct artifact_caps caps = { s->cfg->runner_max_artifact_files,
 				      s->cfg->runner_max_artifact_bytes,
 				      s->cfg->runner_max_artifacts_bytes };
-	char notes[2048];
+	struct strbuf notes = STRBUF_INIT;
 
 	*arts = NULL;
 	*n = 0;
 	if (s->job.artifacts_dir == NULL || s->wsfd < 0)
 		return;
-	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, notes, sizeof notes) < 0) {
+	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, &notes) < 0)
 		diag(s, "artifacts could not be collected");
-		return;
-	}
-	for (char *line = strtok(notes, "\n"); line; line = strtok(NULL, "\n"))
-		diag(s, "%s", line);
+	else
+		for (char *line = strtok(notes.buf, "\n"); line; line = strtok(NULL, "\n"))
+			diag(s, "%s", line);
+	sb_release(&notes);
 }
 
 static void cleanup(struct sup *s)
@@ -595,7 +581,7 @@ static void cleanup(struct sup *s)
 		if (r < 0)
 			break;
 		if (r == 0)
-			sleep_ms(10);
+			util_sleep_ms(10);
 	}
 	if (s->wsfd >= 0)
 		close(s->wsfd);
@@ -636,7 +622,7 @@ static void store_result(struct sup *s, struct job_result *r)
 		}
 		log_attempt(s, "store_result", attempt, 0, "db", 1);
 		db_drop_if_lost(s);
-		sleep_ms(retry_delay_ms(100, 10000, attempt));
+		util_sleep_ms(retry_delay_ms(100, 10000, attempt));
 	}
 }
 
@@ -670,7 +656,7 @@ static void finish(struct sup *s, struct artifact *arts, size_t narts)
 	r.err = s->err.data, r.err_len = s->err.len, r.err_trunc = s->err.trunc;
 	r.diagnostics = s->diag;
 	r.failure = fail;
-	r.wall_ms = s->pid > 0 ? (long long)(now_ms() - s->t0) : -1;
+	r.wall_ms = s->pid > 0 ? (long long)(util_mono_ms() - s->t0) : -1;
 	r.cpu_ms = u.cpu_ns >= 0 ? u.cpu_ns / 1000000
 		   : s->pid > 0 ? (long long)(s->ru.ru_utime.tv_sec + s->ru.ru_stime.tv_sec) * 1000 +
 					  (s->ru.ru_utime.tv_usec + s->ru.ru_stime.tv_usec) / 1000
@@ -695,7 +681,7 @@ static int load_job(struct sup *s, const char *id)
 		log_attempt(s, "load_job", attempt, 10, "db", attempt < 10);
 		if (s->db)
 			db_drop_if_lost(s);
-		sleep_ms(retry_delay_ms(200, 5000, attempt));
+		util_sleep_ms(retry_delay_ms(200, 5000, attempt));
 	}
 	return -1;
 }
@@ -716,7 +702,7 @@ static void sup_init(struct sup *s, const struct cfg *cfg, int slot)
 
 static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *narts)
 {
-	s->t0 = now_ms();
+	s->t0 = util_mono_ms();
 	run_loop(s, f);
 	if (s->cg_on)
 		cg_read(&s->cg, &s->usage);

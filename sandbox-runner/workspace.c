@@ -14,6 +14,7 @@
 
 #include "artname.h"
 #include "sha256.h"
+#include "strbuf.h"
 
 #define MAX_DEPTH 32
 
@@ -166,37 +167,40 @@ struct collect {
 	struct artifact *a;
 	size_t n, cap;
 	long long total;
-	char *notes;
-	size_t noteslen;
+	struct strbuf *notes;
 	/* names that are never collected nor shown: counted, one line per kind */
 	size_t n_control, n_backslash, n_long, n_unlisted;
 };
 
-/* Room kept at the end of notes for the summary lines of ws_collect. */
+/* The notes are diagnostics: bounded, so a job with many odd entries cannot fill
+ * its result with them. Room is kept at the end for the summary lines. */
+#define NOTES_MAX 2047
 #define NOTES_RESERVE 320
 
 /* Appends one whole line, or counts it as unlisted when it does not fit. */
 static void add_line(struct collect *c, const char *line, size_t reserve)
 {
-	size_t used = strlen(c->notes), n = strlen(line);
+	size_t n = strlen(line);
 
-	if (used + n + 2 + reserve > c->noteslen) {
+	if (c->notes->len + n + 1 + reserve > NOTES_MAX) {
 		c->n_unlisted++;
 		return;
 	}
-	memcpy(c->notes + used, line, n);
-	memcpy(c->notes + used + n, "\n", 2);
+	sb_add(c->notes, line, n);
+	sb_add(c->notes, "\n", 1);
 }
 
 /* One line per skipped entry: "artifact PATH skipped: WHY". PATH is the job's:
  * escaped, so that it is never taken for service text or a line of its own. */
 static void note(struct collect *c, const char *path, const char *why)
 {
-	char esc[256], line[320];
+	struct strbuf line = STRBUF_INIT;
+	char esc[256];
 
 	an_escape(esc, sizeof esc, path);
-	snprintf(line, sizeof line, "artifact %s skipped: %s", esc, why);
-	add_line(c, line, NOTES_RESERVE);
+	sb_addf(&line, "artifact %s skipped: %s", esc, why);
+	add_line(c, line.buf, NOTES_RESERVE);
+	sb_release(&line);
 }
 
 static void note_dir(struct collect *c, const char *dir, const char *why)
@@ -204,34 +208,39 @@ static void note_dir(struct collect *c, const char *dir, const char *why)
 	char esc[256];
 
 	an_escape(esc, sizeof esc, dir);
-	snprintf(c->notes, c->noteslen, "artifacts directory %s: %s\n", esc, why);
+	sb_reset(c->notes);
+	sb_addf(c->notes, "artifacts directory %s: %s\n", esc, why);
 }
 
 static void summary(struct collect *c)
 {
-	char line[160];
+	struct strbuf line = STRBUF_INIT;
 
 	if (c->n_control) {
-		snprintf(line, sizeof line, "artifacts skipped: %zu name%s with control characters "
-			 "or invalid UTF-8", c->n_control, c->n_control == 1 ? "" : "s");
-		add_line(c, line, 0);
+		sb_addf(&line, "artifacts skipped: %zu name%s with control characters or invalid "
+			"UTF-8", c->n_control, c->n_control == 1 ? "" : "s");
+		add_line(c, line.buf, 0);
+		sb_reset(&line);
 	}
 	if (c->n_backslash) {
-		snprintf(line, sizeof line, "artifacts skipped: %zu name%s with a backslash (not "
-			 "downloadable)", c->n_backslash, c->n_backslash == 1 ? "" : "s");
-		add_line(c, line, 0);
+		sb_addf(&line, "artifacts skipped: %zu name%s with a backslash (not downloadable)",
+			c->n_backslash, c->n_backslash == 1 ? "" : "s");
+		add_line(c, line.buf, 0);
+		sb_reset(&line);
 	}
 	if (c->n_long) {
-		snprintf(line, sizeof line, "artifacts skipped: %zu path%s longer than %d bytes "
-			 "(or %d bytes percent-encoded)", c->n_long, c->n_long == 1 ? "" : "s",
-			 AN_PATH_MAX, AN_URL_PATH_MAX);
-		add_line(c, line, 0);
+		sb_addf(&line, "artifacts skipped: %zu path%s longer than %d bytes (or %d bytes "
+			"percent-encoded)", c->n_long, c->n_long == 1 ? "" : "s", AN_PATH_MAX,
+			AN_URL_PATH_MAX);
+		add_line(c, line.buf, 0);
+		sb_reset(&line);
 	}
 	if (c->n_unlisted) {
-		snprintf(line, sizeof line, "artifacts: %zu more skipped entr%s not listed",
-			 c->n_unlisted, c->n_unlisted == 1 ? "y" : "ies");
-		add_line(c, line, 0);
+		sb_addf(&line, "artifacts: %zu more skipped entr%s not listed", c->n_unlisted,
+			c->n_unlisted == 1 ? "y" : "ies");
+		add_line(c, line.buf, 0);
 	}
+	sb_release(&line);
 }
 
 /* A name the API could not list or serve, or that could pass for service text,
@@ -405,17 +414,17 @@ static int open_beneath(int wsfd, const char *dir)
 }
 
 int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
-	       struct artifact **out, size_t *n, char *notes, size_t noteslen)
+	       struct artifact **out, size_t *n, struct strbuf *notes)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-	struct collect c = { .caps = caps, .notes = notes, .noteslen = noteslen };
+	struct collect c = { .caps = caps, .notes = notes };
 	int fd, rc;
 
 	*out = NULL;
 	*n = 0;
-	notes[0] = '\0';
+	sb_reset(notes);
 	fd = (int)syscall(SYS_openat2, wsfd, dir, &how, sizeof how);
 	if (fd < 0 && errno == ENOSYS)
 		fd = open_beneath(wsfd, dir);

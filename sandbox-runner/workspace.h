@@ -14,6 +14,8 @@ struct artifact {
 	char sha256[65];
 };
 
+struct strbuf;
+
 struct artifact_caps {
 	long long max_files, max_file_bytes, max_total_bytes;
 };
@@ -33,7 +35,7 @@ int ws_mkdirs(int wsfd, const char *rel, uid_t uid, char *err, size_t errlen);
  * characters, invalid UTF-8, backslashes, too long) are never collected nor shown:
  * one line per kind gives their count. */
 int ws_collect(int wsfd, const char *dir, const struct artifact_caps *caps,
-	       struct artifact **out, size_t *n, char *notes, size_t noteslen);
+	       struct artifact **out, size_t *n, struct strbuf *notes);
 void ws_free_artifacts(struct artifact *a, size_t n);
 /* Unmounts (lazily) and removes the workspace directory: 0 or -1. */
 int ws_destroy(const char *path);
