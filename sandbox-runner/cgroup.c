@@ -90,18 +90,23 @@ static long long read_ll(const char *dir, const char *file)
 	return strtoll(buf, NULL, 10);
 }
 
-/* "key value" lines (memory.events, cpu.stat, pids.events, memory.oom_control). */
-static long long read_key(const char *dir, const char *file, const char *key)
+long long cg_key(const char *text, const char *key)
 {
-	char buf[4096], *p;
 	size_t k = strlen(key);
 
-	if (read_file(dir, file, buf, sizeof buf) < 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
 		if (strncmp(p, key, k) == 0 && p[k] == ' ')
 			return strtoll(p + k + 1, NULL, 10);
 	return -1;
+}
+
+static long long read_key(const char *dir, const char *file, const char *key)
+{
+	char buf[4096];
+
+	if (read_file(dir, file, buf, sizeof buf) < 0)
+		return -1;
+	return cg_key(buf, key);
 }
 
 int cg_detect(void)

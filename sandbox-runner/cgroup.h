@@ -34,5 +34,8 @@ void cg_read(const struct cg *g, struct cg_usage *u);
 /* Kill, then remove the directories: 0, or -1 if anything is left. */
 int cg_destroy(struct cg *g);
 const char *cg_describe(const struct cg *g);
+/* The value of key in "key value" lines (memory.events, pids.events, cpu.stat,
+ * memory.stat, memory.oom_control), or -1 if absent. Pure. */
+long long cg_key(const char *text, const char *key);
 
 #endif

@@ -10,17 +10,17 @@
 #include <unistd.h>
 
 #include "joblimits.h"
+#include "sandbox.h"
 #include "scfilter.h"
 #include "sha256.h"
+#include "strbuf.h"
 
 /* "@etc" is runner_state_dir/etc, "@ws" the job's workspace, "@tmp" a tmpfs of
  * runner_tmp_mb. Nothing else from the host is visible: no /home, /root, /var,
  * /run, /sys, no DB socket, no runner config. "@etc" is bound from a fresh tmpfs
  * that sb_spawn mounts over it in the child's own mount namespace (prof_write_etc):
  * a bind from the host's disk would show its host path in /proc/self/mountinfo. */
-static const struct mnt {
-	const char *op, *src, *dst;
-} mounts[] = {
+static const struct prof_mount mounts[] = {
 	{ "--ro-bind", "/usr", "/usr" },
 	{ "--symlink", "usr/bin", "/bin" },
 	{ "--symlink", "usr/sbin", "/sbin" },
@@ -47,10 +47,7 @@ static const struct mnt {
  * read-only.) A path the kernel lacks is skipped, or bwrap would fail: the check is
  * made on the host's procfs, which shows the same kernel's entries as the job's
  * and which no job can add to or remove from; only ENOENT counts as absent. */
-static const struct mask {
-	const char *path;
-	int dir;
-} masks[] = {
+static const struct prof_mask masks[] = {
 	{ "/proc/acpi", 1 },         { "/proc/asound", 1 },       { "/proc/scsi", 1 },
 	{ "/proc/config.gz", 0 },    { "/proc/kcore", 0 },        { "/proc/keys", 0 },
 	{ "/proc/key-users", 0 },    { "/proc/kallsyms", 0 },     { "/proc/latency_stats", 0 },
@@ -72,6 +69,36 @@ static const char *const env_defaults[][2] = {
 	{ "SHELL", "/bin/sh" },
 };
 
+/* SIGXCPU at the cpu limit, SIGKILL one second later. NPROC is per uid, and the uid
+ * is the slot's own: bwrap's two helpers + the job (+2 for a network job:
+ * slirp4netns runs as the slot uid too). Without a memory cgroup, address space is
+ * the only memory bound. */
+static const struct prof_rlimit rlimits[] = {
+	{ RLIMIT_CPU, "cpu", LIM_CPU_SECONDS, 0, 0, 1, 0, 0 },
+	{ RLIMIT_FSIZE, "fsize", LIM_DISK_MB, 20, 0, 0, 0, 0 },
+	{ RLIMIT_NOFILE, "nofile", -1, 0, 1024, 1024, 0, 0 },
+	{ RLIMIT_CORE, "core", -1, 0, 0, 0, 0, 0 },
+	{ RLIMIT_NPROC, "nproc", LIM_PIDS, 0, 4, 4, 2, 1 },
+	{ RLIMIT_AS, "as", LIM_MEMORY_MB, 20, 0, 0, 0, 1 },
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+const struct prof_tables prof_default = {
+	ns_opts, N(ns_opts), SANDBOX_UID, mounts, N(mounts), masks, N(masks),
+	env_defaults, N(env_defaults), rlimits, N(rlimits), sc_rules,
+};
+
+void prof_rlimit_value(const struct prof_rlimit *r, const long long *limits, int network,
+		       rlim_t *soft, rlim_t *hard)
+{
+	long long base = r->lim < 0 ? 0 : limits[r->lim] << r->shift;
+	long long net = network ? r->net_add : 0;
+
+	*soft = (rlim_t)(base + r->soft_add + net);
+	*hard = (rlim_t)(base + r->hard_add + net);
+}
+
 static const char *const etc_files[][2] = {
 	{ "passwd", "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
 		    "sandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n"
@@ -87,76 +114,6 @@ static const char *const etc_files[][2] = {
 /* A network job's /etc/resolv.conf: slirp4netns forwards 10.0.2.3 to the host's
  * resolver. */
 static const char net_resolv[] = "nameserver 10.0.2.3\n";
-
-static void print_masks(FILE *f)
-{
-	for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
-		fprintf(f, "mask %s: %s (skipped where the kernel lacks it)\n", masks[i].path,
-			masks[i].dir ? "--tmpfs, --remount-ro" : "--ro-bind /dev/null");
-}
-
-void prof_print(FILE *f, const struct cfg *cfg)
-{
-	fprintf(f, "# sandbox profile (compiled in)\n");
-	fprintf(f, "runner uid: unprivileged per slot, host uid %lld + slot; in sandbox %d\n",
-		cfg->runner_uid_base, SANDBOX_UID);
-	for (size_t i = 0; i < sizeof ns_opts / sizeof ns_opts[0]; i++)
-		fprintf(f, "namespace-option %s\n", ns_opts[i]);
-	fprintf(f, "network: own empty network namespace (loopback only); never --share-net\n");
-	fprintf(f, "network (key permits it, job asks): same namespace plus slirp4netns (%s) "
-		   "--configure --disable-host-loopback --enable-seccomp --userns-path "
-		   "--netns-type=path, run as the slot uid with no capability, no_new_privs, in "
-		   "a private read-only root (/usr, /etc/resolv.conf, its own /dev/net/tun, the "
-		   "job's namespace files); routes in the job's namespace make private, "
-		   "link-local and the host's own addresses unreachable; /etc/resolv.conf: %s",
-		cfg->slirp4netns_path, net_resolv);
-	for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
-		const char *src = mounts[i].src;
-		if (strcmp(mounts[i].op, "@masks") == 0)
-			print_masks(f);
-		else if (src && strcmp(src, "@etc") == 0)
-			fprintf(f, "mount %s <tmpfs sandbox-etc over %s/etc: synthesized files, "
-				   "read-only> %s\n", mounts[i].op, cfg->runner_state_dir,
-				mounts[i].dst);
-		else if (src && strcmp(src, "@tmp") == 0)
-			fprintf(f, "mount %s size=%lldMiB %s\n", mounts[i].op, cfg->runner_tmp_mb,
-				mounts[i].dst);
-		else if (src && strcmp(src, "@ws") == 0)
-			fprintf(f, "mount %s <workspace: tmpfs of disk_mb> %s\n", mounts[i].op,
-				mounts[i].dst);
-		else
-			fprintf(f, "mount %s %s%s%s\n", mounts[i].op, src ? src : "",
-				src ? " " : "", mounts[i].dst);
-	}
-	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
-		fprintf(f, "env %s=%s\n", env_defaults[i][0], env_defaults[i][1]);
-	fprintf(f, "env + the job's validated variables ([A-Za-z_][A-Za-z0-9_]*)\n");
-	fprintf(f, "process: setsid, rlimits CPU FSIZE NOFILE=1024 CORE=0 (+ NPROC, AS in "
-		   "rlimit-only mode), "
-		   "setresgid, setgroups(0), setresuid, PR_SET_NO_NEW_PRIVS, fds closed\n");
-	sc_print(f);
-	fprintf(f, "limits mode: %s; cgroup name: %s\n", cfg->runner_limits_mode,
-		cfg->runner_cgroup_name);
-	for (int i = 0; i < LIM_COUNT; i++)
-		fprintf(f, "limit %s default %lld max %lld\n", limit_specs[i].name,
-			cfg->limit_default[i], cfg->limit_max[i]);
-}
-
-int prof_digest(const struct cfg *cfg, char out[PROFILE_DIGEST_LEN])
-{
-	char *buf = NULL, hex[65];
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (f == NULL)
-		return -1;
-	prof_print(f, cfg);
-	fclose(f);
-	sha256_hex(buf, len, hex);
-	free(buf);
-	snprintf(out, PROFILE_DIGEST_LEN, "sha256:%s", hex);
-	return 0;
-}
 
 static int check_path(const char *p, int want_dir, char *err, size_t errlen)
 {
@@ -313,103 +270,237 @@ out:
 	return rc;
 }
 
-static int put(int fd, const char *s)
-{
-	size_t n = strlen(s) + 1;
+/* One job's side of the bwrap arguments. */
+struct prof_job {
+	const char *workspace, *cwd;
+	long long tmp_mb;
+	const json_t *env; /* NULL: none */
+	int seccomp_fd, status_fd, block_fd;
+};
 
-	return write(fd, s, n) == (ssize_t)n ? 0 : -1;
+/* Arguments are NUL-terminated strings back to back, as bwrap's --args reads them. */
+static void arg(struct strbuf *a, const char *s)
+{
+	sb_add(a, s, strlen(s) + 1);
 }
 
-static int put_masks(int fd)
+static void arg_num(struct strbuf *a, long long v)
 {
-	int rc = 0;
+	sb_addf(a, "%lld", v);
+	sb_add(a, "", 1);
+}
 
-	for (size_t i = 0; rc == 0 && i < sizeof masks / sizeof masks[0]; i++) {
+/* A path the kernel lacks is skipped, or bwrap would fail (see masks). */
+static void add_masks(struct strbuf *a, const struct prof_tables *t)
+{
+	for (size_t i = 0; i < t->n_masks; i++) {
 		struct stat st;
-		const char *p = masks[i].path;
+		const char *p = t->masks[i].path;
 
 		if (lstat(p, &st) < 0 && errno == ENOENT)
 			continue;
-		if (masks[i].dir)
-			rc = put(fd, "--tmpfs") | put(fd, p) | put(fd, "--remount-ro") | put(fd, p);
-		else
-			rc = put(fd, "--ro-bind") | put(fd, "/dev/null") | put(fd, p);
+		if (t->masks[i].dir) {
+			arg(a, "--tmpfs"), arg(a, p), arg(a, "--remount-ro"), arg(a, p);
+		} else {
+			arg(a, "--ro-bind"), arg(a, "/dev/null"), arg(a, p);
+		}
 	}
-	return rc;
 }
 
-static int put_mounts(int fd, const struct cfg *cfg, const char *workspace, long long tmp_mb)
+static void add_mounts(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
+		       const struct prof_job *j)
 {
-	char etc[CFG_PATH_MAX + 8], size[32];
-	int rc = 0;
+	for (size_t i = 0; i < t->n_mounts; i++) {
+		const struct prof_mount *m = &t->mounts[i];
 
-	snprintf(etc, sizeof etc, "%s/etc", cfg->runner_state_dir);
-	snprintf(size, sizeof size, "%lld", tmp_mb * 1024 * 1024);
-	for (size_t i = 0; rc == 0 && i < sizeof mounts / sizeof mounts[0]; i++) {
-		const char *src = mounts[i].src;
-		if (strcmp(mounts[i].op, "@masks") == 0) {
-			rc = put_masks(fd);
-			continue;
+		if (strcmp(m->op, "@masks") == 0) {
+			add_masks(a, t);
+		} else if (m->src && strcmp(m->src, "@tmp") == 0) {
+			arg(a, "--size"), arg_num(a, j->tmp_mb * 1024 * 1024);
+			arg(a, m->op), arg(a, m->dst);
+		} else {
+			arg(a, m->op);
+			if (m->src && strcmp(m->src, "@etc") == 0)
+				sb_addf(a, "%s/etc", cfg->runner_state_dir), sb_add(a, "", 1);
+			else if (m->src && strcmp(m->src, "@ws") == 0)
+				arg(a, j->workspace);
+			else if (m->src)
+				arg(a, m->src);
+			arg(a, m->dst);
 		}
-		if (src && strcmp(src, "@tmp") == 0) {
-			rc = put(fd, "--size") | put(fd, size) | put(fd, mounts[i].op) |
-			     put(fd, mounts[i].dst);
-			continue;
-		}
-		if (src && strcmp(src, "@etc") == 0)
-			src = etc;
-		else if (src && strcmp(src, "@ws") == 0)
-			src = workspace;
-		rc = put(fd, mounts[i].op);
-		if (src)
-			rc |= put(fd, src);
-		rc |= put(fd, mounts[i].dst);
 	}
-	return rc;
+}
+
+/* The whole argument list for one job: 0, or -1 when memory ran out. */
+static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
+		      const struct prof_job *j)
+{
+	const char *k;
+	json_t *v;
+
+	for (size_t i = 0; i < t->n_ns_opts; i++)
+		arg(a, t->ns_opts[i]);
+	arg(a, "--uid"), arg_num(a, t->uid), arg(a, "--gid"), arg_num(a, t->uid);
+	add_mounts(a, cfg, t, j);
+	if (j->block_fd >= 0)
+		/* network job: the command waits until slirp4netns has configured tap0
+		 * (its /etc/resolv.conf comes from prof_write_etc) */
+		arg(a, "--block-fd"), arg_num(a, j->block_fd);
+	for (size_t i = 0; i < t->n_env; i++)
+		arg(a, "--setenv"), arg(a, t->env[i][0]), arg(a, t->env[i][1]);
+	if (j->env)
+		json_object_foreach((json_t *)j->env, k, v)
+			arg(a, "--setenv"), arg(a, k), arg(a, json_string_value(v));
+	arg(a, "--chdir");
+	sb_addf(a, "/workspace%s%s", *j->cwd ? "/" : "", j->cwd);
+	sb_add(a, "", 1);
+	arg(a, "--seccomp"), arg_num(a, j->seccomp_fd);
+	arg(a, "--json-status-fd"), arg_num(a, j->status_fd);
+	return a->failed ? -1 : 0;
 }
 
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
 		    long long tmp_mb, const json_t *env, int seccomp_fd, int status_fd,
 		    int block_fd, char *err, size_t errlen)
 {
-	char num[24], dir[1200];
-	const char *k;
-	json_t *v;
-	int fd = memfd_create("sandbox-args", MFD_CLOEXEC), rc = 0;
+	const struct prof_job j = { workspace, cwd, tmp_mb, env, seccomp_fd, status_fd,
+				    block_fd };
+	struct strbuf a = STRBUF_INIT;
+	int fd = memfd_create("sandbox-args", MFD_CLOEXEC), rc;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof ns_opts / sizeof ns_opts[0]; i++)
-		rc |= put(fd, ns_opts[i]);
-	snprintf(num, sizeof num, "%d", SANDBOX_UID);
-	rc |= put(fd, "--uid") | put(fd, num) | put(fd, "--gid") | put(fd, num);
-	rc |= put_mounts(fd, cfg, workspace, tmp_mb);
-	if (block_fd >= 0) {
-		/* network job: the command waits until slirp4netns has configured tap0
-		 * (its /etc/resolv.conf comes from prof_write_etc) */
-		snprintf(num, sizeof num, "%d", block_fd);
-		rc |= put(fd, "--block-fd") | put(fd, num);
-	}
-	for (size_t i = 0; i < sizeof env_defaults / sizeof env_defaults[0]; i++)
-		rc |= put(fd, "--setenv") | put(fd, env_defaults[i][0]) | put(fd, env_defaults[i][1]);
 	/* The job's env travels in this memfd, never on a command line: values are
 	 * secrets and /proc/PID/cmdline is world-readable. */
-	json_object_foreach((json_t *)env, k, v)
-		rc |= put(fd, "--setenv") | put(fd, k) | put(fd, json_string_value(v));
-	snprintf(dir, sizeof dir, "/workspace%s%s", *cwd ? "/" : "", cwd);
-	rc |= put(fd, "--chdir") | put(fd, dir);
-	snprintf(num, sizeof num, "%d", seccomp_fd);
-	rc |= put(fd, "--seccomp") | put(fd, num);
-	snprintf(num, sizeof num, "%d", status_fd);
-	rc |= put(fd, "--json-status-fd") | put(fd, num);
+	rc = build_args(&a, cfg, &prof_default, &j);
+	if (rc == 0 && write(fd, a.buf, a.len) != (ssize_t)a.len)
+		rc = -1;
+	explicit_bzero(a.buf, a.len); /* env values */
+	sb_release(&a);
 	if (rc != 0 || lseek(fd, 0, SEEK_SET) < 0) {
-		snprintf(err, errlen, "writing bwrap arguments: %s", strerror(errno));
+		snprintf(err, errlen, "writing bwrap arguments: %s",
+			 rc != 0 && errno == 0 ? "out of memory" : strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static void print_mounts(FILE *f, const struct cfg *cfg, const struct prof_tables *t)
+{
+	for (size_t i = 0; i < t->n_mounts; i++) {
+		const struct prof_mount *m = &t->mounts[i];
+		const char *src = m->src;
+
+		if (strcmp(m->op, "@masks") == 0)
+			for (size_t k = 0; k < t->n_masks; k++)
+				fprintf(f, "mask %s: %s (skipped where the kernel lacks it)\n",
+					t->masks[k].path,
+					t->masks[k].dir ? "--tmpfs, --remount-ro" : "--ro-bind /dev/null");
+		else if (src && strcmp(src, "@etc") == 0)
+			fprintf(f, "mount %s <tmpfs sandbox-etc over %s/etc: synthesized files, "
+				   "read-only> %s\n", m->op, cfg->runner_state_dir, m->dst);
+		else if (src && strcmp(src, "@tmp") == 0)
+			fprintf(f, "mount %s size=%lldMiB %s\n", m->op, cfg->runner_tmp_mb, m->dst);
+		else if (src && strcmp(src, "@ws") == 0)
+			fprintf(f, "mount %s <workspace: tmpfs of disk_mb> %s\n", m->op, m->dst);
+		else
+			fprintf(f, "mount %s %s%s%s\n", m->op, src ? src : "", src ? " " : "",
+				m->dst);
+	}
+}
+
+static void print_rlimits(FILE *f, const struct prof_tables *t)
+{
+	for (size_t i = 0; i < t->n_rlimits; i++) {
+		const struct prof_rlimit *r = &t->rlimits[i];
+		const char *lim = r->lim >= 0 ? limit_specs[r->lim].name : "0";
+
+		fprintf(f, "rlimit %s soft (%s << %u) + %lld hard (%s << %u) + %lld, network + "
+			   "%lld%s\n", r->name, lim, r->shift, r->soft_add, lim, r->shift,
+			r->hard_add, r->net_add, r->only_without_cgroup ? " (rlimit-only mode)" : "");
+	}
+}
+
+/* The arguments a job gets, with its own parts as placeholders. */
+static void print_args(FILE *f, const struct cfg *cfg, const struct prof_tables *t,
+		       int network)
+{
+	const struct prof_job j = { "<workspace>", "", cfg->runner_tmp_mb, NULL, SB_FD_SECCOMP,
+				    SB_FD_STATUS, network ? SB_FD_BLOCK : -1 };
+	struct strbuf a = STRBUF_INIT;
+
+	fprintf(f, "bwrap-args%s (cwd \"\", no job env):", network ? " network" : "");
+	if (build_args(&a, cfg, t, &j) < 0)
+		fprintf(f, " <out of memory>");
+	for (size_t off = 0; off < a.len; off += strlen(a.buf + off) + 1)
+		fprintf(f, " %s", a.buf + off);
+	fprintf(f, "\n");
+	sb_release(&a);
+}
+
+void prof_print_tables(FILE *f, const struct cfg *cfg, const struct prof_tables *t)
+{
+	fprintf(f, "# sandbox profile (compiled in)\n");
+	fprintf(f, "runner uid: unprivileged per slot, host uid %lld + slot; in sandbox %d\n",
+		cfg->runner_uid_base, t->uid);
+	for (size_t i = 0; i < t->n_ns_opts; i++)
+		fprintf(f, "namespace-option %s\n", t->ns_opts[i]);
+	fprintf(f, "network: own empty network namespace (loopback only); never --share-net\n");
+	fprintf(f, "network (key permits it, job asks): same namespace plus slirp4netns (%s) "
+		   "--configure --disable-host-loopback --enable-seccomp --userns-path "
+		   "--netns-type=path, run as the slot uid with no capability, no_new_privs, in "
+		   "a private read-only root (/usr, /etc/resolv.conf, its own /dev/net/tun, the "
+		   "job's namespace files); routes in the job's namespace make private, "
+		   "link-local and the host's own addresses unreachable; /etc/resolv.conf: %s",
+		cfg->slirp4netns_path, net_resolv);
+	print_mounts(f, cfg, t);
+	for (size_t i = 0; i < t->n_env; i++)
+		fprintf(f, "env %s=%s\n", t->env[i][0], t->env[i][1]);
+	fprintf(f, "env + the job's validated variables ([A-Za-z_][A-Za-z0-9_]*)\n");
+	fprintf(f, "process: setsid, rlimits (below), setresgid, setgroups(0), setresuid, "
+		   "PR_SET_NO_NEW_PRIVS, fds closed\n");
+	print_rlimits(f, t);
+	sc_print(f, t->seccomp);
+	fprintf(f, "limits mode: %s; cgroup name: %s\n", cfg->runner_limits_mode,
+		cfg->runner_cgroup_name);
+	for (int i = 0; i < LIM_COUNT; i++)
+		fprintf(f, "limit %s default %lld max %lld\n", limit_specs[i].name,
+			cfg->limit_default[i], cfg->limit_max[i]);
+	print_args(f, cfg, t, 0);
+	print_args(f, cfg, t, 1);
+}
+
+void prof_print(FILE *f, const struct cfg *cfg)
+{
+	prof_print_tables(f, cfg, &prof_default);
+}
+
+int prof_digest_tables(const struct cfg *cfg, const struct prof_tables *t,
+		       char out[PROFILE_DIGEST_LEN])
+{
+	char *buf = NULL, hex[65];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return -1;
+	prof_print_tables(f, cfg, t);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -1;
+	}
+	sha256_hex(buf, len, hex);
+	free(buf);
+	snprintf(out, PROFILE_DIGEST_LEN, "sha256:%s", hex);
+	return 0;
+}
+
+int prof_digest(const struct cfg *cfg, char out[PROFILE_DIGEST_LEN])
+{
+	return prof_digest_tables(cfg, &prof_default, out);
 }
 
 /* Plain writes into the fresh tmpfs of the child's own mount namespace: nothing else

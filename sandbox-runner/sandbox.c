@@ -39,35 +39,22 @@ static void __attribute__((noreturn)) child_fail(const char *step)
 	_exit(126);
 }
 
+/* The profile's rlimit table (profile.c): the same rows --print-profile shows. */
 static void set_rlimits(const struct sb_spawn *s)
 {
-	const long long *l = s->limits;
-	const rlim_t net = s->block_fd >= 0 ? 2 : 0;
-	struct {
-		int res;
-		rlim_t soft, hard;
-		const char *name;
-	} r[] = {
-		/* SIGXCPU at the limit, SIGKILL one second later. */
-		{ RLIMIT_CPU, (rlim_t)l[LIM_CPU_SECONDS], (rlim_t)l[LIM_CPU_SECONDS] + 1, "cpu" },
-		{ RLIMIT_FSIZE, (rlim_t)l[LIM_DISK_MB] << 20, (rlim_t)l[LIM_DISK_MB] << 20, "fsize" },
-		{ RLIMIT_NOFILE, 1024, 1024, "nofile" },
-		{ RLIMIT_CORE, 0, 0, "core" },
-		/* Only without a cgroup (the last two): with one, pids.max and memory.max
-		 * are the limits, and they are the ones whose hits we can see and report. */
-		/* Per uid, and the uid is the slot's own: bwrap's two helpers + the job. */
-		/* (+2 for a network job: slirp4netns runs as the slot uid too) */
-		{ RLIMIT_NPROC, (rlim_t)l[LIM_PIDS] + 4 + net, (rlim_t)l[LIM_PIDS] + 4 + net,
-		  "nproc" },
-		/* Without a memory cgroup, address space is the only memory bound. */
-		{ RLIMIT_AS, (rlim_t)l[LIM_MEMORY_MB] << 20, (rlim_t)l[LIM_MEMORY_MB] << 20, "as" },
-	};
-	size_t n = sizeof r / sizeof r[0] - (s->cg ? 2 : 0);
+	const struct prof_tables *t = &prof_default;
 
-	for (size_t i = 0; i < n; i++) {
-		struct rlimit rl = { r[i].soft, r[i].hard };
-		if (setrlimit(r[i].res, &rl) < 0)
-			child_fail(r[i].name);
+	for (size_t i = 0; i < t->n_rlimits; i++) {
+		const struct prof_rlimit *r = &t->rlimits[i];
+		struct rlimit rl;
+
+		/* with a cgroup, pids.max and memory.max are the limits, and they are the
+		 * ones whose hits we can see and report */
+		if (s->cg && r->only_without_cgroup)
+			continue;
+		prof_rlimit_value(r, s->limits, s->block_fd >= 0, &rl.rlim_cur, &rl.rlim_max);
+		if (setrlimit(r->res, &rl) < 0)
+			child_fail(r->name);
 	}
 }
 

@@ -15,96 +15,81 @@
 #define AF_VSOCK 40
 #endif
 
-/* Whole syscalls refused with EPERM: each one is a way out of the sandbox or into
- * the kernel's less-trodden paths (see DESIGN.md section 6, flatpak and docker). */
-static const char *const denied[] = {
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-	"mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
-	"fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
-	"unshare", "setns",
-	"keyctl", "add_key", "request_key",
-	"bpf", "perf_event_open", "userfaultfd",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"syslog", "uselib", "acct", "quotactl", "quotactl_fd", "personality",
-	"swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime",
-	"adjtimex", "lookup_dcookie", "vhangup", "name_to_handle_at", "open_by_handle_at",
-	"iopl", "ioperm", "mbind", "set_mempolicy", "migrate_pages", "move_pages",
-	"fanotify_init", "nfsservctl",
+#define DENY(name) { name, EPERM, -1, 0, 0, NULL }
+/* Any namespace flag on clone: "flags & NS != 0" is not one rule, so one per flag. */
+#define NS_FLAG(f) { "clone", EPERM, 0, f, f, #f " (namespaces)" }
+#define ARG_EQ(name, err, arg, val) { name, err, arg, 0xFFFFFFFFu, val, #val }
+
+/* Each rule is a way out of the sandbox or into the kernel's less-trodden paths (see
+ * DESIGN.md section 6, flatpak and docker). Arguments compared as 32 bits (masked):
+ * the upper half of a register is not the kernel's business for these. */
+const struct sc_rule sc_rules[] = {
+	DENY("ptrace"), DENY("process_vm_readv"), DENY("process_vm_writev"), DENY("kcmp"),
+	DENY("pidfd_getfd"),
+	DENY("mount"), DENY("umount"), DENY("umount2"), DENY("pivot_root"), DENY("chroot"),
+	DENY("move_mount"), DENY("open_tree"), DENY("fsopen"), DENY("fsconfig"),
+	DENY("fsmount"), DENY("fspick"), DENY("mount_setattr"),
+	DENY("unshare"), DENY("setns"),
+	DENY("keyctl"), DENY("add_key"), DENY("request_key"),
+	DENY("bpf"), DENY("perf_event_open"), DENY("userfaultfd"),
+	DENY("io_uring_setup"), DENY("io_uring_enter"), DENY("io_uring_register"),
+	DENY("kexec_load"), DENY("kexec_file_load"), DENY("init_module"), DENY("finit_module"),
+	DENY("delete_module"),
+	DENY("syslog"), DENY("uselib"), DENY("acct"), DENY("quotactl"), DENY("quotactl_fd"),
+	DENY("personality"),
+	DENY("swapon"), DENY("swapoff"), DENY("reboot"), DENY("settimeofday"),
+	DENY("clock_settime"), DENY("clock_adjtime"),
+	DENY("adjtimex"), DENY("lookup_dcookie"), DENY("vhangup"), DENY("name_to_handle_at"),
+	DENY("open_by_handle_at"),
+	DENY("iopl"), DENY("ioperm"), DENY("mbind"), DENY("set_mempolicy"), DENY("migrate_pages"),
+	DENY("move_pages"),
+	DENY("fanotify_init"), DENY("nfsservctl"),
+	NS_FLAG(CLONE_NEWNS), NS_FLAG(CLONE_NEWUTS), NS_FLAG(CLONE_NEWIPC),
+	NS_FLAG(CLONE_NEWUSER), NS_FLAG(CLONE_NEWPID), NS_FLAG(CLONE_NEWNET),
+	NS_FLAG(CLONE_NEWCGROUP),
+	/* clone3 hides its flags in memory: refused outright, glibc falls back to clone */
+	{ "clone3", ENOSYS, -1, 0, 0, "flags unreadable; libc falls back to clone" },
+	ARG_EQ("ioctl", EPERM, 1, TIOCSTI),
+	ARG_EQ("ioctl", EPERM, 1, TIOCLINUX),
+	ARG_EQ("socket", EAFNOSUPPORT, 0, AF_VSOCK),
+	ARG_EQ("socketpair", EAFNOSUPPORT, 0, AF_VSOCK),
+	{ NULL, 0, 0, 0, 0, NULL },
 };
 
-#define NS_FLAGS                                                                       \
-	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |        \
-	 CLONE_NEWNET | CLONE_NEWCGROUP)
-
-void sc_print(FILE *f)
+void sc_print(FILE *f, const struct sc_rule *r)
 {
 	fprintf(f, "seccomp default allow\n");
 	fprintf(f, "seccomp arch native only; other arches (x32, i386): kill process\n");
-	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
-		fprintf(f, "seccomp deny %s EPERM\n", denied[i]);
-	fprintf(f, "seccomp deny clone with flags & 0x%x (namespaces) EPERM\n", NS_FLAGS);
-	fprintf(f, "seccomp deny clone3 ENOSYS (flags unreadable; libc falls back to clone)\n");
-	fprintf(f, "seccomp deny ioctl TIOCSTI EPERM\n");
-	fprintf(f, "seccomp deny ioctl TIOCLINUX EPERM\n");
-	fprintf(f, "seccomp deny socket AF_VSOCK EAFNOSUPPORT\n");
-	fprintf(f, "seccomp deny socketpair AF_VSOCK EAFNOSUPPORT\n");
+	for (size_t i = 0; r[i].syscall; i++) {
+		const char *e = strerrorname_np(r[i].err);
+
+		if (r[i].arg < 0)
+			fprintf(f, "seccomp deny %s %s%s%s%s\n", r[i].syscall, e ? e : "?",
+				r[i].why ? " (" : "", r[i].why ? r[i].why : "", r[i].why ? ")" : "");
+		else
+			fprintf(f, "seccomp deny %s arg%d & 0x%llx == 0x%llx (%s) %s\n",
+				r[i].syscall, r[i].arg, (unsigned long long)r[i].mask,
+				(unsigned long long)r[i].val, r[i].why ? r[i].why : "",
+				e ? e : "?");
+	}
 }
 
 static int add_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
-	int rc;
+	for (const struct sc_rule *r = sc_rules; r->syscall; r++) {
+		int nr = seccomp_syscall_resolve_name(r->syscall), rc;
 
-	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
-		int nr = seccomp_syscall_resolve_name(denied[i]);
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* unknown to this libseccomp: absent on this arch */
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-		if (rc < 0) {
-			snprintf(err, errlen, "seccomp rule %s: %s", denied[i], strerror(-rc));
-			return -1;
+		if (r->arg < 0) {
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 0);
+		} else {
+			struct scmp_arg_cmp cmp = { (unsigned)r->arg, SCMP_CMP_MASKED_EQ, r->mask,
+						    r->val };
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(r->err), nr, 1, &cmp);
 		}
-	}
-	/* "flags & NS_FLAGS != 0" is not expressible in one rule: one per flag. */
-	static const uint64_t ns[] = { CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
-				       CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP };
-	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				      SCMP_A0(SCMP_CMP_MASKED_EQ, ns[i], ns[i]));
 		if (rc < 0) {
-			snprintf(err, errlen, "seccomp rule clone: %s", strerror(-rc));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int add_arg_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
-{
-	struct {
-		int nr;
-		int action;
-		unsigned arg;
-		uint64_t mask, val;
-		enum scmp_compare op;
-		const char *what;
-	} rules[] = {
-		{ SCMP_SYS(ioctl), SCMP_ACT_ERRNO(EPERM), 1, 0xFFFFFFFFu, TIOCSTI,
-		  SCMP_CMP_MASKED_EQ, "ioctl TIOCSTI" },
-		{ SCMP_SYS(ioctl), SCMP_ACT_ERRNO(EPERM), 1, 0xFFFFFFFFu, TIOCLINUX,
-		  SCMP_CMP_MASKED_EQ, "ioctl TIOCLINUX" },
-		{ SCMP_SYS(socket), SCMP_ACT_ERRNO(EAFNOSUPPORT), 0, 0xFFFFFFFFu, AF_VSOCK,
-		  SCMP_CMP_MASKED_EQ, "socket AF_VSOCK" },
-		{ SCMP_SYS(socketpair), SCMP_ACT_ERRNO(EAFNOSUPPORT), 0, 0xFFFFFFFFu, AF_VSOCK,
-		  SCMP_CMP_MASKED_EQ, "socketpair AF_VSOCK" },
-	};
-
-	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-		struct scmp_arg_cmp cmp = { rules[i].arg, rules[i].op, rules[i].mask,
-					    rules[i].val };
-		int rc = seccomp_rule_add_array(ctx, rules[i].action, rules[i].nr, 1, &cmp);
-		if (rc < 0) {
-			snprintf(err, errlen, "seccomp rule %s: %s", rules[i].what, strerror(-rc));
+			snprintf(err, errlen, "seccomp rule %s: %s", r->syscall, strerror(-rc));
 			return -1;
 		}
 	}
@@ -128,15 +113,8 @@ int sc_build_fd(char *err, size_t errlen)
 		snprintf(err, errlen, "seccomp badarch action: %s", strerror(-rc));
 		goto out;
 	}
-	if (add_rules(ctx, err, errlen) < 0 || add_arg_rules(ctx, err, errlen) < 0)
+	if (add_rules(ctx, err, errlen) < 0)
 		goto out;
-	/* Any namespace flag on clone is refused; clone3 hides its flags in memory, so
-	 * it is refused outright with ENOSYS and glibc falls back to clone. */
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	if (rc < 0) {
-		snprintf(err, errlen, "seccomp rule clone3: %s", strerror(-rc));
-		goto out;
-	}
 	fd = memfd_create("sandbox-seccomp", 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));

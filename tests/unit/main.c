@@ -36,6 +36,7 @@ int main(void)
 	suite_pathrules();
 	suite_bwstatus();
 	suite_retry();
+	suite_profile();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -22,6 +22,7 @@ void suite_router(void);
 void suite_pathrules(void);
 void suite_bwstatus(void);
 void suite_retry(void);
+void suite_profile(void);
 
 /* Adds a suite and its tests (terminated by CU_TEST_INFO_NULL); a registration
  * error is remembered and makes the run fail (see t_registration_failed). */
