@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "check.h"
 #include "dispatch.h"
 #include "log.h"
 #include "profile.h"
@@ -61,13 +62,14 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 static void usage(void)
 {
 	fprintf(stderr, "usage: sandbox-runner [--config FILE] [--once [--max-seconds N]]\n"
-			"       sandbox-runner [--config FILE] --print-profile\n");
+			"       sandbox-runner [--config FILE] --print-profile\n"
+			"       sandbox-runner [--config FILE] --check [--json]\n");
 	exit(2);
 }
 
 struct args {
 	const char *config, *job, *runner_id;
-	int once, print, slot, lockfd;
+	int once, print, check, json, slot, lockfd;
 	long long max_seconds;
 };
 
@@ -78,6 +80,8 @@ static void parse(int argc, char **argv, struct args *a)
 		{ "once", no_argument, NULL, 'o' },
 		{ "max-seconds", required_argument, NULL, 'm' },
 		{ "print-profile", no_argument, NULL, 'p' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "supervise", required_argument, NULL, 's' },
 		{ "slot", required_argument, NULL, 'n' },
 		{ "runner-id", required_argument, NULL, 'r' },
@@ -97,6 +101,8 @@ static void parse(int argc, char **argv, struct args *a)
 		case 'c': a->config = optarg; break;
 		case 'o': a->once = 1; break;
 		case 'p': a->print = 1; break;
+		case 'k': a->check = 1; break;
+		case 'j': a->json = 1; break;
 		case 's': a->job = optarg; break;
 		case 'r': a->runner_id = optarg; break;
 		case 'm':
@@ -116,7 +122,7 @@ static void parse(int argc, char **argv, struct args *a)
 		default: usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (a->json && !a->check))
 		usage();
 }
 
@@ -138,6 +144,8 @@ int main(int argc, char **argv)
 		printf("digest %s\n", digest);
 		return 0;
 	}
+	if (a.check)
+		return runner_check(&cfg, a.json ? CHECK_JSON : CHECK_TEXT);
 	if (geteuid() != 0)
 		die("must run as root: it mounts workspaces, manages cgroups and drops each "
 		    "job to an unprivileged uid (bwrap itself never runs as root)");
@@ -155,6 +163,15 @@ int main(int argc, char **argv)
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		return supervise_main(&cfg, a.job, a.slot, a.runner_id);
+	}
+	/* The preflight (sandbox-runner --check) before anything is claimed: a missing
+	 * piece is named in the log and no job is taken. */
+	if (runner_check(&cfg, CHECK_LOG) != 0) {
+		log_kv("error", "runner_refused", "reason",
+		       "a preflight item failed (see the preflight lines above, or run"
+		       " sandbox-runner --check)",
+		       (char *)NULL);
+		return 2;
 	}
 	if (prof_prepare_etc(&cfg, err, sizeof err) < 0)
 		die("refusing to start: %s", err);

@@ -38,10 +38,9 @@ static int api_accepts(const struct cfg *c, const char *p, char *why, size_t why
 		 "{\"command\":\"x\",\"cwd\":\"%s\",\"artifacts\":\"%s\","
 		 "\"files\":[{\"path\":\"%s\",\"content\":\"\"}]}", p, p, p);
 	ok = val_job_request(body, strlen(body), c, 0, &r, &e) == 0;
-	if (ok)
-		val_job_free(&r);
-	else
+	if (!ok)
 		snprintf(why, whylen, "%.100s: %.200s", e.field, e.message);
+	val_job_free(&r); /* also after a refusal, as the API does */
 	free(body);
 	return ok;
 }
