@@ -23,7 +23,8 @@ API_SRC    := app/api_main.c app/http.c app/routes.c app/auth.c app/jobs.c app/q
 CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/purge.c app/auth.c app/http_util.c
 RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/policy.c \
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
-               sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c
+               sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
+               sandbox-runner/workspace.c
 RUN_SRC    := $(filter-out $(RUN_LIB_SRC),$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC)
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 

@@ -72,10 +72,10 @@ static struct db_res *query_scoped(struct db *db, const struct identity *who, co
 }
 
 /* Statements name a fixed number of ids (unused ones bind NULL, which matches
- * nothing), so one statement text serves every page; a page longer than this (lists
- * take up to 100) takes a query per IN_IDS jobs. IN_IDS plus the other parameters
- * stays within common/db.c's 48 parameters. */
-#define IN_IDS 40
+ * nothing), so one statement text serves every page, and a page (at most 100 jobs)
+ * is one query. IN_IDS plus the other parameters stays within common/db.c's
+ * DB_MAX_PARAMS (128). */
+#define IN_IDS 100 /* = the largest page: one query per page */
 
 /* " IN (?, ?, ...)" with IN_IDS placeholders. */
 static void in_ids(struct strbuf *sql)

@@ -4,7 +4,6 @@
 #include <mysql.h>
 #include <errmsg.h>
 #include <mysqld_error.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,7 @@
 
 #include "redact.h"
 
-#define DB_MAX_PARAMS 48
+#define DB_MAX_PARAMS 128
 #define DB_MAX_CELL (256u << 20) /* a cell larger than this is refused, not fetched */
 
 #define DB_STMT_CACHE 48
@@ -154,37 +153,6 @@ int db_retryable(const struct db *db)
 	return db->err == ER_LOCK_DEADLOCK || db->err == ER_LOCK_WAIT_TIMEOUT;
 }
 
-/* Collects the varargs described by types into p[]. */
-static int params_from_va(struct db *db, const char *types, va_list ap, struct db_param *p,
-			  size_t *n)
-{
-	*n = strlen(types);
-	if (*n > DB_MAX_PARAMS) {
-		set_err(db, CR_UNKNOWN_ERROR, "too many parameters");
-		return -1;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		memset(&p[i], 0, sizeof p[i]);
-		p[i].type = types[i];
-		switch (types[i]) {
-		case 's':
-			p[i].p = va_arg(ap, const char *);
-			break;
-		case 'b':
-			p[i].p = va_arg(ap, const void *);
-			p[i].len = va_arg(ap, size_t);
-			break;
-		case 'i':
-			p[i].i = va_arg(ap, long long);
-			break;
-		default:
-			set_err(db, CR_UNKNOWN_ERROR, "bad parameter type");
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static int bind_params(struct db *db, MYSQL_STMT *st, const struct db_param *p, size_t n,
 		       MYSQL_BIND *b, long long *ints, unsigned long *lens, my_bool *nulls)
 {
@@ -319,19 +287,6 @@ long long db_execa(struct db *db, const char *sql, const struct db_param *p, siz
 	rows = (long long)mysql_stmt_affected_rows(st);
 	stmt_done(st);
 	return rows;
-}
-
-long long db_exec(struct db *db, const char *sql, const char *types, ...)
-{
-	struct db_param p[DB_MAX_PARAMS];
-	size_t n;
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = params_from_va(db, types, ap, p, &n);
-	va_end(ap);
-	return rc < 0 ? -1 : db_execa(db, sql, p, n);
 }
 
 unsigned long long db_insert_id(struct db *db)
@@ -481,19 +436,6 @@ struct db_res *db_querya(struct db *db, const char *sql, const struct db_param *
 	else
 		stmt_done(st);
 	return r;
-}
-
-struct db_res *db_query(struct db *db, const char *sql, const char *types, ...)
-{
-	struct db_param p[DB_MAX_PARAMS];
-	size_t n;
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = params_from_va(db, types, ap, p, &n);
-	va_end(ap);
-	return rc < 0 ? NULL : db_querya(db, sql, p, n);
 }
 
 int db_run(struct db *db, const char *sql)

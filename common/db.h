@@ -1,11 +1,10 @@
 /* MariaDB access: one connection per process, prepared statements only.
  *
- * Parameters are described by a type string, one letter each:
- *   's' const char *   (NULL binds SQL NULL)
- *   'b' const void *, size_t   (bytes; NULL pointer binds SQL NULL)
- *   'i' long long
- * Every result column is fetched as bytes (NUL-terminated for convenience):
- * callers convert with db_res_int(). Dates are best selected with DATE_FORMAT. */
+ * Parameters are typed values the compiler checks (db_str, db_blob, db_i64,
+ * db_null_i64), counted by the db_exec_p / db_query_p macros: there is no format
+ * string to get wrong. Every result column is fetched as bytes (NUL-terminated for
+ * convenience) and read by name (db_res_s / db_res_i / db_res_l: the column name or
+ * its alias) or by index. Dates are best selected with DATE_FORMAT. */
 #ifndef SANDBOX_DB_H
 #define SANDBOX_DB_H
 
@@ -22,7 +21,7 @@ struct db *db_open(const struct cfg *cfg, char *err, size_t errlen);
 void db_close(struct db *db);
 
 struct db_param {
-	char type;        /* 's', 'b' or 'i' as above */
+	char type;        /* 's' string, 'b' bytes, 'i' integer: set by the constructors */
 	const void *p;    /* 's': const char *, 'b': bytes */
 	size_t len;       /* 'b' */
 	long long i;      /* 'i' */
@@ -55,14 +54,12 @@ static inline struct db_param db_null_i64(long long v, int is_null)
 #define db_exec_p(db, sql, ...) db_execa((db), (sql), DB_PARAMS(__VA_ARGS__))
 #define db_query_p(db, sql, ...) db_querya((db), (sql), DB_PARAMS(__VA_ARGS__))
 
-/* Array forms, for statements built from fixed fragments. */
+/* Affected rows, or -1 on error. Prefer db_exec_p below (typed, counted). */
 long long db_execa(struct db *db, const char *sql, const struct db_param *p, size_t n);
+/* All rows of a SELECT, or NULL on error. Prefer db_query_p. */
 struct db_res *db_querya(struct db *db, const char *sql, const struct db_param *p, size_t n);
 
-/* Affected rows, or -1 on error. */
-long long db_exec(struct db *db, const char *sql, const char *types, ...);
-/* All rows of a SELECT, or NULL on error. */
-struct db_res *db_query(struct db *db, const char *sql, const char *types, ...);
+
 unsigned long long db_insert_id(struct db *db);
 
 /* 0 when the server answers (no reconnect: the caller decides). */

@@ -342,3 +342,21 @@ void util_sleep_ms(long ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+long util_read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, n - 1);
+	e = errno;
+	close(fd);
+	errno = e;
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	return (long)r;
+}

@@ -26,6 +26,9 @@ int util_utf8_valid(const unsigned char *s, size_t n);
 int util_edge_space(const char *s);
 /* CLOCK_MONOTONIC in milliseconds. */
 double util_mono_ms(void);
+/* Reads at most n - 1 bytes of a small file (proc, sysfs) into buf, NUL-terminated:
+ * its length, or -1 with errno. */
+long util_read_small(const char *path, char *buf, size_t n);
 /* Sleeps ms milliseconds, resuming after signals (EINTR). */
 void util_sleep_ms(long ms);
 /* "30d", "12h", "90m", "3600s", or a plain number of days -> seconds; -1 if malformed

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 #define ROOT "/sys/fs/cgroup"
 
@@ -66,19 +67,9 @@ static int cg_write(const char *dir, const char *file, char *err, size_t errlen,
 static int read_file(const char *dir, const char *file, char *buf, size_t n)
 {
 	char path[PATH_MAX + 64];
-	int fd;
-	ssize_t r;
 
 	snprintf(path, sizeof path, "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, n - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = '\0';
-	return 0;
+	return util_read_small(path, buf, n) < 0 ? -1 : 0;
 }
 
 static long long read_ll(const char *dir, const char *file)

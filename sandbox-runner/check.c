@@ -27,6 +27,7 @@
 #include "jobdata.h"
 #include "log.h"
 #include "scfilter.h"
+#include "util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -74,18 +75,13 @@ static void item(struct checker *c, const char *name, enum level lv, const char 
 		printf("      %-14s fix: %s\n", "", fix);
 }
 
+/* A one-value proc/sysfs file, without its trailing newlines. */
 static int read_text(const char *path, char *buf, size_t n)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
+	long r = util_read_small(path, buf, n);
 
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, n - 1);
-	close(fd);
 	if (r < 0)
 		return -1;
-	buf[r] = '\0';
 	while (r > 0 && buf[r - 1] == '\n')
 		buf[--r] = '\0';
 	return 0;
@@ -410,8 +406,8 @@ static void check_database(struct checker *c, const struct cfg *cfg)
 		     c->out == CHECK_LOG ? " (the runner keeps retrying)" : "");
 		return;
 	}
-	r = db_query(db, "SELECT VERSION(), @@max_allowed_packet, (SELECT COUNT(*) FROM"
-			 " schema_migrations WHERE version = '003_tenancy.sql')", "");
+	r = db_querya(db, "SELECT VERSION(), @@max_allowed_packet, (SELECT COUNT(*) FROM"
+			  " schema_migrations WHERE version = '003_tenancy.sql')", NULL, 0);
 	if (r == NULL) {
 		item(c, "database", L_FAIL, "sandboxctl --config FILE migrate",
 		     "connected, but: %s", db_error(db));
@@ -448,8 +444,12 @@ int runner_check(const struct cfg *cfg, enum check_out out)
 	check_binary(&c, "bwrap", cfg->bwrap_path, 1);
 	check_userns(&c, cfg);
 	check_cgroups(&c, cfg);
-	check_slot_uids(&c, cfg);
-	check_state_dir(&c, cfg);
+	/* At start-up the runner refuses these itself, naming them ("refusing to start:
+	 * ..."), before it touches the state directory. */
+	if (out != CHECK_LOG) {
+		check_slot_uids(&c, cfg);
+		check_state_dir(&c, cfg);
+	}
 	check_tmpfs(&c);
 	check_seccomp(&c);
 	check_binary(&c, "slirp4netns", cfg->slirp4netns_path, 0);

@@ -41,21 +41,21 @@ static int queue_job(struct db *db, const char *key_id, char id[UUID_STR_LEN])
 {
 	if (util_uuid7(id) < 0)
 		return -1;
-	return db_exec(db,
+	return db_exec_p(db,
 		       "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,"
 		       " subject_id, state, argv_json, env_json, stdin, metadata_json,"
 		       " wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb)"
 		       " VALUES (?, ?, 'bench', 'bench-claim', 'user', 'bench', 'queued',"
 		       " '[\"/bin/true\"]', '{}', '', '{}', 10, 10, 256, 64, 1048576, 64)",
-		       "ss", id, key_id) == 1 ? 0 : -1;
+		       db_str(id), db_str(key_id)) == 1 ? 0 : -1;
 }
 
 static int finish_job(struct db *db, const char *id)
 {
-	return db_exec(db,
+	return db_exec_p(db,
 		       "UPDATE jobs SET state = 'succeeded', finished_at = CURRENT_TIMESTAMP(3),"
 		       " lease_expires_at = NULL WHERE id = ?",
-		       "s", id) == 1 ? 0 : -1;
+		       db_str(id)) == 1 ? 0 : -1;
 }
 
 /* One sample: queue, time the claim, finish. The claim's ms, or -1 with err. */

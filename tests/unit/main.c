@@ -34,6 +34,7 @@ int main(void)
 	suite_strbuf();
 	suite_router();
 	suite_pathrules();
+	suite_workspace();
 	suite_bwstatus();
 	suite_retry();
 	suite_profile();
