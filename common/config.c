@@ -58,6 +58,12 @@ static const struct key keys[] = {
 	{ I(runner_max_artifact_files, 0, 100000) },
 	{ I(runner_max_artifact_bytes, 0, 1073741824) },
 	{ I(runner_max_artifacts_bytes, 0, 1073741824) },
+	{ I(runner_start_attempts, 1, 20) },
+	{ I(runner_start_backoff_ms, 1, 1000) },
+	{ S(runner_env_passthrough) },
+	{ I(runner_env_passthrough_override, 0, 1) },
+	{ S(runner_command_policy) },
+	{ S(runner_profiles_dir) },
 	{ S(bwrap_path) },
 	{ S(slirp4netns_path) },
 };
@@ -98,6 +104,8 @@ void cfg_defaults(struct cfg *c)
 	c->runner_max_artifact_files = 100;
 	c->runner_max_artifact_bytes = 16777216;
 	c->runner_max_artifacts_bytes = 33554432;
+	c->runner_start_attempts = 6;   /* the reference SDK's default */
+	c->runner_start_backoff_ms = 100;
 	snprintf(c->bwrap_path, sizeof c->bwrap_path, "/usr/bin/bwrap");
 	snprintf(c->slirp4netns_path, sizeof c->slirp4netns_path, "/usr/bin/slirp4netns");
 	for (int i = 0; i < LIM_COUNT; i++) {

@@ -46,6 +46,12 @@ struct cfg {
 	long long runner_max_artifact_files;
 	long long runner_max_artifact_bytes;
 	long long runner_max_artifacts_bytes;
+	long long runner_start_attempts;     /* sandbox start attempts (transient errors) */
+	long long runner_start_backoff_ms;   /* first wait between them, doubled, cap 1 s */
+	char runner_env_passthrough[1024];   /* host variables jobs receive: "LANG,TZ" */
+	long long runner_env_passthrough_override; /* 1: a job's env may override them */
+	char runner_command_policy[CFG_PATH_MAX]; /* root-owned policy file, "" = none */
+	char runner_profiles_dir[CFG_PATH_MAX];   /* named profiles, "" = only "default" */
 	char bwrap_path[CFG_PATH_MAX];
 	char slirp4netns_path[CFG_PATH_MAX];
 	long long limit_default[LIM_COUNT];
