@@ -123,3 +123,18 @@ enum quota_rc quota_admit(struct db *db, const struct cfg *cfg, const struct ide
 
 	return rc != QUOTA_OK ? rc : stored_check(db, cfg, who, incoming);
 }
+
+json_t *quota_report(struct db *db, const struct cfg *cfg, const struct identity *who)
+{
+	long long max_q = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
+	long long mb = who->max_stored_mb >= 0 ? who->max_stored_mb : cfg->default_max_stored_mb;
+	long long run = who->max_running >= 0 ? who->max_running : cfg->default_max_running;
+	long long active = count_active(db, who, max_q), stored;
+
+	if (active < 0 || (stored = jd_key_stored(db, who->key_id)) < 0)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "max_queued", (json_int_t)max_q,
+			 "active_jobs", (json_int_t)active, "max_stored_bytes",
+			 (json_int_t)(mb * 1048576), "stored_bytes", (json_int_t)stored,
+			 "max_running", run > 0 ? json_integer(run) : json_null());
+}

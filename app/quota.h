@@ -4,6 +4,8 @@
 #ifndef SANDBOX_QUOTA_H
 #define SANDBOX_QUOTA_H
 
+#include <jansson.h>
+
 #include "auth.h"
 #include "config.h"
 #include "db.h"
@@ -19,5 +21,10 @@ enum quota_rc {
  * `who`, holding `incoming` bytes of inputs, be queued? */
 enum quota_rc quota_admit(struct db *db, const struct cfg *cfg, const struct identity *who,
 			  long long incoming);
+
+/* What a key may use and what it uses now, for GET /v1/identity: a new object
+ * {max_queued, active_jobs, max_stored_bytes, stored_bytes, max_running}, or NULL on a
+ * database error. */
+json_t *quota_report(struct db *db, const struct cfg *cfg, const struct identity *who);
 
 #endif

@@ -12,6 +12,7 @@
 #include "jobdata.h"
 #include "jobs.h"
 #include "log.h"
+#include "quota.h"
 #include "render.h"
 #include "router.h"
 #include "sha256.h"
@@ -183,6 +184,50 @@ static enum jobs_rc load_job(struct api_ctx *ctx, const struct identity *who, co
 		rc = JOBS_DB;
 	jobs_set_free(&s);
 	return rc;
+}
+
+static json_t *str_or_null(const char *s, int present)
+{
+	return present ? json_string(s) : json_null();
+}
+
+/* GET /v1/identity: who the key is, exactly as stored (never trimmed or folded),
+ * what it may do and what it uses, so a client can check before it submits. */
+static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		       const struct route_args *a)
+{
+	struct cfg eff = *ctx->cfg;
+	json_t *limits = json_object(), *quotas, *o;
+
+	(void)a;
+	if (*r->query != '\0') {
+		http_send_error(r, 400, "invalid_request", "GET /v1/identity takes no query parameters",
+				NULL, NULL);
+		json_decref(limits);
+		return;
+	}
+	quotas = quota_report(ctx->db, ctx->cfg, who);
+	if (quotas == NULL) {
+		json_decref(limits);
+		send_db_error(ctx, r);
+		return;
+	}
+	val_key_limits(&eff, who->max_limits);
+	for (int i = 0; i < LIM_COUNT; i++)
+		json_object_set_new(limits, limit_specs[i].name,
+				    json_pack("{s:I, s:I, s:I}", "min", (json_int_t)limit_specs[i].min,
+					      "default", (json_int_t)eff.limit_default[i], "max",
+					      (json_int_t)eff.limit_max[i]));
+	o = json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:o, s:o}, s:b, s:{s:b, s:b}, s:o, s:o}",
+		      "key_id", who->key_id, "identity", "identity_namespace", who->ns, "tenant_id",
+		      who->tenant, "subject_type", who->subject_type, "subject_id",
+		      who->subject_id, "actor_type",
+		      str_or_null(who->actor_type, who->has_actor_type), "actor_id",
+		      str_or_null(who->actor_id, who->has_actor_id), "complete",
+		      who->ns[0] && who->tenant[0] && who->subject_type[0] && who->subject_id[0],
+		      "permissions", "network", who->allow_network, "tenant_admin",
+		      who->tenant_admin, "limits", limits, "quotas", quotas);
+	http_send_json(r, 200, o, NULL);
 }
 
 static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who,

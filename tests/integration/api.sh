@@ -1018,6 +1018,7 @@ t_wait
 t_cancel
 t_quota
 t_key_limits
+t_identity
 t_methods
 t_ratelimit
 finish

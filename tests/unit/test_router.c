@@ -25,6 +25,8 @@ static void test_routes(void)
 		{ "GET", "/v1/health", "h_health", NULL, "", NULL },
 		{ "POST", "/v1/health", NULL, "GET", NULL, NULL },
 		{ "HEAD", "/v1/health", NULL, "GET", NULL, NULL },
+		{ "GET", "/v1/identity", "h_identity", NULL, "", NULL },
+		{ "DELETE", "/v1/identity", NULL, "GET", NULL, NULL },
 		{ "GET", "/v1/jobs", "h_list", NULL, "", NULL },
 		{ "POST", "/v1/jobs", "h_submit", NULL, "", NULL },
 		{ "DELETE", "/v1/jobs", NULL, "GET, POST", NULL, NULL },
