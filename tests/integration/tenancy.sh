@@ -87,6 +87,10 @@ as "$SP_TOK" req GET "/v1/jobs/$J_EVE/output/stdout"
 expect_error 404 not_found
 as "$EVE_TOK" req POST "/v1/jobs/$J_EVE/cancel" ''
 as "$SP_TOK" req POST "/v1/jobs/$J_SP/cancel" ''
+as "$SP_TOK" req GET /v1/identity
+expect_json '.identity | [.tenant_id, .subject_id] | tostring' '["t ","eve "]' \
+	"GET /v1/identity returns 'eve ' exactly, trailing spaces kept"
+expect_json '.complete' true
 expect_eq "the identity columns are NO PAD" 0 \
 	"$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'sandbox' AND COLUMN_NAME IN ('identity_namespace','tenant_id','subject_type','subject_id','actor_type','actor_id','idempotency_key') AND COLLATION_NAME <> 'utf8mb4_nopad_bin'")"
 
