@@ -49,6 +49,7 @@
 #include "http.h"
 #include "jobcache.h"
 #include "log.h"
+#include "metrics.h"
 #include "routes.h"
 #include "util.h"
 
@@ -202,6 +203,8 @@ static void serve(struct api_ctx *ctx, FCGX_Request *fr)
 		http_send_error(&r, 400, "invalid_request", "malformed request body", NULL, NULL);
 	else
 		routes_handle(ctx, &r);
+	if (ctx->mx)
+		mx_record(&ctx->mx->w[ctx->slot], r.route, r.status, util_mono_ms() - t0);
 	snprintf(status, sizeof status, "%d", r.status);
 	snprintf(ms, sizeof ms, "%.1f", util_mono_ms() - t0);
 	log_kv("info", "request", "method", r.method, "path", r.path, "status", status, "ms", ms,
@@ -209,11 +212,14 @@ static void serve(struct api_ctx *ctx, FCGX_Request *fr)
 	http_free(&r);
 }
 
+static struct mx_board *mx_shared;
+
 static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board *board,
 			int slot)
 {
 	FCGX_Request fr;
-	struct api_ctx ctx = { .cfg = cfg, .board = board, .slot = slot, .stop = &stop_flag };
+	struct api_ctx ctx = { .cfg = cfg, .board = board, .mx = mx_shared, .slot = slot,
+			       .stop = &stop_flag };
 	long long timeout_s = cfg->api_read_timeout_seconds;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -473,6 +479,12 @@ int main(int argc, char **argv)
 	if (board == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	memset(board, 0, sizeof *board);
+	/* Request counters for GET /metrics: one row per worker slot, shared, kept when a
+	 * worker is replaced (counters only grow). */
+	mx_shared = mmap(NULL, sizeof *mx_shared, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mx_shared == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
 	fd = open_socket(&cfg, socket_gid(&cfg));
 	write_pid(pidfile);
 	master(&cfg, fd, board);

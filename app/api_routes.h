@@ -6,6 +6,7 @@
 
 #define API_ROUTES(X)                                                    \
 	X("GET", "/v1/health", h_health, 1)                              \
+	X("GET", "/metrics", h_metrics, 1)                               \
 	X("GET", "/v1/identity", h_identity, 0)                          \
 	X("GET", "/v1/jobs", h_list, 0)                                  \
 	X("POST", "/v1/jobs", h_submit, 0)                               \

@@ -40,6 +40,7 @@ int http_read(struct req *r, FCGX_Request *f, long long max_body)
 	r->content_type = param(f, "CONTENT_TYPE");
 	r->authorization = param(f, "HTTP_AUTHORIZATION");
 	r->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
+	r->remote_addr = param(f, "REMOTE_ADDR");
 	if (http_content_length(param(f, "CONTENT_LENGTH"), &clen) < 0)
 		return 400;
 	if (clen > max_body)

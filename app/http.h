@@ -14,6 +14,8 @@ struct req {
 	const char *content_type;
 	const char *authorization;
 	const char *idempotency_key;
+	const char *remote_addr; /* REMOTE_ADDR as nginx passes it, or NULL */
+	int route;              /* 1 + the matched route's index, 0: none (metrics) */
 	char *body;             /* NUL-terminated; owned */
 	size_t body_len;
 	int status;             /* what was sent, for the access log */

@@ -11,7 +11,9 @@
 #include "jobcache.h"
 #include "jobdata.h"
 #include "jobs.h"
+#include "jobstate.h"
 #include "log.h"
+#include "metrics.h"
 #include "quota.h"
 #include "render.h"
 #include "router.h"
@@ -52,6 +54,8 @@ static void send_unavailable(struct req *r)
 /* Answers a storage failure; drops the connection when it is gone. */
 static void send_db_error(struct api_ctx *ctx, struct req *r)
 {
+	if (ctx->mx)
+		mx_db_error(&ctx->mx->w[ctx->slot]);
 	char code[16];
 
 	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
@@ -576,12 +580,151 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 	http_send_json(r, 200, o, NULL);
 }
 
+static route_fn h_metrics;
+
 static const struct route routes[] = {
 #define ROUTE(method, pattern, handler, is_public) \
 	{ method, pattern, handler, #handler, is_public },
 	API_ROUTES(ROUTE)
 #undef ROUTE
 };
+
+#define NROUTES (sizeof routes / sizeof routes[0])
+
+/* The job figures of GET /metrics, from the database at scrape time. Costs: one
+ * GROUP BY over the jobs table's state index (grows with the table: purge keeps it
+ * bounded), the rest through indexes. */
+static int job_metrics(struct db *db, struct strbuf *o)
+{
+	static const double b[] = { 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300 };
+	struct db_res *res;
+
+	res = db_querya(db, "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state", NULL, 0);
+	if (res == NULL)
+		return -1;
+	sb_adds(o, "# HELP sandbox_jobs Jobs in the database, by state.\n"
+		   "# TYPE sandbox_jobs gauge\n");
+	for (int st = 0; st < JS_COUNT; st++) {
+		long long n = 0;
+		for (size_t i = 0; i < db_res_rows(res); i++)
+			if (js_parse(db_res_s(res, i, "state")) == st)
+				n = db_res_i(res, i, "n", 0);
+		sb_addf(o, "sandbox_jobs{state=\"%s\"} %lld\n", js_name(st), n);
+	}
+	db_res_free(res);
+	/* The job at the head of the claim order: how long the next job to run waited. */
+	res = db_querya(db,
+			"SELECT TIMESTAMPDIFF(MICROSECOND, created_at, CURRENT_TIMESTAMP(3)) AS us"
+			" FROM jobs WHERE state = 'queued' ORDER BY fair_tag, seq LIMIT 1",
+			NULL, 0);
+	if (res == NULL)
+		return -1;
+	sb_addf(o, "# HELP sandbox_queue_head_age_seconds How long the next job to be claimed"
+		   " has waited (0: queue empty).\n# TYPE sandbox_queue_head_age_seconds gauge\n"
+		   "sandbox_queue_head_age_seconds %.3f\n",
+		db_res_rows(res) ? (double)db_res_i(res, 0, "us", 0) / 1e6 : 0.0);
+	db_res_free(res);
+	res = db_querya(db,
+			"SELECT SUBSTRING_INDEX(runner_id, '/', 1) AS host, COUNT(*) AS n FROM jobs"
+			" WHERE state = 'running' GROUP BY host ORDER BY host",
+			NULL, 0);
+	if (res == NULL)
+		return -1;
+	sb_adds(o, "# HELP sandbox_runner_busy_slots Running jobs per runner host.\n"
+		   "# TYPE sandbox_runner_busy_slots gauge\n");
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		char host[130];
+		/* A host name is the runner's (gethostname), never a tenant's: still, keep
+		 * only characters that need no escaping in a label. */
+		snprintf(host, sizeof host, "%s", db_res_s(res, i, "host") ? db_res_s(res, i, "host") : "");
+		for (char *c = host; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '.' || *c == '_'))
+				*c = '_';
+		sb_addf(o, "sandbox_runner_busy_slots{runner_host=\"%s\"} %lld\n", host,
+			db_res_i(res, i, "n", 0));
+	}
+	db_res_free(res);
+	/* Queue wait and run time of the jobs that finished in the last 5 minutes. */
+	{
+		struct strbuf q = STRBUF_INIT;
+		sb_adds(&q, "SELECT COUNT(*) AS n, COALESCE(SUM(w), 0) AS ws, COALESCE(SUM(r), 0) AS rs");
+		for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
+			sb_addf(&q, ", COALESCE(SUM(w <= %g), 0) AS w%zu, COALESCE(SUM(r <= %g), 0) AS r%zu",
+				b[k], k, b[k], k);
+		sb_adds(&q, " FROM (SELECT TIMESTAMPDIFF(MICROSECOND, created_at, started_at) / 1e6"
+			    " AS w, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 AS r"
+			    " FROM jobs WHERE finished_at >= CURRENT_TIMESTAMP(3) - INTERVAL 300 SECOND"
+			    " AND started_at IS NOT NULL) recent");
+		res = q.failed ? NULL : db_querya(db, q.buf, NULL, 0);
+		sb_release(&q);
+		if (res == NULL)
+			return -1;
+		for (int which = 0; which < 2; which++) {
+			const char *name = which ? "sandbox_recent_job_run_seconds"
+						 : "sandbox_recent_job_queue_wait_seconds";
+			char col[8];
+			sb_addf(o, "# HELP %s %s of the jobs finished in the last 5 minutes (a window,"
+				   " not a running total).\n# TYPE %s gauge\n",
+				name, which ? "Run time" : "Queue wait", name);
+			for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
+				snprintf(col, sizeof col, "%c%zu", which ? 'r' : 'w', k);
+				sb_addf(o, "%s_bucket{le=\"%g\"} %lld\n", name, b[k],
+					db_res_i(res, 0, col, 0));
+			}
+			sb_addf(o, "%s_bucket{le=\"+Inf\"} %lld\n%s_count %lld\n%s_sum %s\n", name,
+				db_res_i(res, 0, "n", 0), name, db_res_i(res, 0, "n", 0), name,
+				db_res_s(res, 0, which ? "rs" : "ws") ? db_res_s(res, 0, which ? "rs" : "ws")
+								       : "0");
+		}
+		db_res_free(res);
+	}
+	return 0;
+}
+
+/* GET /metrics: Prometheus text. Public in the route table (scrapers hold no API
+ * key); nginx allows it from configured addresses only and the API checks
+ * REMOTE_ADDR against metrics_allow as well. */
+static void h_metrics(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		      const struct route_args *a)
+{
+	static const char *names[NROUTES + 1];
+	static char labels[NROUTES + 1][96];
+	struct strbuf o = STRBUF_INIT;
+	struct db *db;
+
+	(void)who;
+	(void)a;
+	if (!mx_addr_allowed(ctx->cfg->metrics_allow, r->remote_addr)) {
+		http_send_error(r, 403, "forbidden", "metrics are not served to this address",
+				NULL, NULL);
+		return;
+	}
+	if ((db = get_db(ctx)) == NULL) {
+		send_unavailable(r);
+		return;
+	}
+	if (job_metrics(db, &o) < 0) {
+		sb_release(&o);
+		send_db_error(ctx, r);
+		return;
+	}
+	for (size_t i = 0; i < NROUTES; i++) {
+		snprintf(labels[i + 1], sizeof labels[i + 1], "%s %s", routes[i].method,
+			 routes[i].pattern);
+		names[i + 1] = labels[i + 1];
+	}
+	names[0] = "none";
+	if (ctx->mx)
+		mx_render_requests(&o, ctx->mx, (size_t)ctx->cfg->api_workers, names, NROUTES);
+	if (o.failed) {
+		sb_release(&o);
+		http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
+		return;
+	}
+	http_send_bytes(r, 200, "text/plain; version=0.0.4; charset=utf-8", o.buf, o.len, NULL);
+	sb_release(&o);
+}
 
 void routes_handle(struct api_ctx *ctx, struct req *r)
 {
@@ -600,6 +743,7 @@ void routes_handle(struct api_ctx *ctx, struct req *r)
 		http_send_error(r, 405, "method_not_allowed", "method not allowed", NULL, hdr);
 		return;
 	}
+	r->route = (int)(rt - routes) + 1;
 	if (rt->is_public) {
 		rt->handler(ctx, r, NULL, &a);
 		return;

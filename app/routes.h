@@ -15,11 +15,14 @@ struct wait_board {
 	volatile sig_atomic_t waiting[API_MAX_WORKERS];
 };
 
+struct mx_board;
+
 struct api_ctx {
 	const struct cfg *cfg;
 	struct db *db;              /* NULL until first use or after a lost connection */
 	double db_used;             /* util_mono_ms() of its last use */
 	struct wait_board *board;
+	struct mx_board *mx;        /* request counters, shared; NULL: not counted */
 	int slot;                   /* this worker's index in board */
 	volatile sig_atomic_t *stop;
 };

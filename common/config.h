@@ -34,6 +34,7 @@ struct cfg {
 	char fcgi_socket_group[64];      /* group of the FastCGI socket (mode 0660) */
 	long long api_read_timeout_seconds; /* a request that sends nothing is dropped */
 	long long api_wait_slots_per_key;   /* long-poll slots one key may hold, 0 = half */
+	char metrics_allow[512];            /* GET /metrics: REMOTE_ADDRs / IPv4 CIDRs */
 	/* runner */
 	long long runner_slots;
 	long long runner_uid_base;

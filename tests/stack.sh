@@ -762,6 +762,7 @@ banner() {
   demo token    $token
   environment   set -a; . $(shq "$ENV_FILE"); set +a
   logs          $LOG_DIR/
+  metrics       curl -sS --cacert $cacert $url/metrics   (Prometheus text, from loopback only)
 
   Submit a job:
     curl -sS --cacert $cacert -H $auth -H 'Content-Type: application/json' -d '{"command":"echo hello"}' $url/v1/jobs

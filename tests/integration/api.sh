@@ -1019,6 +1019,7 @@ t_cancel
 t_quota
 t_key_limits
 t_identity
+t_metrics
 t_methods
 t_ratelimit
 finish

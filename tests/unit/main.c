@@ -35,6 +35,7 @@ int main(void)
 	suite_router();
 	suite_pathrules();
 	suite_workspace();
+	suite_metrics();
 	suite_bwstatus();
 	suite_retry();
 	suite_profile();

@@ -21,6 +21,7 @@ void suite_strbuf(void);
 void suite_router(void);
 void suite_pathrules(void);
 void suite_workspace(void);
+void suite_metrics(void);
 void suite_bwstatus(void);
 void suite_retry(void);
 void suite_profile(void);

@@ -1,0 +1,158 @@
+#include "metrics.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int statuses[MX_STATUSES - 1] = { 200, 202, 400, 401, 403, 404, 405, 409,
+					       413, 414, 415, 429, 500, 503, 504 };
+/* Upper bounds in milliseconds; the last bucket is +Inf. */
+static const double bounds_ms[MX_BUCKETS - 1] = { 1, 2.5, 5, 10, 25, 50, 100, 250, 1000,
+						  5000, 30000 };
+
+static int status_index(int status)
+{
+	for (int i = 0; i < MX_STATUSES - 1; i++)
+		if (statuses[i] == status)
+			return i;
+	return MX_STATUSES - 1; /* other */
+}
+
+void mx_record(struct mx_worker *w, int route, int status, double ms)
+{
+	int b = 0;
+
+	if (w == NULL)
+		return;
+	if (route < 0 || route >= MX_ROUTES)
+		route = 0;
+	while (b < MX_BUCKETS - 1 && ms > bounds_ms[b])
+		b++;
+	w->req[route][status_index(status)]++;
+	w->lat[route][b]++;
+	w->lat_sum_s[route] += ms / 1000.0;
+}
+
+void mx_db_error(struct mx_worker *w)
+{
+	if (w)
+		w->db_errors++;
+}
+
+static const char *route_label(const char *const *names, size_t nroutes, size_t r)
+{
+	return r == 0 || r > nroutes ? "none" : names[r];
+}
+
+void mx_render_requests(struct strbuf *out, const struct mx_board *b, size_t n,
+			const char *const *route_names, size_t nroutes)
+{
+	unsigned long long db = 0;
+
+	if (n > MX_MAX_WORKERS)
+		n = MX_MAX_WORKERS;
+	sb_adds(out, "# HELP sandbox_api_requests_total Requests answered by the API, by route"
+		     " and status.\n# TYPE sandbox_api_requests_total counter\n");
+	for (size_t r = 0; r <= nroutes && r < MX_ROUTES; r++)
+		for (int s = 0; s < MX_STATUSES; s++) {
+			unsigned long long c = 0;
+			for (size_t i = 0; i < n; i++)
+				c += b->w[i].req[r][s];
+			if (c == 0)
+				continue;
+			if (s == MX_STATUSES - 1)
+				sb_addf(out, "sandbox_api_requests_total{route=\"%s\",status=\"other\"}"
+					" %llu\n", route_label(route_names, nroutes, r), c);
+			else
+				sb_addf(out, "sandbox_api_requests_total{route=\"%s\",status=\"%d\"}"
+					" %llu\n", route_label(route_names, nroutes, r), statuses[s], c);
+		}
+	sb_adds(out, "# HELP sandbox_api_request_duration_seconds Time from the request read to"
+		     " the answer sent, by route.\n"
+		     "# TYPE sandbox_api_request_duration_seconds histogram\n");
+	for (size_t r = 0; r <= nroutes && r < MX_ROUTES; r++) {
+		unsigned long long cum = 0, counts[MX_BUCKETS] = { 0 };
+		double sum = 0;
+		const char *name = route_label(route_names, nroutes, r);
+
+		for (size_t i = 0; i < n; i++) {
+			for (int k = 0; k < MX_BUCKETS; k++)
+				counts[k] += b->w[i].lat[r][k];
+			sum += b->w[i].lat_sum_s[r];
+		}
+		for (int k = 0; k < MX_BUCKETS; k++)
+			cum += counts[k];
+		if (cum == 0)
+			continue;
+		cum = 0;
+		for (int k = 0; k < MX_BUCKETS; k++) {
+			cum += counts[k];
+			if (k < MX_BUCKETS - 1)
+				sb_addf(out, "sandbox_api_request_duration_seconds_bucket{route=\"%s\","
+					"le=\"%g\"} %llu\n", name, bounds_ms[k] / 1000.0, cum);
+			else
+				sb_addf(out, "sandbox_api_request_duration_seconds_bucket{route=\"%s\","
+					"le=\"+Inf\"} %llu\n", name, cum);
+		}
+		sb_addf(out, "sandbox_api_request_duration_seconds_sum{route=\"%s\"} %.6f\n", name,
+			sum);
+		sb_addf(out, "sandbox_api_request_duration_seconds_count{route=\"%s\"} %llu\n", name,
+			cum);
+	}
+	for (size_t i = 0; i < n; i++)
+		db += b->w[i].db_errors;
+	sb_addf(out, "# HELP sandbox_api_db_errors_total Database errors met by API requests.\n"
+		     "# TYPE sandbox_api_db_errors_total counter\nsandbox_api_db_errors_total %llu\n",
+		db);
+}
+
+static int match_one(const char *rule, const char *addr)
+{
+	char net[64];
+	const char *slash = strchr(rule, '/');
+	struct in_addr a, n;
+	long bits;
+	char *end;
+
+	if (slash == NULL)
+		return strcmp(rule, addr) == 0;
+	if ((size_t)(slash - rule) >= sizeof net)
+		return 0;
+	memcpy(net, rule, (size_t)(slash - rule));
+	net[slash - rule] = '\0';
+	bits = strtol(slash + 1, &end, 10);
+	if (*end != '\0' || bits < 0 || bits > 32 || inet_pton(AF_INET, net, &n) != 1 ||
+	    inet_pton(AF_INET, addr, &a) != 1)
+		return 0;
+	if (bits == 0)
+		return 1;
+	unsigned mask = bits == 32 ? 0xffffffffu : ~(0xffffffffu >> bits);
+	return (ntohl(a.s_addr) & mask) == (ntohl(n.s_addr) & mask);
+}
+
+int mx_addr_allowed(const char *list, const char *addr)
+{
+	char rule[96];
+	const char *p = list;
+
+	if (addr == NULL || *addr == '\0')
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		if (n > 0 && n < sizeof rule) {
+			memcpy(rule, p, n);
+			rule[n] = '\0';
+			/* trim spaces */
+			char *s = rule, *e = rule + strlen(rule);
+			while (*s == ' ')
+				s++;
+			while (e > s && e[-1] == ' ')
+				*--e = '\0';
+			if (*s && match_one(s, addr))
+				return 1;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}

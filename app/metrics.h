@@ -1,0 +1,41 @@
+/* Prometheus text exposition (GET /metrics): the API's own request counters, kept
+ * per worker in shared memory (each worker writes only its own row, so no lock),
+ * and the service's job figures read from the database at scrape time. Tenant data
+ * never appears in a label: only states, routes, status codes and runner hosts. */
+#ifndef SANDBOX_METRICS_H
+#define SANDBOX_METRICS_H
+
+#include <stddef.h>
+
+#include "strbuf.h"
+
+#define MX_MAX_WORKERS 512
+#define MX_ROUTES 24  /* 0: no route matched (404/405, errors before routing) */
+#define MX_STATUSES 16
+#define MX_BUCKETS 12
+
+struct mx_worker {
+	unsigned long long req[MX_ROUTES][MX_STATUSES];
+	unsigned long long lat[MX_ROUTES][MX_BUCKETS]; /* per bucket, not cumulative */
+	double lat_sum_s[MX_ROUTES];
+	unsigned long long db_errors;
+};
+
+struct mx_board {
+	struct mx_worker w[MX_MAX_WORKERS];
+};
+
+/* One answered request: route index (0 = none), HTTP status, duration. */
+void mx_record(struct mx_worker *w, int route, int status, double ms);
+void mx_db_error(struct mx_worker *w);
+
+/* Appends the request metrics of workers [0, n) ; route_names[i] names route i
+ * ("GET /v1/jobs/{id}"), i in 1..nroutes. */
+void mx_render_requests(struct strbuf *out, const struct mx_board *b, size_t n,
+			const char *const *route_names, size_t nroutes);
+
+/* 1 when addr (dotted IPv4 or IPv6 text, as nginx sends REMOTE_ADDR) is in list:
+ * comma-separated addresses or IPv4 CIDRs ("127.0.0.1,10.1.0.0/16,::1"). */
+int mx_addr_allowed(const char *list, const char *addr);
+
+#endif
