@@ -25,7 +25,9 @@ RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
                sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
                sandbox-runner/workspace.c
-RUN_SRC    := $(filter-out $(RUN_LIB_SRC),$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC)
+# SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
+FAULT_SRC  := sandbox-runner/fault.c
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC),$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC)
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
@@ -42,6 +44,11 @@ $(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/un
 	@echo "  CC(asan) $<"; $(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined \
 	  -fno-omit-frame-pointer -fno-sanitize-recover=undefined -c $< -o $@
 
+# The fault-injecting test build of the runner (sandbox-runner/fault.h).
+$(BUILD)/fault/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(fault) $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -DSANDBOX_FAULT_INJECTION -c $< -o $@
+
 $(BUILD)/sandbox-api: $(call obj,rel,$(API_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
@@ -55,10 +62,15 @@ $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
 $(BUILD)/asan-runner: $(call obj,asan,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
-$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
+# The runner that reads SANDBOX_FAULTS, for tests/integration/contract.sh only: the
+# release build above has no such code path.
+$(BUILD)/fault-runner: $(call obj,fault,$(RUN_SRC) $(FAULT_SRC) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
 
-$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(COMMON_SRC))
+$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
 # The DB layer against the test stack's MariaDB (tests/run-integration.sh runs it).
@@ -105,7 +117,7 @@ up: deps all
 down:
 	@bash tests/stack.sh down
 
-integration: all $(BUILD)/seccomp-probe $(BUILD)/asan-runner $(BUILD)/db-tests
+integration: all $(BUILD)/seccomp-probe $(BUILD)/asan-runner $(BUILD)/fault-runner $(BUILD)/db-tests
 	@bash tests/run-integration.sh
 
 test: deps

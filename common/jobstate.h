@@ -44,8 +44,8 @@ enum job_outcome {
 	JO_PIDS,         /* the runner stopped the job at its pids limit */
 	JO_PIDS_SEEN,    /* a fork was refused; the job ended by itself */
 	JO_CPU,
-	JO_BLOCKED,      /* diagnostic: "blocked by policy: <reason>" */
-	JO_SETUP_FAILED, /* the stage's own diagnostic says what */
+	JO_BLOCKED,      /* diagnostic: "blocked by local-process policy: <reason>" */
+	JO_SETUP_FAILED, /* diagnostic: "local-process controls failed: <reason>" */
 	JO_LIMITS_NOT_APPLIED,
 	JO_CLEANUP_FAILED,
 	JO_NO_STATUS,
@@ -66,21 +66,36 @@ const struct js_outcome_row *js_outcome(enum job_outcome o);
 /* Applies o's code rule to the command's code (code_known 0: there is none). */
 void js_exit_code(enum job_outcome o, int code_known, int code, int *exit_code, int *sig);
 
-/* Where the service (not the command) failed: failure.stage. */
+/* Where the service (not the command) failed: failure.stage. The names follow the
+ * reference SDK's sandbox lifecycle (create, initialize, input_files.write,
+ * command.start, cleanup); execution (lease expired) and result.store are the
+ * service's own. A policy refusal is the job's outcome, not a service failure: it
+ * has a stage here (the supervisor stops there) but no failure object. */
 enum job_stage {
 	STAGE_NONE,
-	STAGE_POLICY,
-	STAGE_WORKSPACE,
-	STAGE_LIMITS,
-	STAGE_SANDBOX,
-	STAGE_NETWORK,
-	STAGE_CLEANUP,
-	STAGE_EXECUTION,
-	STAGE_RESULT_STORE,
+	STAGE_POLICY,        /* "policy": refused before anything was created */
+	STAGE_CREATE,        /* "create": the slot's workspace */
+	STAGE_INPUT_FILES,   /* "input_files.write": files and cwd in the workspace */
+	STAGE_INITIALIZE,    /* "initialize": cgroup limits */
+	STAGE_COMMAND_START, /* "command.start": seccomp, bwrap, network, until exec */
+	STAGE_CLEANUP,       /* "cleanup": process group (cgroup, uid) or workspace */
+	STAGE_EXECUTION,     /* "execution": the runner was lost (lease expired) */
+	STAGE_RESULT_STORE,  /* "result.store": the database refused the result */
 	STAGE_COUNT
 };
 
-/* "policy", "workspace", ..., "result.store"; NULL for STAGE_NONE and outside. */
+/* "policy", "create", ..., "result.store"; NULL for STAGE_NONE and outside. */
 const char *js_stage_name(enum job_stage s);
+
+/* failure.instance_status: how far the sandbox instance got. */
+#define JS_INSTANCE_NOT_CREATED "not_created" /* nothing was created */
+#define JS_INSTANCE_CREATED "created"         /* set up, the command never started */
+#define JS_INSTANCE_EXITED "exited"           /* the command ran and ended */
+#define JS_INSTANCE_UNKNOWN "unknown"         /* the runner was lost */
+/* failure.cleanup_status: the reference's words, and unknown for a lost runner. */
+#define JS_CLEANUP_NOT_STARTED "not_started"
+#define JS_CLEANUP_COMPLETED "completed"
+#define JS_CLEANUP_FAILED "failed"
+#define JS_CLEANUP_UNKNOWN "unknown"
 
 #endif

@@ -35,22 +35,44 @@ static enum job_outcome run_row(const struct outcome_in *in)
 static void fill(struct outcome *o, enum job_outcome row, const struct outcome_in *in)
 {
 	o->state = js_outcome(row)->state;
-	o->diagnostic = js_outcome(row)->diagnostic;
 	js_exit_code(row, in->status_known, in->code, &o->exit_code, &o->signal);
+}
+
+static void add(struct outcome *o, enum job_outcome row)
+{
+	const char *d = js_outcome(row)->diagnostic;
+
+	if (d && o->ndiag < OUTCOME_MAX_DIAG)
+		o->diagnostics[o->ndiag++] = d;
+}
+
+/* The runner's own stops: their codes stand even when cleanup fails. */
+static int keeps_code(enum job_outcome row)
+{
+	return row == JO_TIMED_OUT || row == JO_OUTPUT_LIMIT || row == JO_CANCELLED;
 }
 
 void outcome_map(const struct outcome_in *in, struct outcome *o)
 {
-	if (in->stage != STAGE_NONE) {
-		fill(o, in->stage == STAGE_POLICY ? JO_BLOCKED : JO_SETUP_FAILED, in);
-		o->diagnostic = NULL;
+	enum job_outcome row;
+
+	o->ndiag = 0;
+	if (in->stage == STAGE_POLICY) {
+		/* refused before anything was created: nothing to clean up */
+		fill(o, JO_BLOCKED, in);
 		return;
 	}
-	fill(o, run_row(in), in);
-	if (in->cleanup_failed) {
-		/* the run's own diagnostic still stands; the job is an error */
-		const char *d = o->diagnostic;
-		fill(o, JO_CLEANUP_FAILED, in);
-		o->diagnostic = d;
+	if (in->stage != STAGE_NONE) {
+		fill(o, JO_SETUP_FAILED, in);
+		if (in->stage == STAGE_INITIALIZE)
+			add(o, JO_LIMITS_NOT_APPLIED);
+	} else {
+		row = run_row(in);
+		fill(o, row, in);
+		add(o, row);
+		if (in->cleanup_failed && !keeps_code(row))
+			fill(o, JO_CLEANUP_FAILED, in);
 	}
+	if (in->cleanup_failed)
+		add(o, JO_CLEANUP_FAILED);
 }

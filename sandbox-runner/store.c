@@ -321,15 +321,16 @@ static long long set_terminal(struct db *db, const char *id, const char *runner_
 			 STATE(to), db_str(id), STATE(JS_RUNNING), db_str(runner_id));
 }
 
-/* The small result of a job the service failed: one diagnostic and failure. */
+/* The small result of a job the service failed: one diagnostic and failure (the
+ * same fields as the supervisor's, sandbox-runner/supervise.c failure_json). */
 static int insert_failure(struct db *db, const char *id, int exit_code, const char *diagnostic,
-			  enum job_stage stage, const char *instance, const char *cleanup,
-			  const char *error)
+			  enum job_stage stage, const char *instance, const char *runtime,
+			  const char *cleanup, const char *error)
 {
 	json_t *d = json_pack("[s]", diagnostic);
-	json_t *f = json_pack("{s:s, s:s, s:s, s:s}", "stage", js_stage_name(stage),
-			      "instance_status", instance, "cleanup_status", cleanup, "error",
-			      error);
+	json_t *f = json_pack("{s:s, s:s, s:s?, s:s, s:n, s:s}", "stage", js_stage_name(stage),
+			      "instance_status", instance, "runtime_id", runtime,
+			      "cleanup_status", cleanup, "cleanup_error", "error", error);
 	char *dj = d ? json_dumps(d, JSON_COMPACT) : NULL;
 	char *fj = f ? json_dumps(f, JSON_COMPACT) : NULL;
 	long long n = -1;
@@ -366,8 +367,8 @@ static int finish_unstorable(struct db *db, const char *id, const char *runner_i
 		return 1;
 	}
 	if (n < 0 ||
-	    insert_failure(db, id, row->code, diag, STAGE_RESULT_STORE, "exited", "completed",
-			   error) < 0 ||
+	    insert_failure(db, id, row->code, diag, STAGE_RESULT_STORE, JS_INSTANCE_EXITED,
+			   runner_id, JS_CLEANUP_COMPLETED, error) < 0 ||
 	    jd_settle(db, id, 0) < 0 ||
 	    add_event(db, id, JS_RUNNING, row->state, runner_id, "result not storable") < 0) {
 		db_rollback(db);
@@ -476,8 +477,9 @@ int store_recover_lost(struct db *db)
 			      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
 			      STATE(row->state), db_str(id), STATE(JS_RUNNING));
 		if (n == 1 &&
-		    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION, "unknown",
-				   "unknown", "lease expired") == 0 &&
+		    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION,
+				   JS_INSTANCE_UNKNOWN, db_res_s(res, i, "runner_id"),
+				   JS_CLEANUP_UNKNOWN, "lease expired") == 0 &&
 		    jd_settle(db, id, 0) == 0 &&
 		    add_event(db, id, JS_RUNNING, row->state, "lease-recovery", "lease expired") == 0 &&
 		    db_commit(db) == 0) {

@@ -28,6 +28,7 @@
 #include "artname.h"
 #include "bwstatus.h"
 #include "cgroup.h"
+#include "fault.h"
 #include "log.h"
 #include "net.h"
 #include "outcome.h"
@@ -44,7 +45,7 @@
 
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
 #define CG_CHECK_MS 50
-#define SPAWN_ATTEMPTS 3
+#define START_BACKOFF_CAP_MS 1000 /* the reference's cap */
 
 struct sup {
 	const struct cfg *cfg;
@@ -71,7 +72,8 @@ struct sup {
 	char failure_error[600];
 	const struct sup_probe *probe; /* benchmark hook, or NULL */
 	int local;                     /* supervise_local: no database at all */
-	const char *cleanup_status;
+	const char *cleanup_status;    /* JS_CLEANUP_*: not_started, completed, failed */
+	char cleanup_error[200];       /* what failed in cleanup, "" if nothing */
 };
 
 static void mark(const struct sup *s, const char *step)
@@ -93,7 +95,15 @@ static void diag(struct sup *s, const char *fmt, ...)
 	json_array_append_new(s->diag, json_string(line));
 }
 
-/* Logs one retry attempt the way DESIGN.md asks: step, job, attempt, max, type. */
+/* failure.runtime_id: which runner host and slot ran the job (jobs.runner_id). */
+static const char *runtime_id(const struct sup *s)
+{
+	return s->runner_id ? s->runner_id : "local";
+}
+
+/* Logs one attempt the way the reference does (E2B_DIAGNOSTIC): step, job,
+ * attempt, max, runtime, error type, retry yes/no. Never a job's data or a secret:
+ * the error type is a class (db) or an errno name. */
 static void log_attempt(const struct sup *s, const char *step, int attempt, int max,
 			const char *type, int retry)
 {
@@ -102,8 +112,8 @@ static void log_attempt(const struct sup *s, const char *step, int attempt, int 
 	snprintf(a, sizeof a, "%d", attempt);
 	snprintf(m, sizeof m, "%d", max);
 	log_kv("warn", "retry", "step", step, "job", s->job.id[0] ? s->job.id : "-", "attempt", a,
-	       "max_attempts", m, "error_type", type, "retry", retry ? "yes" : "no",
-	       (char *)NULL);
+	       "max_attempts", m, "runtime_id", runtime_id(s), "error_type", type, "retry",
+	       retry ? "yes" : "no", (char *)NULL);
 }
 
 static int db_ready(struct sup *s)
@@ -146,13 +156,28 @@ static void stop(struct sup *s, enum stop_reason why)
 	kill_job(s);
 }
 
-static int setup_fail(struct sup *s, enum job_stage stage, const char *diagnostic,
-		      const char *error)
+/* The service failed at stage: "local-process controls failed: <what>" (the
+ * reference's words), the detail in failure.error. The limits' own diagnostic
+ * ("resource limits were not applied") comes with the outcome (outcome.h). */
+static int setup_fail(struct sup *s, enum job_stage stage, const char *what, const char *error)
 {
 	s->failure_stage = stage;
 	snprintf(s->failure_error, sizeof s->failure_error, "%s", error);
-	diag(s, "%s", diagnostic);
+	if (stage != STAGE_INITIALIZE)
+		diag(s, "%s: %s", js_outcome(JO_SETUP_FAILED)->diagnostic, what);
 	return -1;
+}
+
+/* An injected fault (the test build only, fault.h): errno set, err says so. */
+static int injected(const char *point, char *err, size_t errlen)
+{
+	int e = fault_at(point);
+
+	if (e == 0)
+		return 0;
+	snprintf(err, errlen, "injected fault: %s", retry_errname(e));
+	errno = e;
+	return 1;
 }
 
 /* slirp4netns opens /dev/net/tun inside the sandbox's network namespace. */
@@ -184,18 +209,22 @@ static int prepare_workspace(struct sup *s)
 	char err[512], root[CFG_PATH_MAX + 8];
 
 	snprintf(root, sizeof root, "%s/work", s->cfg->runner_state_dir);
+	if (injected("workspace", err, sizeof err))
+		return setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
 	s->wsfd = ws_create(root, s->slot, s->uid, s->job.limits[LIM_DISK_MB], s->ws_path,
 			    sizeof s->ws_path, err, sizeof err);
 	if (s->wsfd < 0)
-		return setup_fail(s, STAGE_WORKSPACE, "workspace setup failed", err);
+		return setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
+	if (injected("files", err, sizeof err))
+		return setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
 	for (size_t i = 0; i < s->job.nfiles; i++) {
 		const struct job_file_in *f = &s->job.files[i];
 		if (ws_write_file(s->wsfd, f->path, f->data, f->len, f->executable, s->uid, err,
 				  sizeof err) < 0)
-			return setup_fail(s, STAGE_WORKSPACE, "writing input files failed", err);
+			return setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
 	}
 	if (*s->job.cwd && ws_mkdirs(s->wsfd, s->job.cwd, s->uid, err, sizeof err) < 0)
-		return setup_fail(s, STAGE_WORKSPACE, "creating cwd failed", err);
+		return setup_fail(s, STAGE_INPUT_FILES, "creating cwd failed", err);
 	return 0;
 }
 
@@ -210,10 +239,10 @@ static int prepare_limits(struct sup *s)
 		return 0;
 	}
 	/* bwrap's monitor and its pid 1 live in the cgroup too. */
-	if (cg_setup(&s->cg, s->cfg->runner_cgroup_name, s->slot, mem,
+	if (injected("limits", err, sizeof err) ||
+	    cg_setup(&s->cg, s->cfg->runner_cgroup_name, s->slot, mem,
 		     s->job.limits[LIM_PIDS] + 2, err, sizeof err) < 0)
-		return setup_fail(s, STAGE_LIMITS, js_outcome(JO_LIMITS_NOT_APPLIED)->diagnostic,
-				  err);
+		return setup_fail(s, STAGE_INITIALIZE, "resource limits", err);
 	s->cg_on = 1;
 	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
 		"NOFILE, CORE=0)", cg_describe(&s->cg));
@@ -310,29 +339,57 @@ static int net_setup(struct sup *s, struct fds *f)
 	pid_t child = child_pid(s, &f->status[0]);
 
 	if (child <= 0)
-		return setup_fail(s, STAGE_NETWORK, "network setup failed", "sandbox did not start");
+		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", "sandbox did not start");
 	if (pipe2(ready, O_CLOEXEC) < 0)
-		return setup_fail(s, STAGE_NETWORK, "network setup failed", strerror(errno));
+		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", strerror(errno));
 	s->slirp = net_slirp_start(s->cfg, child, s->uid, ready[1], err, sizeof err);
 	close(ready[1]);
 	if (s->slirp < 0) {
 		close(ready[0]);
-		return setup_fail(s, STAGE_NETWORK, "network setup failed", err);
+		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", err);
 	}
 	if (wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
 		close(ready[0]);
-		return setup_fail(s, STAGE_NETWORK, "network setup failed",
+		return setup_fail(s, STAGE_COMMAND_START, "network setup failed",
 				  "slirp4netns did not become ready");
 	}
 	close(ready[0]);
 	if (net_restrict(s->cfg, child, err, sizeof err) < 0)
-		return setup_fail(s, STAGE_NETWORK, "network setup failed", err);
+		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", err);
 	if (write(f->block[1], "1", 1) != 1)
-		return setup_fail(s, STAGE_NETWORK, "network setup failed", strerror(errno));
+		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", strerror(errno));
 	close_fd(&f->block[1]);
 	diag(s, "network: slirp4netns user-mode NAT (unprivileged, slot uid); host, private "
 		"and link-local addresses unreachable");
 	return 0;
+}
+
+/* Starts bwrap as the reference starts its sandbox: up to runner_start_attempts
+ * attempts while the errno says transient (retry.c), capped exponential backoff
+ * (runner_start_backoff_ms doubled, at most 1 s), one log line per attempt; when
+ * all fail, one diagnostic. The pid, or -1 (failure recorded). */
+static pid_t spawn_with_retry(struct sup *s, const struct sb_spawn *sp, char *err,
+			      size_t errlen)
+{
+	int max = (int)s->cfg->runner_start_attempts;
+	char what[128];
+
+	for (int attempt = 1;; attempt++) {
+		pid_t pid = injected("start", err, errlen) ? -1 : sb_spawn(sp, err, errlen);
+		int e = errno;
+		int retry = pid < 0 && retry_transient(e) && attempt < max;
+
+		if (pid > 0)
+			return pid;
+		log_attempt(s, "command.start", attempt, max, retry_errname(e), retry);
+		if (!retry) {
+			snprintf(what, sizeof what, "sandbox start failed after %d of %d attempts (%s)",
+				 attempt, max, retry_errname(e));
+			return setup_fail(s, STAGE_COMMAND_START, what, err);
+		}
+		util_sleep_ms(retry_delay_ms(s->cfg->runner_start_backoff_ms, START_BACKOFF_CAP_MS,
+					     attempt));
+	}
 }
 
 static int start(struct sup *s, struct fds *f)
@@ -346,21 +403,21 @@ static int start(struct sup *s, struct fds *f)
 	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0 ||
 	    (s->job.network && pipe2(f->block, O_CLOEXEC) < 0)) {
 		free(cmd);
-		return setup_fail(s, STAGE_SANDBOX, "sandbox setup failed", strerror(errno));
+		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", strerror(errno));
 	}
 	mark(s, "pipes");
 	f->sc = sc_build_fd(err, sizeof err);
 	mark(s, "sc_build_fd");
 	if (f->sc < 0) {
 		free(cmd);
-		return setup_fail(s, STAGE_SANDBOX, "seccomp filter could not be built", err);
+		return setup_fail(s, STAGE_COMMAND_START, "seccomp filter could not be built", err);
 	}
 	f->args = prof_bwrap_args(s->cfg, s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb,
 				  s->job.env, SB_FD_SECCOMP, SB_FD_STATUS,
 				  s->job.network ? SB_FD_BLOCK : -1, err, sizeof err);
 	if (f->args < 0) {
 		free(cmd);
-		return setup_fail(s, STAGE_SANDBOX, "sandbox setup failed", err);
+		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", err);
 	}
 	mark(s, "prof_bwrap_args");
 	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
@@ -370,22 +427,10 @@ static int start(struct sup *s, struct fds *f)
 				.status_fd = f->status[1], .stdin_fd = f->in[0],
 				.stdout_fd = f->out[1], .stderr_fd = f->err[1],
 				.block_fd = s->job.network ? f->block[0] : -1, .cmd = cmd };
-	for (int attempt = 1; attempt <= SPAWN_ATTEMPTS; attempt++) {
-		s->pid = sb_spawn(&sp, err, sizeof err);
-		if (s->pid > 0)
-			break;
-		int transient = retry_transient(errno);
-		log_attempt(s, "sandbox_start", attempt, SPAWN_ATTEMPTS, "spawn",
-			    transient && attempt < SPAWN_ATTEMPTS);
-		diag(s, "retry step=sandbox_start attempt=%d/%d error=%s retry=%s", attempt,
-		     SPAWN_ATTEMPTS, err, transient && attempt < SPAWN_ATTEMPTS ? "yes" : "no");
-		if (!transient || attempt == SPAWN_ATTEMPTS) {
-			free(cmd);
-			return setup_fail(s, STAGE_SANDBOX, "sandbox start failed", err);
-		}
-		util_sleep_ms(retry_delay_ms(200, 400, attempt));
-	}
+	s->pid = spawn_with_retry(s, &sp, err, sizeof err);
 	free(cmd);
+	if (s->pid < 0)
+		return -1;
 	mark(s, "sb_spawn");
 	/* Our copies of the child's ends must go, or EOF never comes. */
 	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
@@ -537,7 +582,7 @@ static void settle_status(struct sup *s, int wst)
 		raw[strcspn(raw, "\n")] = '\0';
 		/* bwrap's words, but they may quote a request's path (cwd): escaped */
 		an_escape(msg, sizeof msg, raw);
-		setup_fail(s, STAGE_SANDBOX, "sandbox start failed",
+		setup_fail(s, STAGE_COMMAND_START, "sandbox start failed",
 			   msg[0] ? msg : "bwrap exited before starting the command");
 	}
 }
@@ -561,9 +606,16 @@ static void collect(struct sup *s, struct artifact **arts, size_t *n)
 	sb_release(&notes);
 }
 
+/* Notes the first part of cleanup that failed (failure.cleanup_error). */
+static void cleanup_failed(struct sup *s, const char *what)
+{
+	if (!s->cleanup_error[0])
+		snprintf(s->cleanup_error, sizeof s->cleanup_error, "%s", what);
+}
+
 static void cleanup(struct sup *s)
 {
-	int bad = 0;
+	char err[160];
 
 	kill_job(s);
 	mark(s, "cleanup_kill");
@@ -571,8 +623,10 @@ static void cleanup(struct sup *s)
 		kill(s->slirp, SIGKILL);
 		waitpid(s->slirp, NULL, 0);
 	}
+	if (injected("cleanup", err, sizeof err))
+		cleanup_failed(s, "process group: injected fault");
 	if (s->cg_on && cg_destroy(&s->cg) < 0)
-		bad = 1;
+		cleanup_failed(s, "process group: its cgroup could not be emptied and removed");
 	mark(s, "cg_destroy");
 	/* We are a subreaper: bwrap's orphaned pid-1 helper ends up here, not as a
 	 * zombie of the host's init (it would count against the slot uid). */
@@ -586,25 +640,40 @@ static void cleanup(struct sup *s)
 	if (s->wsfd >= 0)
 		close(s->wsfd);
 	s->wsfd = -1;
-	if (s->ws_path[0] && ws_destroy(s->ws_path) < 0)
-		bad = 1;
+	if (s->ws_path[0] && injected("ws_cleanup", err, sizeof err))
+		cleanup_failed(s, "workspace: injected fault");
+	else if (s->ws_path[0] && ws_destroy(s->ws_path) < 0) {
+		snprintf(err, sizeof err, "workspace: not removed (%s)", retry_errname(errno));
+		cleanup_failed(s, err);
+	}
 	mark(s, "ws_destroy");
-	s->cleanup_status = bad ? "failed" : "ok";
-	if (bad)
-		diag(s, "%s", js_outcome(JO_CLEANUP_FAILED)->diagnostic);
+	s->cleanup_status = s->cleanup_error[0] ? JS_CLEANUP_FAILED : JS_CLEANUP_COMPLETED;
 }
 
+/* failure.instance_status: how far the sandbox got before the service failed. */
+static const char *instance_status(const struct sup *s)
+{
+	switch (s->failure_stage) {
+	case STAGE_CREATE: return JS_INSTANCE_NOT_CREATED;
+	case STAGE_NONE: return JS_INSTANCE_EXITED;
+	default: return JS_INSTANCE_CREATED;
+	}
+}
+
+/* The failure facts (the reference's E2BSandboxSessionError): only when the service
+ * failed (a stage, or cleanup); a policy refusal is the job's outcome, not one. */
 static json_t *failure_json(const struct sup *s)
 {
-	if (s->failure_stage == STAGE_NONE && strcmp(s->cleanup_status, "ok") == 0)
+	int stage_failed = s->failure_stage != STAGE_NONE && s->failure_stage != STAGE_POLICY;
+
+	if (!stage_failed && !s->cleanup_error[0])
 		return NULL;
-	return json_pack("{s:s, s:s, s:s, s:s}", "stage",
-			 js_stage_name(s->failure_stage != STAGE_NONE ? s->failure_stage
-								      : STAGE_CLEANUP),
-			 "instance_status",
-			 s->pid > 0 ? "stopped" : "not_started", "cleanup_status",
-			 s->cleanup_status, "error",
-			 s->failure_error[0] ? s->failure_error : "cleanup failed");
+	return json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "stage",
+			 js_stage_name(stage_failed ? s->failure_stage : STAGE_CLEANUP),
+			 "instance_status", instance_status(s), "runtime_id", runtime_id(s),
+			 "cleanup_status", s->cleanup_status, "cleanup_error",
+			 s->cleanup_error[0] ? s->cleanup_error : NULL, "error",
+			 stage_failed ? s->failure_error : s->cleanup_error);
 }
 
 /* The result must not be lost to a DB outage: retry, capped backoff, until it is
@@ -631,11 +700,11 @@ static void outcome_for(struct sup *s, struct outcome *o)
 {
 	struct outcome_in in = { s->reason, s->status_known, s->code, s->usage.oom_kills,
 				 s->usage.pids_denied, s->failure_stage,
-				 strcmp(s->cleanup_status, "ok") != 0 };
+				 s->cleanup_error[0] != '\0' };
 
 	outcome_map(&in, o);
-	if (o->diagnostic)
-		diag(s, "%s", o->diagnostic);
+	for (size_t i = 0; i < o->ndiag; i++)
+		diag(s, "%s", o->diagnostics[i]);
 }
 
 static void finish(struct sup *s, struct artifact *arts, size_t narts)
@@ -695,7 +764,7 @@ static void sup_init(struct sup *s, const struct cfg *cfg, int slot)
 	s->uid = (uid_t)(cfg->runner_uid_base + slot);
 	s->wsfd = -1;
 	s->diag = json_array();
-	s->cleanup_status = "ok";
+	s->cleanup_status = JS_CLEANUP_NOT_STARTED;
 	s->usage = (struct cg_usage){ -1, -1, -1, -1 };
 	bws_init(&s->bst);
 }
@@ -720,10 +789,12 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 	memset(&f, -1, sizeof f);
 	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
 	if ((why = policy_check(s)) != NULL) {
+		/* refused before anything exists: no workspace, no bwrap, no cleanup */
 		diag(s, "%s: %s", js_outcome(JO_BLOCKED)->diagnostic, why);
 		s->failure_stage = STAGE_POLICY;
-		snprintf(s->failure_error, sizeof s->failure_error, "%s", why);
-	} else if (prepare_workspace(s) == 0) {
+		return;
+	}
+	if (prepare_workspace(s) == 0) {
 		mark(s, "ws_create");
 		if (prepare_limits(s) == 0) {
 			mark(s, "cg_setup");
@@ -734,8 +805,6 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 	close_fds(&f);
 	mark(s, "close_fds");
 	cleanup(s);
-	if (s->failure_stage == STAGE_POLICY)
-		s->cleanup_status = "ok";
 }
 
 static void sup_free(struct sup *s)

@@ -702,8 +702,15 @@ def schema_cases():
     lost = finished_job(status="lost", result=sample_result(
         exit_code=125, diagnostics=["runner lost during execution"],
         usage={"wall_ms": None, "cpu_ms": None, "memory_peak_bytes": None}, artifacts=[]),
-        failure={"stage": "run", "instance_status": "lost", "cleanup_status": None,
-                 "error": "lease expired"})
+        failure={"stage": "execution", "instance_status": "unknown",
+                 "runtime_id": "host-1/slot-0/0a1b2c3d", "cleanup_status": "unknown",
+                 "cleanup_error": None, "error": "lease expired"})
+    cleanup = finished_job(status="timed_out", result=sample_result(
+        exit_code=124, diagnostics=["command timed out", "command process-group cleanup failed"]),
+        failure={"stage": "cleanup", "instance_status": "exited",
+                 "runtime_id": "host-1/slot-1/0a1b2c3d", "cleanup_status": "failed",
+                 "cleanup_error": "workspace: not removed (EBUSY)",
+                 "error": "workspace: not removed (EBUSY)"})
     b64 = finished_job(result=sample_result(stdout=None, stdout_base64="/wA=", stderr=None,
                                             stderr_base64="", exit_code=137, signal=9))
     del b64["result"]["stdout"], b64["result"]["stderr"]
@@ -716,6 +723,10 @@ def schema_cases():
             identity={"identity_namespace": "test", "tenant_id": "acme", "subject_type": "user",
                       "subject_id": "u-1", "actor_type": "agent", "actor_id": "a-7"}), True, None),
         ("lost job with failure", "Job", lost, True, None),
+        ("timed out job whose cleanup failed", "Job", cleanup, True, None),
+        ("failure of an older row (no runtime_id, cleanup_error)", "Job",
+         mutate(mutate(lost, ["failure", "runtime_id"], delete=True),
+                ["failure", "cleanup_error"], delete=True), True, None),
         ("base64 output job", "Job", b64, True, None),
         ("job list", "JobList", {"jobs": [sample_job(), J], "next_cursor": "abc"}, True, None),
         ("empty last page", "JobList", {"jobs": [], "next_cursor": None}, True, None),
@@ -760,6 +771,10 @@ def schema_cases():
         ("metadata value not a string", "Job", mutate(J, ["metadata", "n"], 1), "$.metadata.n"),
         ("network null", "Job", dict(J, network=None), "$.network"),
         ("failure missing stage", "Job", mutate(lost, ["failure", "stage"], delete=True), "$.failure.stage"),
+        ("failure runtime_id a number", "Job", mutate(lost, ["failure", "runtime_id"], 3),
+         "$.failure.runtime_id"),
+        ("failure with an unknown field", "Job", mutate(lost, ["failure", "slot"], 1),
+         "$.failure.slot"),
         ("result as a string", "Job", dict(J, result="ok"), "$.result"),
         ("argv with a number", "Job", dict(J, argv=["echo", 1]), "$.argv[1]"),
         ("list without next_cursor", "JobList", {"jobs": []}, "$.next_cursor"),

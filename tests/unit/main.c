@@ -39,6 +39,7 @@ int main(void)
 	suite_bwstatus();
 	suite_retry();
 	suite_profile();
+	suite_fault();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -13,13 +13,13 @@ static const struct row {
 	struct outcome_in in;
 	const char *state;
 	int exit_code, signal;
-	const char *diag; /* NULL: none */
+	const char *diag; /* the diagnostics joined by "; " (the reference's stderr line) */
 } rows[] = {
-	{ "exit 0", IN(STOP_NONE, 1, 0, 0, 0), "succeeded", 0, 0, NULL },
-	{ "exit 3", IN(STOP_NONE, 1, 3, 0, 0), "failed", 3, 0, NULL },
-	{ "exit 128", IN(STOP_NONE, 1, 128, 0, 0), "failed", 128, 0, NULL },
-	{ "SIGKILL", IN(STOP_NONE, 1, 137, 0, 0), "failed", 137, 9, NULL },
-	{ "SIGSEGV", IN(STOP_NONE, 1, 139, 0, 0), "failed", 139, 11, NULL },
+	{ "exit 0", IN(STOP_NONE, 1, 0, 0, 0), "succeeded", 0, 0, "" },
+	{ "exit 3", IN(STOP_NONE, 1, 3, 0, 0), "failed", 3, 0, "" },
+	{ "exit 128", IN(STOP_NONE, 1, 128, 0, 0), "failed", 128, 0, "" },
+	{ "SIGKILL", IN(STOP_NONE, 1, 137, 0, 0), "failed", 137, 9, "" },
+	{ "SIGSEGV", IN(STOP_NONE, 1, 139, 0, 0), "failed", 139, 11, "" },
 	{ "wall", IN(STOP_WALL, 1, 137, 0, 0), "timed_out", 124, 0, "command timed out" },
 	{ "output", IN(STOP_OUTPUT, 1, 141, 0, 0), "output_limit", 122, 0,
 	  "command output limit exceeded" },
@@ -46,11 +46,23 @@ static const struct row {
 	  "command timed out" },
 };
 
+/* o's diagnostics joined by "; ", as the reference appends them to stderr. */
+static const char *joined(const struct outcome *o, char *buf, size_t n)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < o->ndiag && off < n; i++)
+		off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "; " : "",
+					o->diagnostics[i]);
+	return buf;
+}
+
 static void test_table(void)
 {
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		struct outcome o;
-		char ctx[96];
+		char ctx[96], d[256];
 
 		outcome_map(&rows[i].in, &o);
 		snprintf(ctx, sizeof ctx, "%s: state", rows[i].name);
@@ -60,51 +72,78 @@ static void test_table(void)
 		snprintf(ctx, sizeof ctx, "%s: signal", rows[i].name);
 		CHECK_INT_AT(ctx, o.signal, rows[i].signal);
 		snprintf(ctx, sizeof ctx, "%s: diagnostic", rows[i].name);
-		CHECK_STR_AT(ctx, o.diagnostic, rows[i].diag);
+		CHECK_STR_AT(ctx, joined(&o, d, sizeof d), rows[i].diag);
 	}
 }
 
-/* The service's failures: the stage decides (its diagnostic was already given). */
+/* The service's failures and cleanup failures: precedence and every diagnostic, in
+ * the reference's order (limits not applied, output limit, timed out, resource
+ * limit, cleanup failed). The stage's own "local-process controls failed: <reason>"
+ * and "blocked by local-process policy: <reason>" are the supervisor's. */
 static void test_stages(void)
 {
 	static const struct {
+		const char *name;
+		enum stop_reason reason;
+		int code;
+		long long oom;
 		enum job_stage stage;
 		int cleanup_failed;
 		const char *state;
-		int exit_code;
+		int exit_code, signal;
 		const char *diag;
 	} srows[] = {
-		{ STAGE_POLICY, 0, "blocked", 126, NULL },
-		{ STAGE_WORKSPACE, 0, "error", 125, NULL },
-		{ STAGE_LIMITS, 0, "error", 125, NULL },
-		{ STAGE_SANDBOX, 1, "error", 125, NULL },
-		/* a cleanup failure after a normal run: error, the run's diagnostic stays */
-		{ STAGE_NONE, 1, "error", 125, "command timed out" },
+		{ "policy refusal", STOP_NONE, 0, 0, STAGE_POLICY, 0, "blocked", 126, 0, "" },
+		{ "workspace", STOP_NONE, 0, 0, STAGE_CREATE, 0, "error", 125, 0, "" },
+		{ "input files", STOP_NONE, 0, 0, STAGE_INPUT_FILES, 0, "error", 125, 0, "" },
+		{ "limits", STOP_NONE, 0, 0, STAGE_INITIALIZE, 0, "error", 125, 0,
+		  "resource limits were not applied" },
+		{ "limits + cleanup", STOP_NONE, 0, 0, STAGE_INITIALIZE, 1, "error", 125, 0,
+		  "resource limits were not applied; command process-group cleanup failed" },
+		{ "start + cleanup", STOP_NONE, 0, 0, STAGE_COMMAND_START, 1, "error", 125, 0,
+		  "command process-group cleanup failed" },
+		/* the runner's own stops keep their codes; cleanup failure is added */
+		{ "timeout + cleanup", STOP_WALL, 137, 0, STAGE_NONE, 1, "timed_out", 124, 0,
+		  "command timed out; command process-group cleanup failed" },
+		{ "output + cleanup", STOP_OUTPUT, 141, 0, STAGE_NONE, 1, "output_limit", 122, 0,
+		  "command output limit exceeded; command process-group cleanup failed" },
+		{ "cancel + cleanup", STOP_CANCEL, 137, 0, STAGE_NONE, 1, "cancelled", 137, 9,
+		  "command cancelled; command process-group cleanup failed" },
+		/* anything else whose cleanup failed is error 125, its diagnostic kept */
+		{ "memory + cleanup", STOP_MEMORY, 137, 1, STAGE_NONE, 1, "error", 125, 0,
+		  "command exceeded memory resource limit; command process-group cleanup failed" },
+		{ "exit 0 + cleanup", STOP_NONE, 0, 0, STAGE_NONE, 1, "error", 125, 0,
+		  "command process-group cleanup failed" },
+		{ "exit 3 + cleanup", STOP_NONE, 3, 0, STAGE_NONE, 1, "error", 125, 0,
+		  "command process-group cleanup failed" },
 	};
 
 	for (size_t i = 0; i < NELEM(srows); i++) {
-		struct outcome_in in = { STOP_WALL, 1, 137, 0, 0, srows[i].stage,
-					 srows[i].cleanup_failed };
+		struct outcome_in in = { srows[i].reason, 1, srows[i].code, srows[i].oom, 0,
+					 srows[i].stage, srows[i].cleanup_failed };
 		struct outcome o;
-		char ctx[64];
+		char ctx[96], d[256];
 
 		outcome_map(&in, &o);
-		snprintf(ctx, sizeof ctx, "stage row %zu: state", i);
+		snprintf(ctx, sizeof ctx, "%s: state", srows[i].name);
 		CHECK_STR_AT(ctx, js_name(o.state), srows[i].state);
-		snprintf(ctx, sizeof ctx, "stage row %zu: exit_code", i);
+		snprintf(ctx, sizeof ctx, "%s: exit_code", srows[i].name);
 		CHECK_INT_AT(ctx, o.exit_code, srows[i].exit_code);
-		snprintf(ctx, sizeof ctx, "stage row %zu: signal", i);
-		CHECK_INT_AT(ctx, o.signal, 0);
-		snprintf(ctx, sizeof ctx, "stage row %zu: diagnostic", i);
-		CHECK_STR_AT(ctx, o.diagnostic, srows[i].diag);
+		snprintf(ctx, sizeof ctx, "%s: signal", srows[i].name);
+		CHECK_INT_AT(ctx, o.signal, srows[i].signal);
+		snprintf(ctx, sizeof ctx, "%s: diagnostics", srows[i].name);
+		CHECK_STR_AT(ctx, joined(&o, d, sizeof d), srows[i].diag);
 	}
 }
 
 /* The names the API and the database know, exactly. */
 static void test_names(void)
 {
-	static const char *const stages[] = { NULL, "policy", "workspace", "limits", "sandbox",
-					      "network", "cleanup", "execution", "result.store" };
+	static const char *const stages[] = { NULL,		   "policy",
+					      "create",		   "input_files.write",
+					      "initialize",	   "command.start",
+					      "cleanup",	   "execution",
+					      "result.store" };
 
 	CHECK_INT(NELEM(stages), STAGE_COUNT);
 	for (int i = 0; i < STAGE_COUNT; i++)
@@ -119,8 +158,14 @@ static void test_names(void)
 	CHECK_STR(js_name(js_outcome(JO_LOST)->state), "lost");
 	CHECK_STR(js_outcome(JO_LIMITS_NOT_APPLIED)->diagnostic,
 		  "resource limits were not applied");
-	CHECK_STR(js_outcome(JO_CLEANUP_FAILED)->diagnostic, "process-group cleanup failed");
-	CHECK_STR(js_outcome(JO_BLOCKED)->diagnostic, "blocked by policy");
+	/* the reference SDK's exact words */
+	CHECK_STR(js_outcome(JO_CLEANUP_FAILED)->diagnostic,
+		  "command process-group cleanup failed");
+	CHECK_STR(js_outcome(JO_BLOCKED)->diagnostic, "blocked by local-process policy");
+	CHECK_STR(js_outcome(JO_SETUP_FAILED)->diagnostic, "local-process controls failed");
+	CHECK_STR(js_outcome(JO_TIMED_OUT)->diagnostic, "command timed out");
+	CHECK_STR(js_outcome(JO_OUTPUT_LIMIT)->diagnostic, "command output limit exceeded");
+	CHECK_STR(js_outcome(JO_CPU)->diagnostic, "command exceeded cpu resource limit");
 	/* every row has a terminal state */
 	for (int i = 0; i < JO_COUNT; i++)
 		CHECK(js_is_terminal(js_outcome((enum job_outcome)i)->state),
