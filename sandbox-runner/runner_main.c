@@ -34,6 +34,7 @@
 #include "check.h"
 #include "dispatch.h"
 #include "log.h"
+#include "policy.h"
 #include "profile.h"
 #include "supervise.h"
 #include "util.h"
@@ -185,6 +186,18 @@ int main(int argc, char **argv)
 	}
 	if (prof_check_host(&cfg, err, sizeof err) < 0)
 		die("refusing to start: %s", err);
+	if (cfg.runner_command_policy[0]) {
+		/* trusted like the runner's other host paths; each supervisor re-reads it */
+		struct cmdpol pol;
+		char rules[16];
+		if (cmdpol_load(cfg.runner_command_policy, &pol, err, sizeof err) < 0)
+			die("refusing to start: runner_command_policy %s: %s",
+			    cfg.runner_command_policy, err);
+		snprintf(rules, sizeof rules, "%zu", pol.n);
+		log_kv("info", "command_policy", "path", cfg.runner_command_policy, "rules", rules,
+		       (char *)NULL);
+		cmdpol_free(&pol);
+	}
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n <= 0 || (size_t)n >= sizeof self - 1)

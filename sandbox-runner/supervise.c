@@ -74,6 +74,7 @@ struct sup {
 	int local;                     /* supervise_local: no database at all */
 	const char *cleanup_status;    /* JS_CLEANUP_*: not_started, completed, failed */
 	char cleanup_error[200];       /* what failed in cleanup, "" if nothing */
+	struct cmdpol pol;             /* the operator's command policy (policy.h) */
 };
 
 static void mark(const struct sup *s, const char *step)
@@ -188,13 +189,17 @@ static int tun_usable(void)
 	return stat("/dev/net/tun", &st) == 0 && S_ISCHR(st.st_mode);
 }
 
-/* Re-checks what the API validated: the runner trusts no row blindly. */
+/* Re-checks what the API validated (the runner trusts no row blindly), then the
+ * operator's command policy, then what this runner can offer. */
 static const char *policy_check(const struct sup *s)
 {
 	static char why[160];
+	const char *r;
 
 	if (pol_paths(s->cfg, &s->job, why, sizeof why) != NULL)
 		return why;
+	if ((r = cmdpol_check(&s->pol, &s->job)) != NULL)
+		return r;
 	if (s->job.network && access(s->cfg->slirp4netns_path, X_OK) != 0)
 		return "network access is not available on this runner (no slirp4netns)";
 	if (s->job.network && access(IP_PATH, X_OK) != 0)
@@ -785,9 +790,17 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 {
 	struct fds f;
 	const char *why;
+	char err[256];
 
 	memset(&f, -1, sizeof f);
 	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
+	/* read per job (a fresh process): the runner refused to start with an unsafe
+	 * one, so failing here means it was changed since */
+	if (s->cfg->runner_command_policy[0] &&
+	    cmdpol_load(s->cfg->runner_command_policy, &s->pol, err, sizeof err) < 0) {
+		setup_fail(s, STAGE_CREATE, "command policy could not be read", err);
+		return;
+	}
 	if ((why = policy_check(s)) != NULL) {
 		/* refused before anything exists: no workspace, no bwrap, no cleanup */
 		diag(s, "%s: %s", js_outcome(JO_BLOCKED)->diagnostic, why);
@@ -812,6 +825,7 @@ static void sup_free(struct sup *s)
 	pump_free(&s->out);
 	pump_free(&s->err);
 	bws_release(&s->bst);
+	cmdpol_free(&s->pol);
 	json_decref(s->diag);
 	db_close(s->db);
 }

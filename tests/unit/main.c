@@ -40,6 +40,7 @@ int main(void)
 	suite_retry();
 	suite_profile();
 	suite_fault();
+	suite_policy();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
