@@ -58,22 +58,29 @@ static const char *joined(const struct outcome *o, char *buf, size_t n)
 	return buf;
 }
 
+/* One row: outcome_map(in) gives this state, exit code, signal and diagnostics. */
+static void check_row(const char *name, const struct outcome_in *in, const char *state,
+		      int exit_code, int sig, const char *diag)
+{
+	struct outcome o;
+	char ctx[96], d[256];
+
+	outcome_map(in, &o);
+	snprintf(ctx, sizeof ctx, "%s: state", name);
+	CHECK_STR_AT(ctx, js_name(o.state), state);
+	snprintf(ctx, sizeof ctx, "%s: exit_code", name);
+	CHECK_INT_AT(ctx, o.exit_code, exit_code);
+	snprintf(ctx, sizeof ctx, "%s: signal", name);
+	CHECK_INT_AT(ctx, o.signal, sig);
+	snprintf(ctx, sizeof ctx, "%s: diagnostics", name);
+	CHECK_STR_AT(ctx, joined(&o, d, sizeof d), diag);
+}
+
 static void test_table(void)
 {
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		struct outcome o;
-		char ctx[96], d[256];
-
-		outcome_map(&rows[i].in, &o);
-		snprintf(ctx, sizeof ctx, "%s: state", rows[i].name);
-		CHECK_STR_AT(ctx, js_name(o.state), rows[i].state);
-		snprintf(ctx, sizeof ctx, "%s: exit_code", rows[i].name);
-		CHECK_INT_AT(ctx, o.exit_code, rows[i].exit_code);
-		snprintf(ctx, sizeof ctx, "%s: signal", rows[i].name);
-		CHECK_INT_AT(ctx, o.signal, rows[i].signal);
-		snprintf(ctx, sizeof ctx, "%s: diagnostic", rows[i].name);
-		CHECK_STR_AT(ctx, joined(&o, d, sizeof d), rows[i].diag);
-	}
+	for (size_t i = 0; i < NELEM(rows); i++)
+		check_row(rows[i].name, &rows[i].in, rows[i].state, rows[i].exit_code,
+			  rows[i].signal, rows[i].diag);
 }
 
 /* The service's failures and cleanup failures: precedence and every diagnostic, in
@@ -121,18 +128,9 @@ static void test_stages(void)
 	for (size_t i = 0; i < NELEM(srows); i++) {
 		struct outcome_in in = { srows[i].reason, 1, srows[i].code, srows[i].oom, 0,
 					 srows[i].stage, srows[i].cleanup_failed };
-		struct outcome o;
-		char ctx[96], d[256];
 
-		outcome_map(&in, &o);
-		snprintf(ctx, sizeof ctx, "%s: state", srows[i].name);
-		CHECK_STR_AT(ctx, js_name(o.state), srows[i].state);
-		snprintf(ctx, sizeof ctx, "%s: exit_code", srows[i].name);
-		CHECK_INT_AT(ctx, o.exit_code, srows[i].exit_code);
-		snprintf(ctx, sizeof ctx, "%s: signal", srows[i].name);
-		CHECK_INT_AT(ctx, o.signal, srows[i].signal);
-		snprintf(ctx, sizeof ctx, "%s: diagnostics", srows[i].name);
-		CHECK_STR_AT(ctx, joined(&o, d, sizeof d), srows[i].diag);
+		check_row(srows[i].name, &in, srows[i].state, srows[i].exit_code, srows[i].signal,
+			  srows[i].diag);
 	}
 }
 
