@@ -504,11 +504,11 @@ else
 	TOKEN=$NET_TOKEN run "$CASE" "$cmd" '{"network":true}'
 fi
 if [ -n "$NET_TOKEN" ] && [ "$(jf .status)" = blocked ] &&
-	[[ "$(jf '.failure.error // ""')" == *"not available"* ]]; then
+	[[ "$(jf '.result.diagnostics | join(" ")')" == *"not available"* ]]; then
 	# A runner without slirp4netns or /dev/net/tun refuses network jobs: secure, but
 	# then none of the NAT isolation checks ran. In CI network jobs must work.
 	ci_skip "$CASE: NAT isolation (nginx, host loopback, 10.0.2.2, the host's address; slirp4netns privileges)" \
-		"network jobs are not available on this runner: $(jf '.failure.error')"
+		"network jobs are not available on this runner: $(jf '.result.diagnostics | join(" ")')"
 	check_clean
 elif [ -n "$NET_TOKEN" ]; then
 	expect_state succeeded
