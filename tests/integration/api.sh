@@ -997,6 +997,62 @@ t_key_limits() {
 	expect_json '.limits.memory_mb' 64
 }
 
+# GET /v1/identity: the key's verified identity exactly as stored, its permissions,
+# effective limits and quotas.
+t_identity() {
+	ctx "identity"
+	as "$ACT_TOK" req GET /v1/identity
+	expect_status 200
+	expect_json '.identity | [.identity_namespace, .tenant_id, .subject_type, .subject_id, .actor_type, .actor_id] | join("|")' \
+		"$NS|$TA|user|carol|agent|bot-1" "the six identity fields, as created"
+	expect_json '[.key_id, .complete, .permissions.network, .permissions.tenant_admin] | tostring' \
+		"[\"$ACT_ID\",true,false,false]"
+	expect_json '.limits.memory_mb | [.min, .default, .max] | tostring' \
+		"[16,$(conf_get memory_mb_default 256),$(conf_get memory_mb_max 4096)]" "operator limits"
+	expect_json '.quotas | [.max_queued, .max_stored_bytes, .max_running] | tostring' \
+		"[$(conf_get default_max_queued 100),$(($(conf_get default_max_stored_mb 1024) * 1048576)),null]"
+	as "$A_TOK" req GET /v1/identity
+	expect_json '.identity | [.actor_type, .actor_id] | tostring' '[null,null]' "no actor: null"
+	as "$ADM_TOK" req GET /v1/identity
+	expect_json '.permissions.tenant_admin' true
+	as "$NET_TOK" req GET /v1/identity
+	expect_json '.permissions.network' true
+	as "$Q_TOK" req GET /v1/identity
+	expect_json '.quotas.max_queued' 2
+	expect_json '.quotas.active_jobs | type' number
+	as "$KL_TOK" req GET /v1/identity
+	expect_json '[.limits.memory_mb.max, .limits.memory_mb.default, .limits.wall_seconds.max] | tostring' \
+		'[128,128,5]' "the key's own maxima (default brought down to them)"
+	as "" req GET /v1/identity
+	expect_error 401 unauthorized
+	as "$A_TOK" req GET "/v1/identity?x=1"
+	expect_error 400 invalid_request
+	as "$A_TOK" req POST /v1/identity '{}'
+	expect_status 405
+	expect_header Allow '^GET$'
+}
+
+# GET /metrics (Prometheus text, no key, loopback only through nginx).
+t_metrics() {
+	ctx "metrics"
+	as "" req GET /metrics
+	expect_status 200
+	expect_header Content-Type '^text/plain; version=0\.0\.4'
+	for st in queued running succeeded failed cancelled lost; do
+		expect_true "sandbox_jobs{state=\"$st\"} is exposed" grep -Eq "^sandbox_jobs\\{state=\"$st\"\\} [0-9]+$" "$BODY"
+	done
+	expect_true "the queued count is the database's" \
+		grep -qx "sandbox_jobs{state=\"queued\"} $(sql "SELECT COUNT(*) FROM jobs WHERE state = 'queued'")" "$BODY"
+	expect_true "identity requests were counted by route and status" \
+		grep -Eq '^sandbox_api_requests_total\{route="GET /v1/identity",status="200"\} [1-9][0-9]*$' "$BODY"
+	expect_true "with their latency histogram" \
+		grep -Eq '^sandbox_api_request_duration_seconds_count\{route="GET /v1/identity"\} [1-9]' "$BODY"
+	expect_true "the queue head age is exposed" grep -Eq '^sandbox_queue_head_age_seconds [0-9.]+$' "$BODY"
+	expect_true "no tenant name appears in the metrics" fails grep -q -- "$TA" "$BODY"
+	as "$A_TOK" req POST /metrics '{}'
+	expect_status 405
+}
+
 setup_keys
 t_health
 t_keys
