@@ -239,7 +239,20 @@ ci_skip() {
 	fi
 }
 
+# A suite that calls a function that does not exist (a typo, a lost definition)
+# must fail, not skip its checks in silence. bash runs this handler in a subshell:
+# it leaves a mark that finish turns into a failed check.
+command_not_found_handle() {
+	printf '%s\n' "$1" >> "$T_DIR/not-found"
+	echo "# command not found: $1" >&2
+	return 127
+}
+
 finish() {
+	if [ -s "$T_DIR/not-found" ]; then
+		_notok "every command the suite called exists" "none missing" \
+			"$(sort -u "$T_DIR/not-found" | tr '\n' ' ')"
+	fi
 	[ "$SKIPPED" -gt 0 ] && echo "# $SKIPPED check(s) skipped (see # SKIP above)"
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
