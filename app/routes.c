@@ -234,6 +234,11 @@ static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity
 	http_send_json(r, 200, o, NULL);
 }
 
+static int parse_wait(struct req *r, long long *wait);
+static enum jobs_rc poll_job(struct api_ctx *ctx, const struct identity *who, const char *id,
+			     long long wait, json_t **job);
+static int job_terminal(const json_t *job);
+
 static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		     const struct route_args *a)
 {
@@ -242,14 +247,12 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	unsigned char hash[32];
 	char id[UUID_STR_LEN], loc[128];
 	json_t *job = NULL;
+	long long wait;
 	enum jobs_rc rc;
 
 	(void)a;
-	if (*r->query != '\0') {
-		http_send_error(r, 400, "invalid_request", "POST /v1/jobs takes no query parameters",
-				NULL, NULL);
+	if (parse_wait(r, &wait) < 0)
 		return;
-	}
 	if (!http_is_json_type(r->content_type)) {
 		http_send_error(r, 415, "unsupported_media_type",
 				"Content-Type must be application/json", NULL, NULL);
@@ -274,7 +277,11 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	switch (rc) {
 	case JOBS_OK:
 	case JOBS_REPLAY:
-		if (load_job(ctx, who, id, &job) != JOBS_OK) {
+		/* ?wait=S: submit and wait in one round trip (200 with the finished job,
+		 * else 202 as without it). */
+		if ((wait > 0 ? poll_job(ctx, who, id, wait, &job)
+			      : load_job(ctx, who, id, &job)) != JOBS_OK) {
+			json_decref(job);
 			send_db_error(ctx, r);
 			return;
 		}
@@ -282,7 +289,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 			 rc == JOBS_REPLAY ? "Idempotent-Replayed: true\r\n" : "");
 		log_kv("info", "job_submitted", "job", id, "key", who->key_id, "replay",
 		       rc == JOBS_REPLAY ? "true" : "false", (char *)NULL);
-		http_send_json(r, 202, job, loc);
+		http_send_json(r, wait > 0 && job_terminal(job) ? 200 : 202, job, loc);
 		return;
 	case JOBS_CONFLICT:
 		http_send_error(r, 409, "conflict",
@@ -370,36 +377,61 @@ static enum jobs_rc get_job(struct api_ctx *ctx, const struct identity *who, con
 	return rc;
 }
 
+static int job_terminal(const json_t *job)
+{
+	return js_is_terminal(js_parse(json_string_value(json_object_get(job, "status"))));
+}
+
+/* The job, after waiting up to `wait` seconds for it to end when it has not (if a
+ * long-poll slot is free for this key; else at once). */
+static enum jobs_rc poll_job(struct api_ctx *ctx, const struct identity *who, const char *id,
+			     long long wait, json_t **job)
+{
+	enum jobs_rc rc = get_job(ctx, who, id, job);
+
+	if (rc == JOBS_OK && wait > 0 && !job_terminal(*job) && wait_slot_take(ctx, who)) {
+		rc = wait_terminal(ctx, id, wait);
+		ctx->board->waiting[ctx->slot] = 0;
+		if (rc == JOBS_OK) {
+			json_decref(*job);
+			*job = NULL;
+			rc = get_job(ctx, who, id, job);
+		}
+	}
+	return rc;
+}
+
+/* ?wait=S (0..30) of GET /v1/jobs/{id} and POST /v1/jobs: 0 and *wait set, or -1
+ * after answering the error. */
+static int parse_wait(struct req *r, long long *wait)
+{
+	static const char *const names[] = { "wait", NULL };
+	char vals[1][128] = { "" };
+	int present[1] = { 0 };
+
+	*wait = 0;
+	if (parse_query(r, names, vals, present) < 0)
+		return -1;
+	if (present[0] && util_parse_ll(vals[0], 0, WAIT_MAX_SECONDS, wait) < 0) {
+		http_send_error(r, 400, "invalid_request",
+				"wait must be an integer number of seconds from 0 to 30", "wait",
+				NULL);
+		return -1;
+	}
+	return 0;
+}
+
 static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		  const struct route_args *a)
 {
 	const char *id = a->id;
-	static const char *const names[] = { "wait", NULL };
-	char vals[1][128] = { "" };
-	int present[1] = { 0 };
-	long long wait = 0;
-	json_t *job;
+	long long wait;
+	json_t *job = NULL;
 	enum jobs_rc rc;
 
-	if (parse_query(r, names, vals, present) < 0)
+	if (parse_wait(r, &wait) < 0)
 		return;
-	if (present[0] && util_parse_ll(vals[0], 0, WAIT_MAX_SECONDS, &wait) < 0) {
-		http_send_error(r, 400, "invalid_request",
-				"wait must be an integer number of seconds from 0 to 30", "wait",
-				NULL);
-		return;
-	}
-	rc = get_job(ctx, who, id, &job);
-	if (rc == JOBS_OK && wait > 0 &&
-	    !js_is_terminal(js_parse(json_string_value(json_object_get(job, "status")))) &&
-	    wait_slot_take(ctx, who)) {
-		rc = wait_terminal(ctx, id, wait);
-		ctx->board->waiting[ctx->slot] = 0;
-		if (rc == JOBS_OK) {
-			json_decref(job);
-			rc = get_job(ctx, who, id, &job);
-		}
-	}
+	rc = poll_job(ctx, who, id, wait, &job);
 	if (!send_failed(ctx, r, rc))
 		http_send_json(r, 200, job, NULL);
 }

@@ -867,6 +867,18 @@ t_cancel() {
 
 # ---------------------------------------------------------------- quota
 
+# POST /v1/jobs?wait=S with the runner stopped: the job cannot end, so 202 after S.
+t_submit_wait() {
+	ctx "submit and wait"
+	as "$L_TOK" req POST "/v1/jobs?wait=1" '{"command":"true"}'
+	expect_status 202
+	expect_json '.status' queued
+	as "$L_TOK" req POST "/v1/jobs?wait=31" '{"command":"true"}'
+	expect_error 400 invalid_request wait
+	as "$L_TOK" req POST "/v1/jobs?bogus=1" '{"command":"true"}'
+	expect_error 400 invalid_request bogus
+}
+
 t_quota() {
 	local q1 q2 q4
 	as "$Q_TOK" submit "$ECHO_JOB"; q1=$JOB
@@ -1076,6 +1088,7 @@ t_quota
 t_key_limits
 t_identity
 t_metrics
+t_submit_wait
 t_methods
 t_ratelimit
 finish

@@ -642,6 +642,17 @@ expect_true "unsafe: slot uid of a real account: exit status non-zero (got $URC)
 expect_true "unsafe: slot uid of a real account: names the user" \
 	grep -q "refusing to start: slot uid $(id -u nobody) belongs to user nobody" "$UNSAFE/uid.log"
 
+
+ctx "submit and wait in one round trip (POST /v1/jobs?wait=S)"
+req POST "/v1/jobs?wait=20" '{"command":"echo waited"}'
+expect_status 200 "a job that ends within S answers 200"
+expect_json '.status + " " + .result.stdout' $'succeeded waited\n'
+expect_header Location '^/v1/jobs/[0-9a-f-]{36}$'
+req POST "/v1/jobs?wait=1" '{"command":"sleep 5","limits":{"wall_seconds":10}}'
+expect_status 202 "a job still running after S answers 202, as without wait"
+expect_json '.status' running
+req POST "/v1/jobs/$(jq -r .id "$BODY")/cancel" ''
+
 # ================================================= 10. nothing left over
 
 ctx "leftovers"
