@@ -1,8 +1,10 @@
 #include "profile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,6 +31,9 @@ static const struct prof_mount mounts[] = {
 	{ "--ro-bind", "@etc", "/etc" },
 	/* the symlinks behind /usr/bin/awk, editor, ... (root-owned, read-only) */
 	{ "--ro-bind", "/etc/alternatives", "/etc/alternatives" },
+	/* a named profile's read-only binds (none in "default"): before --remount-ro /,
+	 * so bwrap can still make their mount points under /opt */
+	{ "@extra", NULL, NULL },
 	{ "--proc", NULL, "/proc" },
 	{ "@masks", NULL, "/proc" },
 	{ "--dev", NULL, "/dev" },
@@ -85,8 +90,10 @@ static const struct prof_rlimit rlimits[] = {
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 const struct prof_tables prof_default = {
-	ns_opts, N(ns_opts), SANDBOX_UID, mounts, N(mounts), masks, N(masks),
-	env_defaults, N(env_defaults), rlimits, N(rlimits), sc_rules,
+	.name = PROF_DEFAULT, .ns_opts = ns_opts, .n_ns_opts = N(ns_opts), .uid = SANDBOX_UID,
+	.mounts = mounts, .n_mounts = N(mounts), .masks = masks, .n_masks = N(masks),
+	.env = env_defaults, .n_env = N(env_defaults), .rlimits = rlimits,
+	.n_rlimits = N(rlimits), .seccomp = sc_rules, .extra = NULL, .n_extra = 0,
 };
 
 void prof_rlimit_value(const struct prof_rlimit *r, const long long *limits, int network,
@@ -139,6 +146,379 @@ static int check_path(const char *p, int want_dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- named profiles: runner_profiles_dir/NAME.profile */
+
+int prof_name_valid(const char *name)
+{
+	static const char lower_digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	size_t n = strlen(name);
+
+	return n >= 1 && n <= PROF_NAME_MAX && strchr(lower_digits, name[0]) != NULL &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+/* inner is outer or lies under it (both absolute and normalized). */
+static int path_within(const char *inner, const char *outer)
+{
+	size_t n = strlen(outer);
+
+	while (n > 1 && outer[n - 1] == '/')
+		n--;
+	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+/* Why p cannot be a bind's path, or NULL: absolute, normalized, printable, strictly
+ * under /usr or /opt; never /proc, /sys or /dev. */
+static const char *bind_path_why(const char *p)
+{
+	static const char *const never[][2] = {
+		{ "/proc", "/proc is never bound from the host" },
+		{ "/sys", "/sys is never bound from the host" },
+		{ "/dev", "no device: /dev is never bound from the host" },
+	};
+
+	for (size_t i = 0; i < N(never); i++)
+		if (path_within(p, never[i][0]))
+			return never[i][1];
+	if (strlen(p) >= PROF_PATH_MAX)
+		return "path too long";
+	if (!(strncmp(p, "/usr/", 5) == 0 || strncmp(p, "/opt/", 5) == 0))
+		return "must be a directory under /usr or /opt";
+	for (const char *c = p; *c; c++)
+		if (*c <= ' ' || *c == 0x7f || (unsigned char)*c >= 0x80)
+			return "must be printable ASCII without white space";
+	if (strstr(p, "//") || strstr(p, "/./") || strstr(p, "/../") || p[strlen(p) - 1] == '/' ||
+	    (strlen(p) >= 2 && strcmp(p + strlen(p) - 2, "/.") == 0) ||
+	    (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0))
+		return "must be normalized (no '.', '..', '//' or trailing '/')";
+	return NULL;
+}
+
+/* Every directory from the top down to p: a directory, not a link, owned by root,
+ * not group or world writable (so no one else can swap what is bound). */
+static const char *host_dir_why(const char *p, char *buf, size_t n)
+{
+	char part[PROF_PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 1; p[i - 1]; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		memcpy(part, p, i);
+		part[i] = '\0';
+		if (lstat(part, &st) < 0)
+			snprintf(buf, n, "%s: %s", part, strerror(errno));
+		else if (S_ISLNK(st.st_mode))
+			snprintf(buf, n, "%s is a symbolic link", part);
+		else if (!S_ISDIR(st.st_mode))
+			snprintf(buf, n, "%s is not a directory", part);
+		else if (st.st_uid != 0 || (st.st_mode & 022) != 0)
+			snprintf(buf, n, "%s must be owned by root and not group or world writable",
+				 part);
+		else
+			continue;
+		return buf;
+	}
+	return NULL;
+}
+
+/* What a bind's source must never show: the runner's state, the database, the API
+ * socket (under it, or it under them). Paths from the config are compared as given
+ * and resolved. */
+static const char *private_path_why(const struct cfg *cfg, const char *src)
+{
+	const struct {
+		const char *path, *what;
+	} priv[] = {
+		{ cfg->runner_state_dir, "runner_state_dir" },
+		{ cfg->db_socket, "db_socket" },
+		{ cfg->db_password_file, "db_password_file" },
+		{ cfg->fcgi_socket, "fcgi_socket" },
+		{ cfg->runner_profiles_dir, "runner_profiles_dir" },
+	};
+	static char why[160];
+
+	for (size_t i = 0; i < N(priv); i++) {
+		char real[PATH_MAX];
+		const char *p = priv[i].path;
+
+		if (*p != '/')
+			continue;
+		if (realpath(p, real) == NULL)
+			snprintf(real, sizeof real, "%s", p);
+		if (path_within(src, p) || path_within(p, src) || path_within(src, real) ||
+		    path_within(real, src)) {
+			snprintf(why, sizeof why, "must not contain or lie under %s", priv[i].what);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Directives a profile file might try: each named with why it is refused. */
+static const char *const refused_ops[][2] = {
+	{ "bind", "nothing writable: only ro-bind" },
+	{ "bind-try", "nothing writable: only ro-bind" },
+	{ "rw-bind", "nothing writable: only ro-bind" },
+	{ "tmpfs", "nothing writable: only ro-bind" },
+	{ "dir", "nothing writable: only ro-bind" },
+	{ "file", "nothing writable: only ro-bind" },
+	{ "dev-bind", "no device: only ro-bind" },
+	{ "dev-bind-try", "no device: only ro-bind" },
+	{ "dev", "no device: only ro-bind" },
+	{ "proc", "/proc is the profile's own: only ro-bind" },
+	{ "symlink", "only ro-bind" },
+	{ "ro-bind-try", "only ro-bind (the source must exist)" },
+};
+
+/* One `ro-bind SRC DST` line into bind n of p: NULL, or why not. */
+static const char *parse_line(const struct cfg *cfg, char *line, struct prof_named *p,
+			      size_t n, char *buf, size_t bn)
+{
+	char *tok[4], *save = NULL;
+	size_t nt = 0;
+	const char *why;
+
+	for (char *t = strtok_r(line, " \t", &save); t && nt < 4; t = strtok_r(NULL, " \t", &save))
+		tok[nt++] = t;
+	for (size_t i = 0; i < N(refused_ops); i++)
+		if (strcmp(tok[0], refused_ops[i][0]) == 0) {
+			snprintf(buf, bn, "'%s' is refused (%s)", tok[0], refused_ops[i][1]);
+			return buf;
+		}
+	if (strcmp(tok[0], "ro-bind") != 0) {
+		snprintf(buf, bn, "unknown directive '%.32s' (only 'ro-bind SRC DST')", tok[0]);
+		return buf;
+	}
+	if (nt != 3)
+		return "expected 'ro-bind SRC DST'";
+	if (n == PROF_MAX_BINDS) {
+		snprintf(buf, bn, "more than %d binds", PROF_MAX_BINDS);
+		return buf;
+	}
+	for (int k = 1; k <= 2; k++) {
+		const char *what = k == 1 ? "source" : "destination";
+		char inner[PROF_PATH_MAX + 96];
+
+		why = bind_path_why(tok[k]);
+		if (why == NULL && k == 1)
+			why = private_path_why(cfg, tok[k]);
+		/* /usr is bound as it is: a mount point there must exist already */
+		if (why == NULL && (k == 1 || strncmp(tok[k], "/usr/", 5) == 0))
+			why = host_dir_why(tok[k], inner, sizeof inner);
+		if (why != NULL) {
+			snprintf(buf, bn, "%s %.*s: %.400s", what, PROF_PATH_MAX, tok[k], why);
+			return buf;
+		}
+		if ((size_t)snprintf(p->paths[n][k - 1], PROF_PATH_MAX, "%s", tok[k]) >=
+		    PROF_PATH_MAX)
+			return "path too long";
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(p->paths[i][1], tok[2]) == 0) {
+			snprintf(buf, bn, "destination %s is bound twice", tok[2]);
+			return buf;
+		}
+	p->binds[n] = (struct prof_mount){ "--ro-bind", p->paths[n][0], p->paths[n][1] };
+	return NULL;
+}
+
+int prof_parse(const struct cfg *cfg, const char *name, const char *text,
+	       struct prof_named *p, char *err, size_t errlen)
+{
+	size_t n = 0;
+	int lineno = 0;
+
+	memset(p, 0, sizeof *p);
+	snprintf(p->name, sizeof p->name, "%s", name);
+	p->t = prof_default;
+	p->t.name = p->name;
+	p->t.extra = p->binds;
+	for (const char *s = text; *s;) {
+		size_t len = strcspn(s, "\n");
+		char line[2 * PROF_PATH_MAX + 64], buf[1024];
+		const char *why, *t;
+
+		lineno++;
+		if (len >= sizeof line) {
+			snprintf(err, errlen, "line %d: too long", lineno);
+			return -1;
+		}
+		memcpy(line, s, len);
+		line[len] = '\0';
+		s += len + (s[len] == '\n');
+		t = line + strspn(line, " \t\r");
+		if (*t == '\0' || *t == '#')
+			continue;
+		line[strcspn(line, "\r")] = '\0';
+		why = parse_line(cfg, line, p, n, buf, sizeof buf);
+		if (why != NULL) {
+			snprintf(err, errlen, "line %d: %s", lineno, why);
+			return -1;
+		}
+		p->t.n_extra = ++n;
+	}
+	return 0;
+}
+
+/* The open profile directory, checked like the files in it; -1 with err. */
+static int open_profiles_dir(const struct cfg *cfg, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(cfg->runner_profiles_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "runner_profiles_dir %s: %s", cfg->runner_profiles_dir,
+			 errno == ELOOP ? "is a symbolic link" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "runner_profiles_dir %s must be owned by root and not group "
+				      "or world writable", cfg->runner_profiles_dir);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* dir/NAME.profile's text (malloc'd), checked: a regular root-owned file that only
+ * root can write. NULL with err naming the file. */
+static char *read_profile(const struct cfg *cfg, int dir, const char *file, char *err,
+			  size_t errlen)
+{
+	struct stat st;
+	char *text = NULL;
+	ssize_t r = -1;
+	int fd = openat(dir, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT) {
+		snprintf(err, errlen, "profile '%.*s' is not defined on this runner host (no %s/%s)",
+			 (int)(strlen(file) - 8), file, cfg->runner_profiles_dir, file);
+		return NULL;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "%s/%s: %s", cfg->runner_profiles_dir, file,
+			 errno == ELOOP ? "is a symbolic link" : strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "%s/%s must be a regular file owned by root and not group "
+				      "or world writable (owner %u, mode %04o)",
+			 cfg->runner_profiles_dir, file, (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
+	} else if (st.st_size > PROF_FILE_MAX) {
+		snprintf(err, errlen, "%s/%s is larger than %d bytes", cfg->runner_profiles_dir,
+			 file, PROF_FILE_MAX);
+	} else if ((text = malloc((size_t)st.st_size + 1)) == NULL ||
+		   (r = read(fd, text, (size_t)st.st_size)) != st.st_size ||
+		   memchr(text, '\0', (size_t)r) != NULL) {
+		snprintf(err, errlen, "%s/%s: %s", cfg->runner_profiles_dir, file,
+			 text == NULL ? "out of memory" : r < 0 ? strerror(errno)
+							   : "changed while read or holds a NUL byte");
+		free(text);
+		text = NULL;
+	} else {
+		text[r] = '\0';
+	}
+	close(fd);
+	return text;
+}
+
+/* Loads NAME.profile from the open directory dir into p. */
+static int load_at(const struct cfg *cfg, int dir, const char *name, struct prof_named *p,
+		   char *err, size_t errlen)
+{
+	char file[PROF_NAME_MAX + 16], why[1200];
+	char *text;
+	int rc;
+
+	snprintf(file, sizeof file, "%s.profile", name);
+	text = read_profile(cfg, dir, file, err, errlen);
+	if (text == NULL)
+		return -1;
+	rc = prof_parse(cfg, name, text, p, why, sizeof why);
+	if (rc < 0)
+		snprintf(err, errlen, "%s/%s: %s", cfg->runner_profiles_dir, file, why);
+	free(text);
+	return rc;
+}
+
+int prof_load(const struct cfg *cfg, const char *name, struct prof_named *p, char *err,
+	      size_t errlen)
+{
+	int dir, rc;
+
+	if (!prof_name_valid(name)) {
+		snprintf(err, errlen, "profile name '%.64s' is not [a-z0-9][a-z0-9_-]* (at most "
+				      "%d)", name, PROF_NAME_MAX);
+		return -1;
+	}
+	if (strcmp(name, PROF_DEFAULT) == 0) {
+		memset(p, 0, sizeof *p);
+		snprintf(p->name, sizeof p->name, "%s", name);
+		p->t = prof_default;
+		return 0;
+	}
+	if (cfg->runner_profiles_dir[0] == '\0') {
+		snprintf(err, errlen, "profile '%s' is not defined on this runner host "
+				      "(runner_profiles_dir is not set)", name);
+		return -1;
+	}
+	if ((dir = open_profiles_dir(cfg, err, errlen)) < 0)
+		return -1;
+	rc = load_at(cfg, dir, name, p, err, errlen);
+	close(dir);
+	return rc;
+}
+
+int prof_check_profiles(const struct cfg *cfg, char *err, size_t errlen)
+{
+	struct prof_named *p;
+	struct dirent *e;
+	DIR *d;
+	int dir, rc = 0;
+
+	if (cfg->runner_profiles_dir[0] == '\0')
+		return 0;
+	if ((dir = open_profiles_dir(cfg, err, errlen)) < 0)
+		return -1;
+	d = fdopendir(dir);
+	p = malloc(sizeof *p);
+	if (d == NULL || p == NULL) {
+		snprintf(err, errlen, "runner_profiles_dir %s: %s", cfg->runner_profiles_dir,
+			 strerror(errno));
+		if (d == NULL)
+			close(dir);
+		else
+			closedir(d);
+		free(p);
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		char name[PROF_NAME_MAX + 1];
+
+		if (e->d_name[0] == '.' || n <= 8 || strcmp(e->d_name + n - 8, ".profile") != 0)
+			continue;
+		snprintf(name, sizeof name, "%.*s", (int)(n - 8), e->d_name);
+		if (n - 8 > PROF_NAME_MAX || !prof_name_valid(name)) {
+			snprintf(err, errlen, "%s/%s: a profile's name must be [a-z0-9][a-z0-9_-]* "
+				 "(at most %d)", cfg->runner_profiles_dir, e->d_name, PROF_NAME_MAX);
+			rc = -1;
+		} else if (strcmp(name, PROF_DEFAULT) == 0) {
+			snprintf(err, errlen, "%s/%s: 'default' is the compiled-in profile and cannot "
+				 "be redefined", cfg->runner_profiles_dir, e->d_name);
+			rc = -1;
+		} else {
+			rc = load_at(cfg, dirfd(d), name, p, err, errlen);
+		}
+	}
+	closedir(d);
+	free(p);
+	return rc;
+}
+
 int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
 {
 	char etc[CFG_PATH_MAX + 8];
@@ -148,7 +528,8 @@ int prof_check_host(const struct cfg *cfg, char *err, size_t errlen)
 	    check_path("/etc/alternatives", 1, err, errlen) < 0 ||
 	    check_path("/usr/lib", 1, err, errlen) < 0 ||
 	    check_path(cfg->runner_state_dir, 1, err, errlen) < 0 ||
-	    check_path(etc, 1, err, errlen) < 0 || check_path(cfg->bwrap_path, 0, err, errlen) < 0)
+	    check_path(etc, 1, err, errlen) < 0 || check_path(cfg->bwrap_path, 0, err, errlen) < 0 ||
+	    prof_check_env(cfg, err, errlen) < 0 || prof_check_profiles(cfg, err, errlen) < 0)
 		return -1;
 	static const char *const subdirs[] = { "etc-net", "slots", "work" };
 	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
@@ -270,12 +651,79 @@ out:
 	return rc;
 }
 
-/* One job's side of the bwrap arguments. */
-struct prof_job {
-	const char *workspace, *cwd;
-	long long tmp_mb;
-	const json_t *env; /* NULL: none */
-	int seccomp_fd, status_fd, block_fd;
+/* runner_env_passthrough, parsed: names only (values are read at job start). */
+struct env_pass {
+	char names[PROF_ENV_MAX][128];
+	size_t n;
+};
+
+static int env_name_ok(const char *s)
+{
+	static const char first[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+
+	return *s != '\0' && strchr(first, *s) != NULL &&
+	       strspn(s + 1, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_") ==
+		       strlen(s + 1);
+}
+
+/* "LANG, TZ": white space around a name is ignored; an empty setting is no name. A
+ * bad entry is named up to any '=' (a value typed there by mistake is not repeated). */
+static int env_pass_parse(const struct cfg *cfg, struct env_pass *p, char *err, size_t errlen)
+{
+	const char *s = cfg->runner_env_passthrough;
+
+	p->n = 0;
+	if (s[strspn(s, " \t")] == '\0')
+		return 0;
+	for (;;) {
+		const char *end = s + strcspn(s, ","), *a = s, *b = end;
+		size_t len;
+
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		len = (size_t)(b - a);
+		if (p->n == PROF_ENV_MAX) {
+			snprintf(err, errlen, "runner_env_passthrough: more than %d names", PROF_ENV_MAX);
+			return -1;
+		}
+		if (len >= sizeof p->names[0])
+			len = sizeof p->names[0] - 1;
+		memcpy(p->names[p->n], a, len);
+		p->names[p->n][len] = '\0';
+		if (!env_name_ok(p->names[p->n])) {
+			snprintf(err, errlen, "runner_env_passthrough: entry %zu '%.*s' is not a "
+				 "variable name ([A-Za-z_][A-Za-z0-9_]*, comma-separated, names only)",
+				 p->n + 1, (int)strcspn(p->names[p->n], "="), p->names[p->n]);
+			return -1;
+		}
+		p->n++;
+		if (*end == '\0')
+			return 0;
+		s = end + 1;
+	}
+}
+
+static int env_passed(const struct env_pass *p, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+int prof_check_env(const struct cfg *cfg, char *err, size_t errlen)
+{
+	struct env_pass p;
+
+	return env_pass_parse(cfg, &p, err, errlen);
+}
+
+/* What build_args needs besides the tables and the job. */
+struct prof_env {
+	const struct env_pass *pass;
+	int print; /* placeholders for the runner's values (--print-profile) */
 };
 
 /* Arguments are NUL-terminated strings back to back, as bwrap's --args reads them. */
@@ -315,6 +763,9 @@ static void add_mounts(struct strbuf *a, const struct cfg *cfg, const struct pro
 
 		if (strcmp(m->op, "@masks") == 0) {
 			add_masks(a, t);
+		} else if (strcmp(m->op, "@extra") == 0) {
+			for (size_t k = 0; k < t->n_extra; k++)
+				arg(a, t->extra[k].op), arg(a, t->extra[k].src), arg(a, t->extra[k].dst);
 		} else if (m->src && strcmp(m->src, "@tmp") == 0) {
 			arg(a, "--size"), arg_num(a, j->tmp_mb * 1024 * 1024);
 			arg(a, m->op), arg(a, m->dst);
@@ -331,13 +782,37 @@ static void add_mounts(struct strbuf *a, const struct cfg *cfg, const struct pro
 	}
 }
 
-/* The whole argument list for one job: 0, or -1 when memory ran out. */
-static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
-		      const struct prof_job *j)
+/* The profile's defaults, the runner's passed-through variables (later --setenv
+ * wins in bwrap), then the job's own, minus passed-through names unless the operator
+ * allows overriding them. */
+static void add_env(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
+		    const struct prof_job *j, const struct prof_env *e)
 {
 	const char *k;
 	json_t *v;
 
+	for (size_t i = 0; i < t->n_env; i++)
+		arg(a, "--setenv"), arg(a, t->env[i][0]), arg(a, t->env[i][1]);
+	for (size_t i = 0; i < e->pass->n; i++) {
+		const char *name = e->pass->names[i], *val = e->print ? NULL : getenv(name);
+
+		if (e->print) {
+			arg(a, "--setenv"), arg(a, name);
+			sb_addf(a, "<runner-env:%s>", name), sb_add(a, "", 1);
+		} else if (val != NULL) {
+			arg(a, "--setenv"), arg(a, name), arg(a, val);
+		}
+	}
+	if (j->env)
+		json_object_foreach((json_t *)j->env, k, v)
+			if (cfg->runner_env_passthrough_override || !env_passed(e->pass, k))
+				arg(a, "--setenv"), arg(a, k), arg(a, json_string_value(v));
+}
+
+/* The whole argument list for one job: 0, or -1 when memory ran out. */
+static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
+		      const struct prof_job *j, const struct prof_env *e)
+{
 	for (size_t i = 0; i < t->n_ns_opts; i++)
 		arg(a, t->ns_opts[i]);
 	arg(a, "--uid"), arg_num(a, t->uid), arg(a, "--gid"), arg_num(a, t->uid);
@@ -346,11 +821,7 @@ static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof
 		/* network job: the command waits until slirp4netns has configured tap0
 		 * (its /etc/resolv.conf comes from prof_write_etc) */
 		arg(a, "--block-fd"), arg_num(a, j->block_fd);
-	for (size_t i = 0; i < t->n_env; i++)
-		arg(a, "--setenv"), arg(a, t->env[i][0]), arg(a, t->env[i][1]);
-	if (j->env)
-		json_object_foreach((json_t *)j->env, k, v)
-			arg(a, "--setenv"), arg(a, k), arg(a, json_string_value(v));
+	add_env(a, cfg, t, j, e);
 	arg(a, "--chdir");
 	sb_addf(a, "/workspace%s%s", *j->cwd ? "/" : "", j->cwd);
 	sb_add(a, "", 1);
@@ -359,22 +830,24 @@ static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof
 	return a->failed ? -1 : 0;
 }
 
-int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
-		    long long tmp_mb, const json_t *env, int seccomp_fd, int status_fd,
-		    int block_fd, char *err, size_t errlen)
+int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
+		  char *err, size_t errlen)
 {
-	const struct prof_job j = { workspace, cwd, tmp_mb, env, seccomp_fd, status_fd,
-				    block_fd };
 	struct strbuf a = STRBUF_INIT;
-	int fd = memfd_create("sandbox-args", MFD_CLOEXEC), rc;
+	struct env_pass pass;
+	const struct prof_env e = { &pass, 0 };
+	int fd, rc;
 
+	if (env_pass_parse(cfg, &pass, err, errlen) < 0)
+		return -1;
+	fd = memfd_create("sandbox-args", MFD_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
 		return -1;
 	}
-	/* The job's env travels in this memfd, never on a command line: values are
-	 * secrets and /proc/PID/cmdline is world-readable. */
-	rc = build_args(&a, cfg, &prof_default, &j);
+	/* The job's env and the passed-through values travel in this memfd, never on a
+	 * command line: values are secrets and /proc/PID/cmdline is world-readable. */
+	rc = build_args(&a, cfg, t, j, &e);
 	if (rc == 0 && write(fd, a.buf, a.len) != (ssize_t)a.len)
 		rc = -1;
 	explicit_bzero(a.buf, a.len); /* env values */
@@ -388,6 +861,16 @@ int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cw
 	return fd;
 }
 
+int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
+		    long long tmp_mb, const json_t *env, int seccomp_fd, int status_fd,
+		    int block_fd, char *err, size_t errlen)
+{
+	const struct prof_job j = { workspace, cwd, tmp_mb, env, seccomp_fd, status_fd,
+				    block_fd };
+
+	return prof_job_args(cfg, &prof_default, &j, err, errlen);
+}
+
 static void print_mounts(FILE *f, const struct cfg *cfg, const struct prof_tables *t)
 {
 	for (size_t i = 0; i < t->n_mounts; i++) {
@@ -399,6 +882,10 @@ static void print_mounts(FILE *f, const struct cfg *cfg, const struct prof_table
 				fprintf(f, "mask %s: %s (skipped where the kernel lacks it)\n",
 					t->masks[k].path,
 					t->masks[k].dir ? "--tmpfs, --remount-ro" : "--ro-bind /dev/null");
+		else if (strcmp(m->op, "@extra") == 0)
+			for (size_t k = 0; k < t->n_extra; k++)
+				fprintf(f, "mount %s %s %s (profile %s)\n", t->extra[k].op,
+					t->extra[k].src, t->extra[k].dst, t->name);
 		else if (src && strcmp(src, "@etc") == 0)
 			fprintf(f, "mount %s <tmpfs sandbox-etc over %s/etc: synthesized files, "
 				   "read-only> %s\n", m->op, cfg->runner_state_dir, m->dst);
@@ -424,16 +911,18 @@ static void print_rlimits(FILE *f, const struct prof_tables *t)
 	}
 }
 
-/* The arguments a job gets, with its own parts as placeholders. */
+/* The arguments a job gets, with its own parts and the runner's environment values
+ * as placeholders. */
 static void print_args(FILE *f, const struct cfg *cfg, const struct prof_tables *t,
-		       int network)
+		       const struct env_pass *pass, int network)
 {
 	const struct prof_job j = { "<workspace>", "", cfg->runner_tmp_mb, NULL, SB_FD_SECCOMP,
 				    SB_FD_STATUS, network ? SB_FD_BLOCK : -1 };
+	const struct prof_env e = { pass, 1 };
 	struct strbuf a = STRBUF_INIT;
 
 	fprintf(f, "bwrap-args%s (cwd \"\", no job env):", network ? " network" : "");
-	if (build_args(&a, cfg, t, &j) < 0)
+	if (build_args(&a, cfg, t, &j, &e) < 0)
 		fprintf(f, " <out of memory>");
 	for (size_t off = 0; off < a.len; off += strlen(a.buf + off) + 1)
 		fprintf(f, " %s", a.buf + off);
@@ -441,9 +930,34 @@ static void print_args(FILE *f, const struct cfg *cfg, const struct prof_tables 
 	sb_release(&a);
 }
 
+/* Names only: the values are the runner's, read at job start, and never printed. */
+static void print_env(FILE *f, const struct cfg *cfg, const struct prof_tables *t,
+		      const struct env_pass *pass)
+{
+	for (size_t i = 0; i < t->n_env; i++)
+		fprintf(f, "env %s=%s\n", t->env[i][0], t->env[i][1]);
+	for (size_t i = 0; i < pass->n; i++)
+		fprintf(f, "env-passthrough %s (the runner's value at job start, if set; never "
+			   "printed or logged)\n", pass->names[i]);
+	fprintf(f, "env-passthrough-override %s\n",
+		cfg->runner_env_passthrough_override
+			? "1 (a job's env may set a passed-through name)"
+			: "0 (a job's env may not set a passed-through name: the API refuses it)");
+	fprintf(f, "env + the job's validated variables ([A-Za-z_][A-Za-z0-9_]*)\n");
+}
+
 void prof_print_tables(FILE *f, const struct cfg *cfg, const struct prof_tables *t)
 {
-	fprintf(f, "# sandbox profile (compiled in)\n");
+	struct env_pass pass;
+	char err[256];
+
+	if (env_pass_parse(cfg, &pass, err, sizeof err) < 0) {
+		fprintf(f, "INVALID %s\n", err); /* the runner refuses to start with it */
+		pass.n = 0;
+	}
+	fprintf(f, "# sandbox profile %s (%s)\n", t->name,
+		t->n_extra ? "compiled in + read-only binds of its file" : "compiled in");
+	fprintf(f, "profile %s\n", t->name);
 	fprintf(f, "runner uid: unprivileged per slot, host uid %lld + slot; in sandbox %d\n",
 		cfg->runner_uid_base, t->uid);
 	for (size_t i = 0; i < t->n_ns_opts; i++)
@@ -457,9 +971,7 @@ void prof_print_tables(FILE *f, const struct cfg *cfg, const struct prof_tables 
 		   "link-local and the host's own addresses unreachable; /etc/resolv.conf: %s",
 		cfg->slirp4netns_path, net_resolv);
 	print_mounts(f, cfg, t);
-	for (size_t i = 0; i < t->n_env; i++)
-		fprintf(f, "env %s=%s\n", t->env[i][0], t->env[i][1]);
-	fprintf(f, "env + the job's validated variables ([A-Za-z_][A-Za-z0-9_]*)\n");
+	print_env(f, cfg, t, &pass);
 	fprintf(f, "process: setsid, rlimits (below), setresgid, setgroups(0), setresuid, "
 		   "PR_SET_NO_NEW_PRIVS, fds closed\n");
 	print_rlimits(f, t);
@@ -469,8 +981,8 @@ void prof_print_tables(FILE *f, const struct cfg *cfg, const struct prof_tables 
 	for (int i = 0; i < LIM_COUNT; i++)
 		fprintf(f, "limit %s default %lld max %lld\n", limit_specs[i].name,
 			cfg->limit_default[i], cfg->limit_max[i]);
-	print_args(f, cfg, t, 0);
-	print_args(f, cfg, t, 1);
+	print_args(f, cfg, t, &pass, 0);
+	print_args(f, cfg, t, &pass, 1);
 }
 
 void prof_print(FILE *f, const struct cfg *cfg)

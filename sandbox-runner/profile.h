@@ -1,5 +1,7 @@
 /* The fixed, audited sandbox profile: mount table, namespaces, environment
- * allowlist, seccomp rules and limit caps. Requests can never add to it. */
+ * allowlist, seccomp rules and limit caps. Requests can never add to it. The operator
+ * may name a few more profiles (runner_profiles_dir/NAME.profile): the same tables
+ * plus read-only binds of host directories under /usr or /opt, nothing else. */
 #ifndef SANDBOX_PROFILE_H
 #define SANDBOX_PROFILE_H
 
@@ -12,6 +14,12 @@
 
 #define SANDBOX_UID 1000 /* inside the user namespace */
 #define PROFILE_DIGEST_LEN 72
+#define PROF_NAME_MAX 64      /* [a-z0-9][a-z0-9_-]*: also a file name */
+#define PROF_MAX_BINDS 16     /* read-only binds of one named profile */
+#define PROF_PATH_MAX 256     /* one bind's source or destination */
+#define PROF_FILE_MAX 65536   /* bytes of one profile file */
+#define PROF_ENV_MAX 64       /* names in runner_env_passthrough */
+#define PROF_DEFAULT "default"
 
 struct prof_mount {
 	const char *op, *src, *dst;
@@ -37,6 +45,7 @@ struct prof_rlimit {
  * seccomp filter use the compiled-in tables (prof_default); --print-profile and the
  * digest walk the same tables and print the arguments the builder makes from them. */
 struct prof_tables {
+	const char *name;              /* "default", or the NAME of NAME.profile */
 	const char *const *ns_opts;
 	size_t n_ns_opts;
 	int uid;
@@ -49,9 +58,42 @@ struct prof_tables {
 	const struct prof_rlimit *rlimits;
 	size_t n_rlimits;
 	const struct sc_rule *seccomp; /* ended by a NULL syscall */
+	const struct prof_mount *extra; /* a named profile's read-only binds ("@extra") */
+	size_t n_extra;
 };
 
 extern const struct prof_tables prof_default;
+
+/* A named profile: prof_default plus the read-only binds of its file. t points into
+ * the struct itself: never copy one, pass its address. */
+struct prof_named {
+	struct prof_tables t;
+	char name[PROF_NAME_MAX + 1];
+	struct prof_mount binds[PROF_MAX_BINDS];
+	char paths[PROF_MAX_BINDS][2][PROF_PATH_MAX];
+};
+
+/* [a-z0-9][a-z0-9_-]{0,63} */
+int prof_name_valid(const char *name);
+/* The text of a profile file (NUL-terminated), for profile `name`: "#" comments,
+ * blank lines and `ro-bind SRC DST` lines. SRC is an existing host directory under
+ * /usr or /opt (absolute, no symbolic link on the way, owned by root, not group or
+ * world writable; neither under runner_state_dir nor above it or the database or
+ * FastCGI socket); DST is under /usr (then an existing directory) or /opt. Anything
+ * else is refused: 0, or -1 with "line N: why" in err. */
+int prof_parse(const struct cfg *cfg, const char *name, const char *text,
+	       struct prof_named *p, char *err, size_t errlen);
+/* "default" (the compiled-in tables) or runner_profiles_dir/NAME.profile, which must
+ * be a regular file owned by root and not group or world writable, in a directory
+ * that is the same: 0, or -1 with err naming the file and what is wrong. */
+int prof_load(const struct cfg *cfg, const char *name, struct prof_named *p, char *err,
+	      size_t errlen);
+/* Every NAME.profile of runner_profiles_dir loads (the runner refuses to start
+ * otherwise, naming the file); "default" cannot be redefined. */
+int prof_check_profiles(const struct cfg *cfg, char *err, size_t errlen);
+/* runner_env_passthrough is a comma-separated list of [A-Za-z_][A-Za-z0-9_]* names
+ * (at most PROF_ENV_MAX): 0, or -1 with err naming the bad entry. */
+int prof_check_env(const struct cfg *cfg, char *err, size_t errlen);
 
 /* The rlimit r for a job with these effective limits. */
 void prof_rlimit_value(const struct prof_rlimit *r, const long long *limits, int network,
@@ -64,7 +106,9 @@ int prof_digest(const struct cfg *cfg, char out[PROFILE_DIGEST_LEN]);
 void prof_print_tables(FILE *f, const struct cfg *cfg, const struct prof_tables *t);
 int prof_digest_tables(const struct cfg *cfg, const struct prof_tables *t,
 		       char out[PROFILE_DIGEST_LEN]);
-/* Refuses host paths that are symlinks or writable by anyone but root. */
+/* Refuses host paths that are symlinks or writable by anyone but root, a bad
+ * runner_env_passthrough and a profile file that does not load (prof_check_env,
+ * prof_check_profiles). */
 int prof_check_host(const struct cfg *cfg, char *err, size_t errlen);
 /* Writes the synthesized /etc under runner_state_dir (root-owned, read-only). */
 int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen);
@@ -74,9 +118,23 @@ int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen);
  * -1 with errno. Called in the sandbox child before it drops root (sandbox.c). */
 int prof_write_etc(int dir, int network);
 
-/* Appends the profile's bwrap options (NUL-separated) for one job to a memfd and
- * returns it rewound; env is a JSON object of validated names -> strings. */
+/* One job's side of the bwrap arguments. */
 struct json_t;
+struct prof_job {
+	const char *workspace, *cwd;
+	long long tmp_mb;
+	const struct json_t *env; /* validated names -> strings; NULL: none */
+	int seccomp_fd, status_fd, block_fd; /* block_fd -1: no network */
+};
+
+/* Writes the bwrap options (NUL-separated) of profile t for job j to a memfd and
+ * returns it rewound, or -1 with err. The environment: the profile's defaults, then
+ * each runner_env_passthrough name the runner's own environment has (its value, read
+ * now), then the job's env; a job's variable of a passed-through name is dropped
+ * unless runner_env_passthrough_override = 1 (the API refuses such a job). */
+int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
+		  char *err, size_t errlen);
+/* prof_job_args with prof_default. */
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
 		    long long tmp_mb, const struct json_t *env, int seccomp_fd, int status_fd,
 		    int block_fd, char *err, size_t errlen);

@@ -63,13 +63,13 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 static void usage(void)
 {
 	fprintf(stderr, "usage: sandbox-runner [--config FILE] [--once [--max-seconds N]]\n"
-			"       sandbox-runner [--config FILE] --print-profile\n"
+			"       sandbox-runner [--config FILE] --print-profile [NAME]\n"
 			"       sandbox-runner [--config FILE] --check [--json]\n");
 	exit(2);
 }
 
 struct args {
-	const char *config, *job, *runner_id;
+	const char *config, *job, *runner_id, *profile;
 	int once, print, check, json, slot, lockfd;
 	long long max_seconds;
 };
@@ -80,7 +80,7 @@ static void parse(int argc, char **argv, struct args *a)
 		{ "config", required_argument, NULL, 'c' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "max-seconds", required_argument, NULL, 'm' },
-		{ "print-profile", no_argument, NULL, 'p' },
+		{ "print-profile", optional_argument, NULL, 'p' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "supervise", required_argument, NULL, 's' },
@@ -101,7 +101,7 @@ static void parse(int argc, char **argv, struct args *a)
 		switch (c) {
 		case 'c': a->config = optarg; break;
 		case 'o': a->once = 1; break;
-		case 'p': a->print = 1; break;
+		case 'p': a->print = 1, a->profile = optarg; break;
 		case 'k': a->check = 1; break;
 		case 'j': a->json = 1; break;
 		case 's': a->job = optarg; break;
@@ -123,8 +123,33 @@ static void parse(int argc, char **argv, struct args *a)
 		default: usage();
 		}
 	}
+	/* --print-profile NAME as well as --print-profile=NAME */
+	if (a->print && a->profile == NULL && optind + 1 == argc)
+		a->profile = argv[optind++];
 	if (optind != argc || (a->json && !a->check))
 		usage();
+}
+
+/* --print-profile [NAME]: the profile as the runner would use it, and its digest;
+ * exit 2 when the runner would refuse it. */
+static int print_profile(const struct cfg *cfg, const char *name)
+{
+	struct prof_named *p = malloc(sizeof *p);
+	char digest[PROFILE_DIGEST_LEN], err[1024];
+
+	if (p == NULL)
+		die("out of memory");
+	if (prof_check_env(cfg, err, sizeof err) < 0 ||
+	    prof_load(cfg, name ? name : PROF_DEFAULT, p, err, sizeof err) < 0 ||
+	    prof_digest_tables(cfg, &p->t, digest) < 0) {
+		fprintf(stderr, "sandbox-runner: --print-profile: %s\n", err);
+		free(p);
+		return 2;
+	}
+	prof_print_tables(stdout, cfg, &p->t);
+	printf("digest %s\n", digest);
+	free(p);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -138,13 +163,8 @@ int main(int argc, char **argv)
 	log_init(a.job ? "sandbox-supervisor" : "sandbox-runner");
 	if (cfg_load(&cfg, a.config, err, sizeof err) < 0)
 		die("config: %s", err);
-	if (a.print) {
-		char digest[PROFILE_DIGEST_LEN];
-		prof_print(stdout, &cfg);
-		prof_digest(&cfg, digest);
-		printf("digest %s\n", digest);
-		return 0;
-	}
+	if (a.print)
+		return print_profile(&cfg, a.profile);
 	if (a.check)
 		return runner_check(&cfg, a.json ? CHECK_JSON : CHECK_TEXT);
 	if (geteuid() != 0)

@@ -1,23 +1,28 @@
 /* The sandbox profile: the argument vector a job gets, and a digest that changes with
- * anything that builds it. Also the cgroup "key value" readers. */
+ * anything that builds it; named profile files (parser, file checks); environment
+ * passthrough. Also the cgroup "key value" readers. */
+#include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "profile.h"
 #include "tests.h"
 
-/* The arguments in the memfd, as one string with '\n' for each NUL. */
-static char *args_of(const struct cfg *c, const char *cwd, const json_t *env, int block_fd)
+/* The arguments of an fd from prof_job_args, as one string with '\n' for each NUL. */
+static char *args_fd(int fd, const char *err)
 {
-	char err[256], *buf = malloc(65536);
-	int fd = prof_bwrap_args(c, "/ws/slot-3", cwd, 8, env, 4, 5, block_fd, err, sizeof err);
+	char *buf = malloc(65536);
 	ssize_t n;
 
 	if (!CHECK(fd >= 0, "prof_bwrap_args: %s", err) || buf == NULL) {
 		free(buf);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	n = read(fd, buf, 65535);
@@ -28,6 +33,37 @@ static char *args_of(const struct cfg *c, const char *cwd, const json_t *env, in
 		if (buf[i] == '\0')
 			buf[i] = '\n';
 	buf[n] = '\0';
+	return buf;
+}
+
+static char *args_of(const struct cfg *c, const char *cwd, const json_t *env, int block_fd)
+{
+	char err[256] = "";
+	int fd = prof_bwrap_args(c, "/ws/slot-3", cwd, 8, env, 4, 5, block_fd, err, sizeof err);
+
+	return args_fd(fd, err);
+}
+
+/* The same for profile t. */
+static char *args_for(const struct cfg *c, const struct prof_tables *t, const json_t *env)
+{
+	const struct prof_job j = { "/ws/slot-3", "", 8, env, 4, 5, -1 };
+	char err[256] = "";
+	int fd = prof_job_args(c, t, &j, err, sizeof err);
+
+	return args_fd(fd, err);
+}
+
+static char *print_of(const struct cfg *c, const struct prof_tables *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!CHECK(f != NULL, "open_memstream"))
+		return NULL;
+	prof_print_tables(f, c, t);
+	fclose(f);
 	return buf;
 }
 
@@ -217,6 +253,313 @@ static void test_cg_key(void)
 	CHECK_INT(cg_key("maximum 3\n", "max"), -1);
 }
 
+
+/* ---- named profiles */
+
+static void test_profile_parse_accepts(void)
+{
+	struct cfg c;
+	struct prof_named *p = malloc(sizeof *p);
+	char err[1024] = "", base[PROFILE_DIGEST_LEN], d[PROFILE_DIGEST_LEN], *a = NULL, *pr = NULL;
+	const char *text = "# python data science\n\n  # indented comment\n"
+			   "ro-bind /usr/share/doc /opt/doc\n"
+			   "ro-bind\t/usr/lib  /usr/lib\r\n"
+			   "   \n";
+
+	if (!CHECK(p != NULL, "malloc"))
+		return;
+	cfg_defaults(&c);
+	if (!CHECK(prof_parse(&c, "python-data", text, p, err, sizeof err) == 0,
+		   "accepted lines parse; got: %s", err))
+		goto out;
+	CHECK_INT(p->t.n_extra, 2);
+	CHECK_STR(p->t.name, "python-data");
+	CHECK_STR(p->t.extra[0].op, "--ro-bind");
+	CHECK_STR(p->t.extra[0].src, "/usr/share/doc");
+	CHECK_STR(p->t.extra[0].dst, "/opt/doc");
+	CHECK_STR(p->t.extra[1].src, "/usr/lib");
+	CHECK_STR(p->t.extra[1].dst, "/usr/lib");
+	a = args_for(&c, &p->t, NULL);
+	pr = print_of(&c, &p->t);
+	if (a == NULL || pr == NULL)
+		goto out;
+	/* appended by the table walker, before /proc and long before --remount-ro / */
+	CHECK_HAS(a, "\n--ro-bind\n/etc/alternatives\n/etc/alternatives\n--ro-bind\n"
+		     "/usr/share/doc\n/opt/doc\n--ro-bind\n/usr/lib\n/usr/lib\n--proc\n/proc\n");
+	CHECK_HAS(pr, "# sandbox profile python-data ");
+	CHECK_HAS(pr, "\nmount --ro-bind /usr/share/doc /opt/doc (profile python-data)\n");
+	CHECK_HAS(pr, " --ro-bind /usr/share/doc /opt/doc --ro-bind /usr/lib /usr/lib --proc ");
+	prof_digest(&c, base);
+	prof_digest_tables(&c, &p->t, d);
+	CHECK(strcmp(d, base) != 0, "a named profile has its own digest (both %s)", d);
+	CHECK_INT(prof_parse(&c, "python-data", "# nothing\n", p, err, sizeof err), 0);
+	CHECK_INT(p->t.n_extra, 0);
+	prof_digest_tables(&c, &p->t, d);
+	CHECK(strcmp(d, base) != 0, "the name alone changes the digest");
+out:
+	free(a);
+	free(pr);
+	free(p);
+}
+
+static void test_profile_parse_refuses(void)
+{
+	static const struct {
+		const char *text, *why;
+	} rows[] = {
+		{ "bind /usr/share /usr/share\n", "'bind' is refused (nothing writable" },
+		{ "rw-bind /usr/share /opt/s\n", "'rw-bind' is refused (nothing writable" },
+		{ "tmpfs /opt/t\n", "'tmpfs' is refused (nothing writable" },
+		{ "dev-bind /dev /dev\n", "'dev-bind' is refused (no device" },
+		{ "dev /dev\n", "'dev' is refused (no device" },
+		{ "proc /opt/proc\n", "'proc' is refused" },
+		{ "ro-bind /proc /opt/proc\n", "source /proc: /proc is never bound" },
+		{ "ro-bind /proc/1 /opt/proc\n", "source /proc/1: /proc is never bound" },
+		{ "ro-bind /sys/fs /opt/sys\n", "source /sys/fs: /sys is never bound" },
+		{ "ro-bind /dev/shm /opt/shm\n", "source /dev/shm: no device" },
+		{ "ro-bind /usr/share /proc/x\n", "destination /proc/x: /proc is never bound" },
+		{ "ro-bind /etc /opt/etc\n", "source /etc: must be a directory under /usr or /opt" },
+		{ "ro-bind /home /opt/home\n", "source /home: must be a directory under /usr or /opt" },
+		{ "ro-bind /usr /opt/usr\n", "source /usr: must be a directory under /usr or /opt" },
+		{ "ro-bind /usr/share /workspace/x\n", "destination /workspace/x: must be a directory" },
+		{ "ro-bind /usr/share /etc/x\n", "destination /etc/x: must be a directory" },
+		{ "ro-bind usr/share /opt/x\n", "source usr/share: must be a directory under" },
+		{ "ro-bind /usr/share/../lib /opt/x\n", "source /usr/share/../lib: must be normalized" },
+		{ "ro-bind /usr//share /opt/x\n", "must be normalized" },
+		{ "ro-bind /usr/share/ /opt/x\n", "must be normalized" },
+		{ "ro-bind /usr/share /opt/x/.\n", "destination /opt/x/.: must be normalized" },
+		{ "ro-bind /usr/no-such-dir-here /opt/x\n", "source /usr/no-such-dir-here: "
+							   "/usr/no-such-dir-here: No such file" },
+		{ "ro-bind /usr/bin/env /opt/x\n", "/usr/bin/env is not a directory" },
+		{ "ro-bind /usr/share /usr/no-such-dir-here\n", "destination /usr/no-such-dir-here: "
+							       "/usr/no-such-dir-here: No such" },
+		{ "ro-bind /usr/share /opt/x\nro-bind /usr/lib /opt/x\n",
+		  "line 2: destination /opt/x is bound twice" },
+		{ "ro-bind /usr/share\n", "line 1: expected 'ro-bind SRC DST'" },
+		{ "ro-bind /usr/share /opt/x extra\n", "expected 'ro-bind SRC DST'" },
+		{ "--ro-bind /usr/share /opt/x\n", "unknown directive '--ro-bind'" },
+		{ "include /etc/passwd\n", "unknown directive 'include'" },
+		{ "ro-bind-try /usr/share /opt/x\n", "'ro-bind-try' is refused" },
+		{ "# ok\nsymlink /usr/bin /opt/b\n", "line 2: 'symlink' is refused" },
+		{ "ro-bind /opt/st /opt/x\n", "source /opt/st: must not contain or lie under "
+					      "runner_state_dir" },
+		{ "ro-bind /opt/st/etc /opt/x\n", "must not contain or lie under runner_state_dir" },
+		{ "ro-bind /opt /opt/x\n", "source /opt: must be a directory under /usr or /opt" },
+		{ "ro-bind /opt/db /opt/x\n", "must not contain or lie under db_socket" },
+	};
+	struct prof_named *p = malloc(sizeof *p);
+	struct cfg c;
+
+	if (!CHECK(p != NULL, "malloc"))
+		return;
+	cfg_defaults(&c);
+	snprintf(c.runner_state_dir, sizeof c.runner_state_dir, "/opt/st");
+	snprintf(c.db_socket, sizeof c.db_socket, "/opt/db/mysqld.sock");
+	for (size_t i = 0; i < NELEM(rows); i++) {
+		char err[1024] = "", ctx[160];
+		int rc = prof_parse(&c, "t", rows[i].text, p, err, sizeof err);
+
+		snprintf(ctx, sizeof ctx, "row %zu (%.60s)", i, rows[i].text);
+		CHECK(rc == -1, "%s: refused; got rc %d", ctx, rc);
+		CHECK_HAS_AT(ctx, err, rows[i].why);
+	}
+	{
+		/* more binds than PROF_MAX_BINDS */
+		char text[4096] = "";
+		size_t n = 0;
+		char err[1024] = "";
+
+		for (int i = 0; i <= PROF_MAX_BINDS; i++)
+			n += (size_t)snprintf(text + n, sizeof text - n, "ro-bind /usr/share /opt/x%d\n", i);
+		CHECK_INT(prof_parse(&c, "t", text, p, err, sizeof err), -1);
+		CHECK_HAS(err, "more than 16 binds");
+	}
+	free(p);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!CHECK(f != NULL, "fopen %s: %s", path, strerror(errno)))
+		return;
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+/* A profile file must be a regular file owned by root, writable by root only; its
+ * name is [a-z0-9][a-z0-9_-]*; "default" cannot be redefined. (As another user,
+ * every file fails the owner check: that is what is tested then.) */
+static void test_profile_files(void)
+{
+	char dir[] = "/tmp/sbx-prof-XXXXXX", path[256], link[256], err[1024];
+	struct prof_named *p = malloc(sizeof *p);
+	struct cfg c;
+	int root = geteuid() == 0;
+
+	if (!CHECK(p != NULL && mkdtemp(dir) != NULL, "mkdtemp"))
+		goto out;
+	chmod(dir, 0755);
+	cfg_defaults(&c);
+	CHECK_INT(prof_load(&c, "default", p, err, sizeof err), 0);
+	CHECK(p->t.n_extra == 0 && p->t.mounts == prof_default.mounts, "default: compiled in");
+	CHECK_INT(prof_load(&c, "python-data", p, err, sizeof err), -1);
+	CHECK_HAS(err, "profile 'python-data' is not defined on this runner host "
+		       "(runner_profiles_dir is not set)");
+	CHECK_INT(prof_check_profiles(&c, err, sizeof err), 0);
+	snprintf(c.runner_profiles_dir, sizeof c.runner_profiles_dir, "%s", dir);
+	snprintf(path, sizeof path, "%s/python-data.profile", dir);
+	write_file(path, "ro-bind /usr/share/doc /opt/doc\n", 0644);
+	if (root) {
+		CHECK(prof_load(&c, "python-data", p, err, sizeof err) == 0, "load: %s", err);
+		CHECK_INT(p->t.n_extra, 1);
+		CHECK(prof_check_profiles(&c, err, sizeof err) == 0, "check: %s", err);
+	} else {
+		CHECK_INT(prof_load(&c, "python-data", p, err, sizeof err), -1);
+		CHECK_HAS(err, "python-data.profile must be a regular file owned by root");
+	}
+	CHECK_INT(prof_load(&c, "nope", p, err, sizeof err), -1);
+	CHECK_HAS(err, "profile 'nope' is not defined on this runner host (no ");
+	CHECK_INT(prof_load(&c, "../etc", p, err, sizeof err), -1);
+	CHECK_HAS(err, "profile name '../etc' is not [a-z0-9][a-z0-9_-]*");
+	CHECK_INT(prof_load(&c, "", p, err, sizeof err), -1);
+	CHECK_INT(prof_load(&c, "Upper", p, err, sizeof err), -1);
+
+	chmod(path, 0664);
+	CHECK_INT(prof_load(&c, "python-data", p, err, sizeof err), -1);
+	CHECK_HAS(err, "python-data.profile must be a regular file owned by root and not group "
+		       "or world writable");
+	CHECK_INT(prof_check_profiles(&c, err, sizeof err), -1);
+	CHECK_HAS(err, "python-data.profile must be a regular file owned by root and not group");
+	chmod(path, 0646);
+	CHECK_INT(prof_load(&c, "python-data", p, err, sizeof err), -1);
+	chmod(path, 0644);
+
+	snprintf(link, sizeof link, "%s/linked.profile", dir);
+	CHECK(symlink(path, link) == 0, "symlink");
+	CHECK_INT(prof_load(&c, "linked", p, err, sizeof err), -1);
+	CHECK_HAS(err, "linked.profile: is a symbolic link");
+	unlink(link);
+
+	snprintf(link, sizeof link, "%s/default.profile", dir);
+	write_file(link, "ro-bind /usr/share/doc /opt/doc\n", 0644);
+	if (root) {
+		CHECK_INT(prof_check_profiles(&c, err, sizeof err), -1);
+		CHECK_HAS(err, "default.profile: 'default' is the compiled-in profile");
+	}
+	unlink(link);
+	snprintf(link, sizeof link, "%s/Bad Name.profile", dir);
+	write_file(link, "", 0644);
+	CHECK_INT(prof_check_profiles(&c, err, sizeof err), -1);
+	CHECK_HAS(err, "Bad Name.profile: a profile's name must be [a-z0-9][a-z0-9_-]*");
+	unlink(link);
+	snprintf(link, sizeof link, "%s/bad.profile", dir);
+	write_file(link, "ro-bind /etc /opt/etc\n", 0644);
+	if (root) {
+		CHECK_INT(prof_check_profiles(&c, err, sizeof err), -1);
+		CHECK_HAS(err, "bad.profile: line 1: source /etc: must be a directory under");
+	}
+	unlink(link);
+
+	chmod(dir, 0775);
+	CHECK_INT(prof_load(&c, "python-data", p, err, sizeof err), -1);
+	CHECK_HAS(err, "must be owned by root and not group or world writable");
+	chmod(dir, 0755);
+	unlink(path);
+	rmdir(dir);
+out:
+	free(p);
+}
+
+/* ---- environment passthrough */
+
+static void test_env_passthrough(void)
+{
+	struct cfg c;
+	json_t *env = json_pack("{s:s, s:s}", "SBX_T_PASS", "from-job", "OTHER", "x");
+	char err[512] = "", base[PROFILE_DIGEST_LEN], d[PROFILE_DIGEST_LEN];
+	char *a = NULL, *b = NULL, *pr = NULL;
+
+	cfg_defaults(&c);
+	prof_digest(&c, base);
+	setenv("SBX_T_PASS", "host-value", 1);
+	setenv("SBX_T_SECRET", "hunter2", 1);
+	unsetenv("SBX_T_UNSET");
+	snprintf(c.runner_env_passthrough, sizeof c.runner_env_passthrough,
+		 " SBX_T_PASS ,SBX_T_UNSET");
+	CHECK(prof_check_env(&c, err, sizeof err) == 0, "a good list: %s", err);
+	a = args_for(&c, &prof_default, env);
+	c.runner_env_passthrough_override = 1;
+	b = args_for(&c, &prof_default, env);
+	c.runner_env_passthrough_override = 0;
+	pr = print_of(&c, &prof_default);
+	if (a == NULL || b == NULL || pr == NULL)
+		goto out;
+	CHECK_HAS(a, "\n--setenv\nSHELL\n/bin/sh\n--setenv\nSBX_T_PASS\nhost-value\n"
+		     "--setenv\nOTHER\nx\n--chdir\n");
+	CHECK_LACKS(a, "from-job");
+	CHECK_LACKS(a, "SBX_T_UNSET");
+	CHECK_LACKS(a, "hunter2");
+	CHECK_LACKS(a, "SBX_T_SECRET");
+	/* override: the job's value comes after the host's, and bwrap keeps the last */
+	CHECK_HAS(b, "\n--setenv\nSBX_T_PASS\nhost-value\n");
+	CHECK_HAS(b, "\n--setenv\nSBX_T_PASS\nfrom-job\n");
+	CHECK(strstr(b, "from-job") > strstr(b, "host-value"), "override: the job's value last");
+	CHECK_HAS(pr, "\nenv-passthrough SBX_T_PASS (");
+	CHECK_HAS(pr, "\nenv-passthrough SBX_T_UNSET (");
+	CHECK_HAS(pr, "\nenv-passthrough-override 0 ");
+	CHECK_HAS(pr, " --setenv SBX_T_PASS <runner-env:SBX_T_PASS> ");
+	CHECK_LACKS(pr, "host-value");
+	CHECK_LACKS(pr, "hunter2");
+	prof_digest(&c, d);
+	CHECK(strcmp(d, base) != 0, "the passthrough list changes the digest");
+	memcpy(base, d, sizeof d);
+	setenv("SBX_T_PASS", "another-host-value", 1);
+	prof_digest(&c, d);
+	CHECK_STR(d, base); /* values are not part of it */
+	c.runner_env_passthrough_override = 1;
+	prof_digest(&c, d);
+	CHECK(strcmp(d, base) != 0, "the override setting changes the digest");
+out:
+	unsetenv("SBX_T_PASS");
+	unsetenv("SBX_T_SECRET");
+	free(a);
+	free(b);
+	free(pr);
+	json_decref(env);
+}
+
+static void test_env_passthrough_refused(void)
+{
+	static const struct {
+		const char *list, *why;
+	} rows[] = {
+		{ "LANG,1BAD", "entry 2 '1BAD' is not a variable name" },
+		{ "LANG,,TZ", "entry 2 '' is not a variable name" },
+		{ "LANG,", "entry 2 '' is not a variable name" },
+		{ "LANG TZ", "entry 1 'LANG TZ' is not a variable name" },
+		{ "A-B", "entry 1 'A-B'" },
+		{ "TOKEN=s3cret", "entry 1 'TOKEN' is not a variable name" },
+	};
+	struct cfg c;
+
+	cfg_defaults(&c);
+	for (size_t i = 0; i < NELEM(rows); i++) {
+		char err[512] = "";
+
+		snprintf(c.runner_env_passthrough, sizeof c.runner_env_passthrough, "%s",
+			 rows[i].list);
+		CHECK(prof_check_env(&c, err, sizeof err) == -1, "'%s' refused", rows[i].list);
+		CHECK_HAS_AT(rows[i].list, err, rows[i].why);
+		CHECK_LACKS_AT(rows[i].list, err, "s3cret");
+		CHECK_INT_AT(rows[i].list, prof_bwrap_args(&c, "/ws", "", 8, NULL, 4, 5, -1, err,
+							   sizeof err), -1);
+	}
+	snprintf(c.runner_env_passthrough, sizeof c.runner_env_passthrough, "  ");
+	CHECK_INT(prof_check_env(&c, NULL, 0), 0);
+}
+
 void suite_profile(void)
 {
 	static const CU_TestInfo tests[] = { { "bwrap_args_sample_job", test_bwrap_args },
@@ -224,6 +567,12 @@ void suite_profile(void)
 					     { "print_shows_args", test_print_shows_args },
 					     { "rlimit_values", test_rlimit_values },
 					     { "cgroup_key_readers", test_cg_key },
+					     { "profile_file_accepts", test_profile_parse_accepts },
+					     { "profile_file_refuses", test_profile_parse_refuses },
+					     { "profile_file_checks", test_profile_files },
+					     { "env_passthrough", test_env_passthrough },
+					     { "env_passthrough_refused",
+					       test_env_passthrough_refused },
 					     CU_TEST_INFO_NULL };
 
 	t_register("profile", tests);
