@@ -44,6 +44,24 @@ void auth_parse_max_limits(const char *json, long long out[LIM_COUNT])
 	json_decref(o);
 }
 
+void auth_parse_profiles(const char *json, struct identity *id)
+{
+	json_t *a = json ? json_loads(json, 0, NULL) : NULL, *v;
+	size_t i;
+
+	id->nprofiles = 0;
+	json_array_foreach(a, i, v) {
+		const char *name = json_string_value(v);
+
+		if (name && auth_profile_name_ok(name) && id->nprofiles < AUTH_MAX_PROFILES)
+			snprintf(id->profiles[id->nprofiles++], sizeof id->profiles[0], "%s", name);
+	}
+	json_decref(a);
+	if (id->nprofiles == 0)
+		snprintf(id->profiles[id->nprofiles++], sizeof id->profiles[0], "%s",
+			 AUTH_DEFAULT_PROFILE);
+}
+
 static void copy(char *dst, size_t n, const char *src, int *present)
 {
 	if (present)
@@ -66,7 +84,7 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	res = db_query_p(db,
 			 "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
 			 " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
-			 " max_limits_json, max_stored_mb, max_running"
+			 " max_limits_json, max_stored_mb, max_running, profiles_json"
 			 " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
 			 db_blob(hash, sizeof hash));
 	if (res == NULL)
@@ -91,6 +109,7 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	auth_parse_max_limits(db_res_s(res, 0, "max_limits_json"), id->max_limits);
 	id->max_stored_mb = db_res_i(res, 0, "max_stored_mb", -1);
 	id->max_running = db_res_i(res, 0, "max_running", -1);
+	auth_parse_profiles(db_res_s(res, 0, "profiles_json"), id);
 	db_res_free(res);
 	return AUTH_OK;
 }

@@ -2,11 +2,17 @@
 #ifndef SANDBOX_AUTH_H
 #define SANDBOX_AUTH_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include "db.h"
 #include "joblimits.h"
 
 #define TOKEN_PREFIX "sbx_"
 #define TOKEN_HEX 64 /* 256 random bits */
+#define AUTH_PROFILE_NAME_MAX 64 /* = the runner's PROF_NAME_MAX */
+#define AUTH_MAX_PROFILES 16     /* profiles one key may list */
+#define AUTH_DEFAULT_PROFILE "default"
 
 struct identity {
 	char key_id[40];
@@ -18,6 +24,9 @@ struct identity {
 	long long max_stored_mb; /* -1: use the config default */
 	long long max_running;   /* -1: use the config default (enforced by the runner) */
 	long long max_limits[LIM_COUNT]; /* the key's own maxima, -1: none */
+	/* the sandbox profiles its jobs may name; "default" only when the key lists none */
+	char profiles[AUTH_MAX_PROFILES][AUTH_PROFILE_NAME_MAX + 1];
+	size_t nprofiles;
 };
 
 enum auth_result { AUTH_OK, AUTH_MISSING, AUTH_INVALID, AUTH_DB_ERROR };
@@ -28,6 +37,19 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 int auth_token_well_formed(const char *t);
 /* api_keys.max_limits_json -> out (-1 where the key sets no maximum). */
 void auth_parse_max_limits(const char *json, long long out[LIM_COUNT]);
+/* api_keys.profiles_json (a JSON array of names, NULL: none listed) -> id->profiles;
+ * a key that lists none, or whose list cannot be read, may use "default" only. */
+void auth_parse_profiles(const char *json, struct identity *id);
+/* A profile name: [a-z0-9][a-z0-9_-]*, at most AUTH_PROFILE_NAME_MAX bytes (the runner
+ * looks for runner_profiles_dir/NAME.profile; sandbox-runner/profile.c has the same
+ * rule). */
+static inline int auth_profile_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= AUTH_PROFILE_NAME_MAX && s[0] != '-' && s[0] != '_' &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
 /* sha256 of the token, the only form ever stored. */
 void auth_token_hash(const char *token, unsigned char out[32]);
 

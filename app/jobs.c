@@ -24,7 +24,7 @@
 	" AS started_at, " TS("j.finished_at") " AS finished_at,"                           \
 	" j.identity_namespace, j.tenant_id, j.subject_type, j.subject_id, j.actor_type,"  \
 	" j.actor_id, j.command, j.argv_json, j.cwd, j.artifacts_dir, j.metadata_json,"    \
-	" j.profile_digest, j.wall_seconds, j.cpu_seconds, j.memory_mb, j.pids,"           \
+	" j.profile_digest, j.profile_name, j.wall_seconds, j.cpu_seconds, j.memory_mb, j.pids,"           \
 	" j.output_bytes, j.disk_mb, j.network, j.cancel_requested,"                       \
 	" r.job_id AS result_job_id, r.exit_code, r.term_signal, r.stdout_bytes,"          \
 	" r.stderr_bytes, r.stdout_truncated, r.stderr_truncated, r.diagnostics_json,"     \
@@ -321,6 +321,7 @@ static const struct {
 	VIEW_TEXT("artifacts_dir", artifacts_dir),
 	VIEW_TEXT("metadata_json", metadata_json),
 	VIEW_TEXT("profile_digest", profile),
+	VIEW_TEXT("profile_name", profile_name),
 	VIEW_TEXT("exit_code", exit_code),
 	VIEW_TEXT("term_signal", signal),
 	VIEW_TEXT("diagnostics_json", diagnostics_json),
@@ -590,9 +591,9 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     " subject_id, actor_type, actor_id, state, command, argv_json, env_json,"
 		     " stdin, cwd, network, artifacts_dir, metadata_json, wall_seconds,"
 		     " cpu_seconds, memory_mb, pids, output_bytes, disk_mb, idempotency_key,"
-		     " request_sha256, env_meta_json, stored_bytes, fair_tag)"
+		     " request_sha256, env_meta_json, stored_bytes, fair_tag, profile_name)"
 		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		     db_str(id), db_str(who->key_id), db_str(who->ns), db_str(who->tenant),
 		     db_str(who->subject_type), db_str(who->subject_id),
 		     db_str(who->has_actor_type ? who->actor_type : NULL),
@@ -604,7 +605,7 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     db_i64(req->limits[LIM_MEMORY_MB]), db_i64(req->limits[LIM_PIDS]),
 		     db_i64(req->limits[LIM_OUTPUT_BYTES]), db_i64(req->limits[LIM_DISK_MB]),
 		     db_str(idem_key), db_blob(idem_key ? (const void *)hash : NULL, 32),
-		     db_str(envmeta), db_i64(stored), db_i64(tag));
+		     db_str(envmeta), db_i64(stored), db_i64(tag), db_str(req->profile));
 	if (rc >= 0)
 		rc = jd_add_stored(db, who->key_id, stored);
 	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)
@@ -668,7 +669,12 @@ enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct iden
 			 const unsigned char req_hash[32], char id[UUID_STR_LEN])
 {
 	enum jobs_rc rc = JOBS_DB;
+	struct val_err e;
 
+	/* The API checks the key's profiles when it validates the request; this one
+	 * fails closed should a caller not have. */
+	if (val_job_profile(req, who->profiles, who->nprofiles, &e) < 0)
+		return JOBS_FORBIDDEN;
 	/* Deadlocks and a concurrent insert of the same idempotency key (1062) are
 	 * retried: the second attempt then finds the first job and replays it. */
 	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {

@@ -22,6 +22,7 @@ enum jobs_rc {
 	JOBS_QUOTA,
 	JOBS_STORAGE,    /* the key's stored-bytes quota */
 	JOBS_BAD_CURSOR,
+	JOBS_FORBIDDEN,  /* the key may not use the job's profile (validation says so first) */
 	JOBS_DB
 };
 

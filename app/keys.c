@@ -17,7 +17,33 @@ struct key_opts {
 	int tenant_admin, allow_network, json;
 	long long max_queued, max_stored_mb, max_running;
 	json_t *max_limits; /* {"memory_mb": 128, ...} */
+	json_t *profiles;   /* ["default", "python-data"], NULL: only "default" */
 };
+
+/* --profile NAME (repeatable): the sandbox profiles the key's jobs may name. Only
+ * the name's form is checked: the runners' runner_profiles_dir decides which exist. */
+static int add_profile(struct key_opts *o, const char *name)
+{
+	size_t i;
+	json_t *v;
+
+	if (!auth_profile_name_ok(name)) {
+		fprintf(stderr, "sandboxctl: --profile '%s': a profile name is 1 to %d of "
+				"[a-z0-9_-], starting with a letter or digit\n",
+			name, AUTH_PROFILE_NAME_MAX);
+		return -1;
+	}
+	if (o->profiles == NULL)
+		o->profiles = json_array();
+	json_array_foreach(o->profiles, i, v)
+		if (strcmp(json_string_value(v), name) == 0)
+			return 0;
+	if (json_array_size(o->profiles) == AUTH_MAX_PROFILES) {
+		fprintf(stderr, "sandboxctl: at most %d --profile options\n", AUTH_MAX_PROFILES);
+		return -1;
+	}
+	return json_array_append_new(o->profiles, json_string(name));
+}
 
 /* --max-limit NAME=VALUE: a known limit, at least its floor. */
 static int add_max_limit(struct key_opts *o, const char *arg)
@@ -95,6 +121,7 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		{ "max-limit", required_argument, NULL, 'L' },
 		{ "max-stored-mb", required_argument, NULL, 'S' },
 		{ "max-running", required_argument, NULL, 'R' },
+		{ "profile", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -116,6 +143,10 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		case 'j': o->json = 1; break;
 		case 'L':
 			if (add_max_limit(o, optarg) < 0)
+				return -1;
+			break;
+		case 'P':
+			if (add_profile(o, optarg) < 0)
 				return -1;
 			break;
 		case 'S':
@@ -157,10 +188,14 @@ static int create_row(struct db *db, const struct key_opts *o, const char *id,
 		      const unsigned char hash[32])
 {
 	char *m = o->max_limits ? json_dumps(o->max_limits, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *p = o->profiles ? json_dumps(o->profiles, JSON_COMPACT) : NULL;
 	long long n;
 
-	if (o->max_limits && m == NULL)
+	if ((o->max_limits && m == NULL) || (o->profiles && p == NULL)) {
+		free(m);
+		free(p);
 		return -1;
+	}
 	/* A quota not given is SQL NULL: the config's default applies. */
 	n = db_begin(db) < 0
 		    ? -1
@@ -168,15 +203,16 @@ static int create_row(struct db *db, const struct key_opts *o, const char *id,
 				"INSERT INTO api_keys (id, token_hash, identity_namespace,"
 				" tenant_id, subject_type, subject_id, actor_type, actor_id,"
 				" tenant_admin, allow_network, max_queued, max_limits_json,"
-				" max_stored_mb, max_running)"
-				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				" max_stored_mb, max_running, profiles_json)"
+				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				db_str(id), db_blob(hash, 32), db_str(o->ns), db_str(o->tenant),
 				db_str(o->stype), db_str(o->sid), db_str(o->atype), db_str(o->aid),
 				db_i64(o->tenant_admin), db_i64(o->allow_network),
 				db_null_i64(o->max_queued, o->max_queued <= 0), db_str(m),
 				db_null_i64(o->max_stored_mb, o->max_stored_mb <= 0),
-				db_null_i64(o->max_running, o->max_running <= 0));
+				db_null_i64(o->max_running, o->max_running <= 0), db_str(p));
 	free(m);
+	free(p);
 	if (n < 0)
 		return -1;
 	return db_commit(db);
@@ -193,8 +229,9 @@ static int keys_create(struct db *db, int argc, char **argv)
 				"--subject-type S --subject-id I [--actor-type A --actor-id B] "
 				"[--tenant-admin] [--allow-network] [--max-queued N] "
 				"[--max-stored-mb N] [--max-running N] "
-				"[--max-limit NAME=VALUE ...] [--json]\n");
+				"[--max-limit NAME=VALUE ...] [--profile NAME ...] [--json]\n");
 		json_decref(o.max_limits);
+		json_decref(o.profiles);
 		return 2;
 	}
 	if (util_random(raw, sizeof raw) < 0 || util_uuid7(id) < 0) {
@@ -208,9 +245,11 @@ static int keys_create(struct db *db, int argc, char **argv)
 		fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
 		db_rollback(db);
 		json_decref(o.max_limits);
+		json_decref(o.profiles);
 		return 1;
 	}
 	json_decref(o.max_limits);
+	json_decref(o.profiles);
 	if (o.json)
 		printf("{\"id\":\"%s\",\"token\":\"%s\"}\n", id, token);
 	else
@@ -240,7 +279,8 @@ static json_t *key_object(const struct db_res *r, size_t i)
 					    "subject_type", "subject_id",        "actor_type",
 					    "actor_id" };
 	const char *limits = db_res_s(r, i, "max_limits_json");
-	json_t *k = json_object();
+	struct identity who; /* its profiles, read as the API reads them */
+	json_t *k = json_object(), *profiles = json_array();
 
 	for (size_t c = 0; c < sizeof text / sizeof text[0]; c++)
 		json_object_set_new(k, text[c], text_or_null(r, i, text[c]));
@@ -253,6 +293,10 @@ static json_t *key_object(const struct db_res *r, size_t i)
 	json_object_set_new(k, "max_running", int_or_null(r, i, "max_running"));
 	json_object_set_new(k, "stored_bytes", json_integer(db_res_i(r, i, "stored_bytes", 0)));
 	json_object_set_new(k, "max_limits", limits ? json_loads(limits, 0, NULL) : json_null());
+	auth_parse_profiles(db_res_s(r, i, "profiles_json"), &who);
+	for (size_t p = 0; p < who.nprofiles; p++)
+		json_array_append_new(profiles, json_string(who.profiles[p]));
+	json_object_set_new(k, "profiles", profiles);
 	return k;
 }
 
@@ -265,6 +309,7 @@ static int keys_list(struct db *db, int json)
 				     " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ')"
 				     " AS created_at, DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ')"
 				     " AS revoked_at, max_limits_json, max_stored_mb, max_running,"
+				     " profiles_json,"
 				     " (SELECT COALESCE(SUM(s.bytes), 0) FROM key_storage s"
 				     " WHERE s.key_id = api_keys.id) AS stored_bytes"
 				     " FROM api_keys ORDER BY api_keys.created_at, api_keys.id",

@@ -142,7 +142,7 @@ json_t *render_job(const struct job_view *v)
 		result = render_result(v);
 	}
 	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o, s:o, s:o,"
-		      " s:b, s:o, s:o}",
+		      " s:s, s:b, s:o, s:o}",
 		      "id", v->id, "status", js_name(v->state), "created_at", render_time(v->created_at),
 		      "started_at", render_time(v->started_at), "finished_at",
 		      render_time(v->finished_at), "identity", identity, "command",
@@ -150,7 +150,9 @@ json_t *render_job(const struct job_view *v)
 		      "cwd", v->cwd ? v->cwd : "", "limits", limits, "network", v->network,
 		      "artifacts", str_or_null(v->artifacts_dir), "metadata",
 		      stored_json(v->metadata_json, json_object()), "profile",
-		      str_or_null(v->profile), "cancel_requested", v->cancel_requested,
+		      str_or_null(v->profile), "profile_name",
+		      v->profile_name ? v->profile_name : "default", "cancel_requested",
+		      v->cancel_requested,
 		      "result", result ? result : json_null(), "failure",
 		      stored_json(v->failure_json, json_null()));
 	return j;

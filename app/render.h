@@ -24,7 +24,9 @@ struct job_view {
 	enum job_state state;
 	const char *created_at, *started_at, *finished_at;
 	const char *ns, *tenant, *subject_type, *subject_id, *actor_type, *actor_id;
-	const char *command, *argv_json, *cwd, *artifacts_dir, *metadata_json, *profile;
+	const char *command, *argv_json, *cwd, *artifacts_dir, *metadata_json;
+	const char *profile;      /* the digest of what the runner used, "sha256:..." */
+	const char *profile_name; /* the profile the job named */
 	long long limits[LIM_COUNT];
 	int network, cancel_requested;
 	int has_result;

@@ -37,6 +37,8 @@ static void usage(void)
 		"                  [--tenant-admin] [--allow-network] [--max-queued N]\n"
 		"                  [--max-limit NAME=VALUE ...] [--json]\n"
 		"                  [--max-stored-mb N] [--max-running N]\n"
+		"                  [--profile NAME ...]   (sandbox profiles its jobs may name;\n"
+		"                                          none given: only 'default')\n"
 		"       sandboxctl --config FILE keys list [--json]\n"
 		"       sandboxctl --config FILE keys revoke ID [--keep-jobs]\n"
 		"       sandboxctl --config FILE purge [--older-than N[smhd]] [--dry-run]\n"

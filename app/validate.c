@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "pathrules.h"
 #include "util.h"
@@ -177,6 +178,25 @@ static int text_or_b64(json_t *obj, const char *tkey, const char *bkey, const ch
 	return 0;
 }
 
+int val_env_passthrough(const struct cfg *cfg, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *s = cfg->runner_env_passthrough; *s;) {
+		size_t len = strcspn(s, ",");
+		const char *a = s, *b = s + len;
+
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if ((size_t)(b - a) == n && memcmp(a, name, n) == 0)
+			return 1;
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
 static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
 {
 	json_t *env = json_object_get(root, "env"), *v;
@@ -197,6 +217,14 @@ static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct 
 				    k);
 		if (!json_is_string(v))
 			return fail(e, "env", "env value of %.64s must be a string", k);
+		/* the operator's variables (runner_env_passthrough) come from the runner's
+		 * host; refused here rather than silently replaced there */
+		if (!cfg->runner_env_passthrough_override && val_env_passthrough(cfg, k)) {
+			char field[160];
+			snprintf(field, sizeof field, "env.%.120s", k);
+			return fail(e, field, "%s is passed through from the runner's environment "
+				    "(runner_env_passthrough) and cannot be set by a job", field);
+		}
 		total += strlen(k) + json_string_length(v) + 2;
 	}
 	if (total > MAX_ENV_BYTES)
@@ -381,12 +409,54 @@ static int v_network(json_t *root, int allow_network, struct job_req *r, struct 
 	return 0;
 }
 
+int val_profile_exists(const struct cfg *cfg, const char *name)
+{
+	char path[CFG_PATH_MAX + AUTH_PROFILE_NAME_MAX + 16];
+	struct stat st;
+
+	if (strcmp(name, AUTH_DEFAULT_PROFILE) == 0)
+		return 1;
+	if (cfg->runner_profiles_dir[0] == '\0' || !auth_profile_name_ok(name) ||
+	    (size_t)snprintf(path, sizeof path, "%s/%s.profile", cfg->runner_profiles_dir,
+			     name) >= sizeof path)
+		return 0;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int v_profile(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	if (opt_string(root, "profile", &r->profile, e) < 0)
+		return -1;
+	if (r->profile == NULL) {
+		r->profile = AUTH_DEFAULT_PROFILE;
+		return 0;
+	}
+	if (!auth_profile_name_ok(r->profile))
+		return fail(e, "profile", "profile must be 1 to %d of [a-z0-9_-], starting with a "
+			    "letter or digit", AUTH_PROFILE_NAME_MAX);
+	if (!val_profile_exists(cfg, r->profile))
+		return fail(e, "profile", "unknown profile '%s'", r->profile);
+	return 0;
+}
+
+int val_job_profile(const struct job_req *r, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
+		    size_t n, struct val_err *e)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(allowed[i], r->profile) == 0)
+			return 0;
+	fail(e, "profile", "this key may not use profile '%s'", r->profile);
+	e->status = 403;
+	e->code = "forbidden";
+	return -1;
+}
+
 int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
 		    struct job_req *r, struct val_err *e)
 {
 	static const char *const known[] = { "command", "argv",    "files",   "stdin",
 					     "stdin_base64", "env", "cwd",     "limits",
-					     "network", "artifacts", "metadata", NULL };
+					     "network", "artifacts", "metadata", "profile", NULL };
 	json_error_t jerr;
 
 	memset(r, 0, sizeof *r);
@@ -405,7 +475,8 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 			e) < 0 ||
 	    v_env(r->root, cfg, r, e) < 0 || v_files(r->root, cfg, r, e) < 0 ||
 	    v_paths(r->root, cfg, r, e) < 0 || v_limits(r->root, cfg, r, e) < 0 ||
-	    v_network(r->root, allow_network, r, e) < 0 || v_metadata(r->root, cfg, r, e) < 0)
+	    v_network(r->root, allow_network, r, e) < 0 || v_metadata(r->root, cfg, r, e) < 0 ||
+	    v_profile(r->root, cfg, r, e) < 0)
 		return -1;
 	if (r->stdin_len > (size_t)cfg->max_files_bytes)
 		return fail(e, "stdin", "stdin exceeds %lld bytes", cfg->max_files_bytes);

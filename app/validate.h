@@ -1,10 +1,12 @@
-/* Validation of a job submission (pure: no I/O). Every rejection names the field. */
+/* Validation of a job submission. Every rejection names the field. Pure but for one
+ * look-up: a named profile must exist in runner_profiles_dir (the runners' directory). */
 #ifndef SANDBOX_VALIDATE_H
 #define SANDBOX_VALIDATE_H
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "auth.h"
 #include "config.h"
 #include "joblimits.h"
 
@@ -34,6 +36,7 @@ struct job_req {
 	int network;
 	const char *artifacts;   /* NULL = none */
 	json_t *metadata;        /* object of strings, never NULL */
+	const char *profile;     /* the sandbox profile's name, "default" when not given */
 	struct job_file *files;
 	size_t nfiles;
 };
@@ -43,6 +46,15 @@ struct job_req {
 int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
 		    struct job_req *req, struct val_err *err);
 void val_job_free(struct job_req *req);
+/* 403 `forbidden` naming the field profile unless req's profile is one of the key's
+ * (allowed[0 .. n), struct identity's profiles). */
+int val_job_profile(const struct job_req *req, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
+		    size_t n, struct val_err *err);
+/* "default", or runner_profiles_dir/NAME.profile is a regular file (the runner
+ * checks it fully: owner, mode, content; the API only needs to know it is there). */
+int val_profile_exists(const struct cfg *cfg, const char *name);
+/* name is one of runner_env_passthrough's comma-separated names. */
+int val_env_passthrough(const struct cfg *cfg, const char *name);
 /* The limits a key may use: the operator's maxima lowered to the key's own
  * (key_max[i] < 0: none), and a default above the lowered maximum brought down to it
  * (a request that names a value above it is still a 400, never clamped). */

@@ -146,6 +146,7 @@ static void test_queued_job(void)
 	static const char *const fields[] = { "id", "status", "created_at", "started_at",
 					      "finished_at", "identity", "command", "argv", "cwd",
 					      "limits", "network", "artifacts", "metadata", "profile",
+					      "profile_name",
 					      "cancel_requested", "result", "failure" };
 	for (size_t i = 0; i < NELEM(fields); i++)
 		CHECK(json_object_get(j, fields[i]) != NULL, "missing field %s", fields[i]);

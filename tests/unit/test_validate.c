@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "joblimits.h"
@@ -98,6 +100,7 @@ static void test_minimal(void)
 	      "metadata must be an empty object");
 	CHECK_INT(r.nfiles, 0);
 	CHECK_INT(r.stdin_len, 0);
+	CHECK_STR(r.profile, "default");
 	val_job_free(&r);
 }
 
@@ -839,6 +842,104 @@ static void test_key_limits(void)
 	CHECK_INT(c.limit_max[LIM_PIDS], limit_specs[LIM_PIDS].max);
 }
 
+/* ------------------------------------------------------------------ profiles */
+
+/* `profile`: a name of [a-z0-9_-]; "default" always exists, another one when the
+ * runners' runner_profiles_dir holds NAME.profile; the key must list it (403). */
+static void test_profile(void)
+{
+	static const struct rej rows[] = {
+		{ "{\"command\":\"x\",\"profile\":5}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":[\"default\"]}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"Python\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"../etc/passwd\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"-x\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"a b\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"nope\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"linked\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"a-directory\"}", "profile", 0, NULL },
+		{ "{\"command\":\"x\",\"profile\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+		  "profile", 0, NULL },
+	};
+	const char allowed[][AUTH_PROFILE_NAME_MAX + 1] = { "default", "python-data" };
+	char dir[] = "/tmp/sbx-val-XXXXXX", path[128], link[128], sub[128];
+	struct cfg c;
+	struct job_req r;
+	struct val_err e;
+
+	cfg_defaults(&c);
+	if (ACCEPT(&c, "{\"command\":\"x\",\"profile\":\"default\"}", &r)) {
+		CHECK_STR(r.profile, "default");
+		val_job_free(&r);
+	}
+	if (ACCEPT(&c, "{\"command\":\"x\",\"profile\":null}", &r)) {
+		CHECK_STR(r.profile, "default");
+		val_job_free(&r);
+	}
+	/* no runner_profiles_dir: only "default" exists */
+	REJECT(&c, "{\"command\":\"x\",\"profile\":\"python-data\"}", "profile");
+	if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	snprintf(c.runner_profiles_dir, sizeof c.runner_profiles_dir, "%s", dir);
+	snprintf(path, sizeof path, "%s/python-data.profile", dir);
+	snprintf(link, sizeof link, "%s/linked.profile", dir);
+	snprintf(sub, sizeof sub, "%s/a-directory.profile", dir);
+	FILE *f = fopen(path, "w");
+	if (f != NULL)
+		fclose(f);
+	CHECK(f != NULL && symlink(path, link) == 0 && mkdir(sub, 0755) == 0,
+	      "profile file, symlink, directory");
+	RUN_REJECTS(&c, rows);
+	if (ACCEPT(&c, "{\"command\":\"x\",\"profile\":\"python-data\"}", &r)) {
+		CHECK_STR(r.profile, "python-data");
+		CHECK_INT(val_job_profile(&r, allowed, 2, &e), 0);
+		CHECK_INT(val_job_profile(&r, allowed, 1, &e), -1);
+		CHECK_INT(e.status, 403);
+		CHECK_STR(e.code, "forbidden");
+		CHECK_STR(e.field, "profile");
+		CHECK_HAS(e.message, "this key may not use profile 'python-data'");
+		val_job_free(&r);
+	}
+	CHECK_INT(val_profile_exists(&c, "default"), 1);
+	CHECK_INT(val_profile_exists(&c, "python-data"), 1);
+	CHECK_INT(val_profile_exists(&c, "linked"), 0);
+	CHECK_INT(val_profile_exists(&c, "python-data.profile"), 0);
+	unlink(link);
+	unlink(path);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+/* runner_env_passthrough names belong to the operator: a job's env may not set one
+ * (400 naming env.NAME) unless runner_env_passthrough_override = 1. */
+static void test_env_passthrough(void)
+{
+	struct cfg c;
+	struct job_req r;
+
+	cfg_defaults(&c);
+	snprintf(c.runner_env_passthrough, sizeof c.runner_env_passthrough, "LANG, TZ ,LC_ALL");
+	CHECK_INT(val_env_passthrough(&c, "LANG"), 1);
+	CHECK_INT(val_env_passthrough(&c, "TZ"), 1);
+	CHECK_INT(val_env_passthrough(&c, "LC_ALL"), 1);
+	CHECK_INT(val_env_passthrough(&c, "LAN"), 0);
+	CHECK_INT(val_env_passthrough(&c, "LANGUAGE"), 0);
+	CHECK_INT(val_env_passthrough(&c, "LC"), 0);
+	REJECT(&c, "{\"command\":\"x\",\"env\":{\"A\":\"1\",\"TZ\":\"UTC\"}}", "env.TZ");
+	REJECT(&c, "{\"command\":\"x\",\"env\":{\"LANG\":\"C\"}}", "env.LANG");
+	if (ACCEPT(&c, "{\"command\":\"x\",\"env\":{\"LANGUAGE\":\"de\",\"tz\":\"x\"}}", &r))
+		val_job_free(&r);
+	c.runner_env_passthrough_override = 1;
+	if (ACCEPT(&c, "{\"command\":\"x\",\"env\":{\"LANG\":\"C\"}}", &r))
+		val_job_free(&r);
+	c.runner_env_passthrough_override = 0;
+	c.runner_env_passthrough[0] = '\0';
+	if (ACCEPT(&c, "{\"command\":\"x\",\"env\":{\"LANG\":\"C\"}}", &r))
+		val_job_free(&r);
+	CHECK_INT(val_env_passthrough(&c, ""), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "minimal", test_minimal },
 	{ "key_limits", test_key_limits },
@@ -863,6 +964,8 @@ static const CU_TestInfo tests[] = {
 	{ "rel_path_length", test_rel_path_length },
 	{ "env_name", test_env_name },
 	{ "reserved_meta_key", test_reserved_meta_key },
+	{ "profile", test_profile },
+	{ "env_passthrough", test_env_passthrough },
 	CU_TEST_INFO_NULL,
 };
 
