@@ -266,7 +266,8 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	}
 	struct cfg eff = *ctx->cfg;
 	val_key_limits(&eff, who->max_limits);
-	if (val_job_request(r->body, r->body_len, &eff, who->allow_network, &jr, &ve) < 0) {
+	if (val_job_request(r->body, r->body_len, &eff, who->allow_network, &jr, &ve) < 0 ||
+	    val_job_profile(&jr, who->profiles, who->nprofiles, &ve) < 0) {
 		http_send_error(r, ve.status, ve.code, ve.message, ve.field, NULL);
 		val_job_free(&jr);
 		return;
