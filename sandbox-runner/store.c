@@ -176,7 +176,7 @@ int store_load(struct db *db, const char *id, struct job *j)
 	snprintf(j->id, sizeof j->id, "%s", id);
 	res = db_query_p(db,
 			 "SELECT command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
-			 " wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
+			 " profile_name, wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
 			 " FROM jobs WHERE id = ?",
 			 db_str(id));
 	if (res == NULL)
@@ -199,6 +199,8 @@ int store_load(struct db *db, const char *id, struct job *j)
 	j->cwd = strdup(cwd ? cwd : "");
 	j->artifacts_dir = dup_or_null(db_res_s(res, 0, "artifacts_dir"));
 	j->network = db_res_i(res, 0, "network", 0) != 0;
+	j->profile = strdup(db_res_s(res, 0, "profile_name") ? db_res_s(res, 0, "profile_name")
+							      : "default");
 	/* each limit's column is named like the limit */
 	for (int i = 0; i < LIM_COUNT; i++)
 		j->limits[i] = db_res_i(res, 0, limit_specs[i].name, 0);
@@ -206,7 +208,7 @@ int store_load(struct db *db, const char *id, struct job *j)
 	if (env)
 		explicit_bzero((char *)env, strlen(env));
 	db_res_free(res);
-	if (j->env == NULL || j->stdin_buf == NULL || j->cwd == NULL ||
+	if (j->env == NULL || j->stdin_buf == NULL || j->cwd == NULL || j->profile == NULL ||
 	    (argv && j->argv == NULL) || (j->command == NULL && j->argv == NULL))
 		return -1;
 	return load_files(db, j);
@@ -225,7 +227,19 @@ void store_job_free(struct job *j)
 	free(j->stdin_buf);
 	free(j->cwd);
 	free(j->artifacts_dir);
+	free(j->profile);
 	memset(j, 0, sizeof *j);
+}
+
+int store_set_profile(struct db *db, const char *id, const char *runner_id,
+		      const char *digest)
+{
+	return db_exec_p(db,
+			 "UPDATE jobs SET profile_digest = ? WHERE id = ? AND state = ?"
+			 " AND runner_id = ?",
+			 db_str(digest), db_str(id), STATE(JS_RUNNING), db_str(runner_id)) < 0
+		       ? -1
+		       : 0;
 }
 
 int store_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,

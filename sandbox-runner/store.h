@@ -28,6 +28,7 @@ struct job {
 	char *cwd;
 	char *artifacts_dir;      /* NULL: none */
 	int network;
+	char *profile;            /* the sandbox profile the job named */
 	long long limits[LIM_COUNT];
 	struct job_file_in *files;
 	size_t nfiles;
@@ -61,6 +62,9 @@ int store_heartbeat(struct db *db, const char *id, const char *runner_id, long l
  * any more: nothing written), -1 (DB error: retry). */
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r);
+/* The digest of the profile the job runs under, while it is ours: 0, or -1. */
+int store_set_profile(struct db *db, const char *id, const char *runner_id,
+		      const char *digest);
 /* Marks running jobs whose lease expired as lost: count, or -1. */
 int store_recover_lost(struct db *db);
 /* State of a job, for --once waiting: 0 and state filled, -1. */

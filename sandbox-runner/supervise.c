@@ -51,6 +51,7 @@ struct sup {
 	const struct cfg *cfg;
 	struct db *db;
 	struct job job;
+	struct prof_named *prof;  /* the job's profile (use_profile) */
 	int slot;
 	uid_t uid;
 	const char *runner_id;
@@ -397,6 +398,28 @@ static pid_t spawn_with_retry(struct sup *s, const struct sb_spawn *sp, char *er
 	}
 }
 
+/* The profile the job named, as this host defines it (runner_profiles_dir), and its
+ * digest stored with the job in place of the default's the claim wrote. */
+static int use_profile(struct sup *s, char *err, size_t errlen)
+{
+	const char *name = s->job.profile ? s->job.profile : PROF_DEFAULT;
+	char digest[PROFILE_DIGEST_LEN], msg[160];
+
+	s->prof = malloc(sizeof *s->prof);
+	if (s->prof == NULL || prof_load(s->cfg, name, s->prof, err, errlen) < 0 ||
+	    prof_digest_tables(s->cfg, &s->prof->t, digest) < 0) {
+		if (s->prof == NULL)
+			snprintf(err, errlen, "out of memory");
+		snprintf(msg, sizeof msg, "sandbox profile '%.64s' is not available on this "
+			 "runner host", name);
+		return setup_fail(s, STAGE_COMMAND_START, msg, err);
+	}
+	if (s->db && strcmp(name, PROF_DEFAULT) != 0 &&
+	    store_set_profile(s->db, s->job.id, s->runner_id, digest) < 0)
+		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", db_error(s->db));
+	return 0;
+}
+
 static int start(struct sup *s, struct fds *f)
 {
 	char err[512], etc[CFG_PATH_MAX + 8];
@@ -417,9 +440,14 @@ static int start(struct sup *s, struct fds *f)
 		free(cmd);
 		return setup_fail(s, STAGE_COMMAND_START, "seccomp filter could not be built", err);
 	}
-	f->args = prof_bwrap_args(s->cfg, s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb,
-				  s->job.env, SB_FD_SECCOMP, SB_FD_STATUS,
-				  s->job.network ? SB_FD_BLOCK : -1, err, sizeof err);
+	if (use_profile(s, err, sizeof err) < 0) {
+		free(cmd);
+		return -1;
+	}
+	const struct prof_job pj = { s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb, s->job.env,
+				     SB_FD_SECCOMP, SB_FD_STATUS,
+				     s->job.network ? SB_FD_BLOCK : -1 };
+	f->args = prof_job_args(s->cfg, &s->prof->t, &pj, err, sizeof err);
 	if (f->args < 0) {
 		free(cmd);
 		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", err);
@@ -827,6 +855,7 @@ static void sup_free(struct sup *s)
 	bws_release(&s->bst);
 	cmdpol_free(&s->pol);
 	json_decref(s->diag);
+	free(s->prof);
 	db_close(s->db);
 }
 
