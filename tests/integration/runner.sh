@@ -646,7 +646,7 @@ expect_true "unsafe: slot uid of a real account: names the user" \
 ctx "submit and wait in one round trip (POST /v1/jobs?wait=S)"
 req POST "/v1/jobs?wait=20" '{"command":"echo waited"}'
 expect_status 200 "a job that ends within S answers 200"
-expect_json '.status + " " + .result.stdout' $'succeeded waited\n'
+expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded waited'
 expect_header Location '^/v1/jobs/[0-9a-f-]{36}$'
 req POST "/v1/jobs?wait=1" '{"command":"sleep 5","limits":{"wall_seconds":10}}'
 expect_status 202 "a job still running after S answers 202, as without wait"
