@@ -61,6 +61,48 @@ sql "INSERT INTO api_keys (id, token_hash, identity_namespace, tenant_id, subjec
 	VALUES ('$SP_ID', UNHEX(SHA2('$SP_TOK', 256)), '$NS', 't ', 'user', 'eve ')"
 expect_eq "both keys exist" 2 "$(sql "SELECT COUNT(*) FROM api_keys WHERE identity_namespace = '$NS' AND subject_type = 'user' AND id IN ('$EVE_ID', '$SP_ID')")"
 
+ctx "migration 003 keeps existing data"
+# A database at migration 002 with a key, a finished and a queued job, then the later
+# migrations as sandboxctl migrate applies them (the mariadb client runs the same files).
+MIG="mig_$RUN"
+mig_sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B "$MIG" -e "$1"; }
+sql "CREATE DATABASE $MIG CHARACTER SET utf8mb4"
+at_exit "sql 'DROP DATABASE IF EXISTS $MIG'"
+for f in "$REPO"/schema/001_*.sql "$REPO"/schema/002_*.sql; do
+	mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root "$MIG" < "$f"
+done
+mig_sql "INSERT INTO api_keys (id, token_hash, identity_namespace, tenant_id, subject_type, subject_id)
+	VALUES ('k1', REPEAT('a', 32), 'ns', 't', 'user', 'eve');
+INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type, subject_id, state, command,
+	env_json, stdin, metadata_json, wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb,
+	idempotency_key)
+	VALUES ('j1', 'k1', 'ns', 't', 'user', 'eve', 'succeeded', 'echo', '{\"A\":\"secret\"}', 'in', '{}',
+	1, 1, 1, 1, 1, 1, 'idem-1'),
+	('j2', 'k1', 'ns', 't', 'user', 'eve', 'queued', 'echo', '{\"A\":\"secret\"}', 'in', '{}',
+	1, 1, 1, 1, 1, 1, NULL);
+INSERT INTO job_files VALUES ('j1', 0, 'a.txt', 'hello', 0), ('j2', 0, 'a.txt', 'hello', 0);
+INSERT INTO job_results (job_id, exit_code, stdout, stderr, diagnostics_json) VALUES ('j1', 0, 'out', 'errr', '[]');
+INSERT INTO job_artifacts VALUES ('j1', 'out/a', 3, 'abc', 'xyz');"
+for f in "$REPO"/schema/00[3-9]_*.sql; do
+	mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root "$MIG" < "$f" ||
+		_notok "migration $(basename "$f") applies to a 002 database with rows" "success" "failure"
+done
+expect_eq "identity, idempotency key and states are kept" "j1 eve idem-1 succeeded|j2 eve NULL queued" \
+	"$(mig_sql "SELECT CONCAT_WS(' ', id, subject_id, COALESCE(idempotency_key, 'NULL'), state) FROM jobs ORDER BY id" | paste -sd'|')"
+expect_eq "the finished job's output moved to chunks, byte for byte" "1 out|2 errr" \
+	"$(mig_sql "SELECT CONCAT(stream, ' ', data) FROM job_output WHERE job_id = 'j1' ORDER BY stream" | paste -sd'|')"
+expect_eq "its sizes are on the result row" "3 4" \
+	"$(mig_sql "SELECT stdout_bytes, stderr_bytes FROM job_results WHERE job_id = 'j1'" | tr '\t' ' ')"
+expect_eq "its artifact's content moved to chunks" "xyz" \
+	"$(mig_sql "SELECT data FROM job_artifact_chunks WHERE job_id = 'j1' AND path = 'out/a'")"
+expect_eq "the finished job's secrets are erased, names and digests kept" \
+	"{}  A $(printf secret | sha256sum | cut -c1-64)" \
+	"$(mig_sql "SELECT env_json, stdin, JSON_UNQUOTE(JSON_EXTRACT(env_meta_json, '\$[0].name')), JSON_UNQUOTE(JSON_EXTRACT(env_meta_json, '\$[0].sha256')) FROM jobs WHERE id = 'j1'" | tr '\t' ' ')"
+expect_eq "the queued job keeps its inputs (the runner needs them)" '{"A":"secret"} in hello' \
+	"$(mig_sql "SELECT j.env_json, j.stdin, f.content FROM jobs j JOIN job_files f ON f.job_id = j.id WHERE j.id = 'j2'" | tr '\t' ' ')"
+expect_eq "'eve' no longer equals 'eve '" 0 "$(mig_sql "SELECT COUNT(*) FROM jobs WHERE subject_id = 'eve '")"
+expect_eq "the key's stored bytes are summed" 1 "$(mig_sql "SELECT COUNT(*) FROM key_storage WHERE key_id = 'k1' AND bytes > 0")"
+
 ctx "identity: 'eve' and 'eve ' are two identities"
 IDEM="idem-$RUN"
 as "$EVE_TOK" submit '{"command":"sleep 30","limits":{"wall_seconds":40}}' -H "Idempotency-Key: $IDEM"
