@@ -27,6 +27,7 @@
 #include "jobdata.h"
 #include "log.h"
 #include "scfilter.h"
+#include "strbuf.h"
 #include "util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -199,11 +200,11 @@ static void check_userns(struct checker *c, const struct cfg *cfg)
 static int own_cgroup_v2(char *path, size_t n)
 {
 	char buf[4096];
-	char *line;
+	char *line, *save = NULL;
 
 	if (read_text("/proc/self/cgroup", buf, sizeof buf) < 0)
 		return -1;
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		if (strncmp(line, "0::", 3) == 0) {
 			snprintf(path, n, "%s", line + 3);
 			return 0;
@@ -270,22 +271,22 @@ static void check_cgroups(struct checker *c, const struct cfg *cfg)
 	/* v1 (or hybrid): separate hierarchies. */
 	{
 		static const char *const need[] = { "memory", "pids", "cpuacct", "freezer" };
-		char missing[128] = "";
+		struct strbuf missing = STRBUF_INIT;
 
 		for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
 			snprintf(file, sizeof file, "/sys/fs/cgroup/%s", need[i]);
-			if (access(file, W_OK) < 0) {
-				strcat(missing, missing[0] ? " " : "");
-				strcat(missing, need[i]);
-			}
+			if (access(file, W_OK) < 0)
+				sb_addf(&missing, "%s%s", missing.len ? " " : "", need[i]);
 		}
-		if (missing[0]) {
+		if (missing.len) {
 			item(c, "cgroup", L_FAIL,
 			     "mount the cgroup v1 hierarchies, boot with the unified hierarchy, or"
 			     " set runner_limits_mode = rlimit-only",
-			     "cgroup v1: hierarchies missing or not writable: %s", missing);
+			     "cgroup v1: hierarchies missing or not writable: %s", missing.buf);
+			sb_release(&missing);
 			return;
 		}
+		sb_release(&missing);
 		if (access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes", F_OK) < 0)
 			item(c, "cgroup", L_WARN, "boot with swapaccount=1",
 			     "cgroup v1 (memory, pids, cpuacct, freezer); no swap accounting:"
@@ -361,10 +362,9 @@ static void check_tmpfs(struct checker *c)
 
 static void check_seccomp(struct checker *c)
 {
-	char err[256], status[4096], *p;
+	char err[256], status[4096], *p, *end = NULL;
 	int fd = sc_build_fd(err, sizeof err);
-	int sfd;
-	ssize_t r;
+	long mode = 0;
 
 	if (fd < 0) {
 		item(c, "seccomp", L_FAIL, "apt-get install libseccomp2", "the job filter could not"
@@ -372,19 +372,18 @@ static void check_seccomp(struct checker *c)
 		return;
 	}
 	close(fd);
-	sfd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	r = sfd < 0 ? -1 : read(sfd, status, sizeof status - 1);
-	if (sfd >= 0)
-		close(sfd);
-	status[r > 0 ? r : 0] = '\0';
+	if (util_read_small("/proc/self/status", status, sizeof status) < 0)
+		status[0] = '\0';
 	p = strstr(status, "\nSeccomp:");
-	if (p && atoi(p + 9) != 0)
+	if (p)
+		mode = strtol(p + 9, &end, 10);
+	if (p && end != p + 9 && mode != 0)
 		item(c, "seccomp", L_WARN,
 		     "remove RestrictNamespaces=/SystemCallFilter= for unshare/clone/mount from the"
 		     " runner's unit",
 		     "the job filter builds, but the runner itself runs under a seccomp filter"
-		     " (mode %d): if it denies namespaces or mount, bwrap cannot start",
-		     atoi(p + 9));
+		     " (mode %ld): if it denies namespaces or mount, bwrap cannot start",
+		     mode);
 	else
 		item(c, "seccomp", L_OK, NULL, "the job filter builds (libseccomp); the runner is"
 					      " not itself filtered");

@@ -631,11 +631,14 @@ static void collect(struct sup *s, struct artifact **arts, size_t *n)
 	*n = 0;
 	if (s->job.artifacts_dir == NULL || s->wsfd < 0)
 		return;
-	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, &notes) < 0)
+	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, &notes) < 0) {
 		diag(s, "artifacts could not be collected");
-	else
-		for (char *line = strtok(notes.buf, "\n"); line; line = strtok(NULL, "\n"))
+	} else {
+		char *save = NULL;
+		for (char *line = strtok_r(notes.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
 			diag(s, "%s", line);
+	}
 	sb_release(&notes);
 }
 
