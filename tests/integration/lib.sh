@@ -350,7 +350,8 @@ mkkey() {
 	printf -v "${var}_TOK" '%s' "$(jq -r .token <<< "$out")"
 }
 
-sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B sandbox -e "$1"; }
+# SQL_DB names another database of the stack's server (default: the service's).
+sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B "${SQL_DB:-sandbox}" -e "$1"; }
 hexs() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
 hexf() { od -An -v -tx1 < "$1" | tr -d ' \n'; }
 

@@ -30,7 +30,6 @@ WORKERS=$(conf_get api_workers)
 # key TENANT SUBJECT [options...]: creates a key of the run's namespace, sets KEY_ID and KEY_TOK.
 key() { mkkey KEY "$NS" "$1" user "$2" "${@:3}"; }
 
-runner_restart() { bash "$STACK" stop-runner > /dev/null 2>&1; bash "$STACK" start-runner > /dev/null 2>&1; }
 ORIG_PACKET=$(sql "SELECT @@GLOBAL.max_allowed_packet")
 restore() {
 	sql "SET GLOBAL max_allowed_packet = $ORIG_PACKET" 2> /dev/null
@@ -65,7 +64,7 @@ ctx "migration 003 keeps existing data"
 # A database at migration 002 with a key, a finished and a queued job, then the later
 # migrations as sandboxctl migrate applies them (the mariadb client runs the same files).
 MIG="mig_$RUN"
-mig_sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B "$MIG" -e "$1"; }
+mig_sql() { SQL_DB=$MIG sql "$1"; }
 sql "CREATE DATABASE $MIG CHARACTER SET utf8mb4"
 at_exit "sql 'DROP DATABASE IF EXISTS $MIG'"
 for f in "$REPO"/schema/001_*.sql "$REPO"/schema/002_*.sql; do
