@@ -65,6 +65,19 @@ static const struct key keys[] = {
 	{ I(runner_env_passthrough_override, 0, 1) },
 	{ S(runner_command_policy) },
 	{ S(runner_profiles_dir) },
+	{ I(runner_max_sessions, 0, 10000) },
+	{ I(default_max_sessions, 0, 100000) },
+	{ I(session_idle_seconds_default, 1, 31536000) },
+	{ I(session_idle_seconds_max, 1, 31536000) },
+	{ I(session_max_seconds_default, 1, 31536000) },
+	{ I(session_max_seconds_max, 1, 31536000) },
+	{ I(session_cpu_seconds_default, 1, 31536000) },
+	{ I(session_cpu_seconds_max, 1, 31536000) },
+	{ I(session_start_timeout_seconds, 1, 3600) },
+	{ I(session_request_timeout_ms, 100, 600000) },
+	{ I(session_file_max_bytes, 0, 1073741824) },
+	{ I(session_list_max_files, 1, 1000000) },
+	{ S(runner_agent_path) },
 	{ S(bwrap_path) },
 	{ S(slirp4netns_path) },
 };
@@ -108,6 +121,20 @@ void cfg_defaults(struct cfg *c)
 	c->runner_max_artifacts_bytes = 33554432;
 	c->runner_start_attempts = 6;   /* the reference SDK's default */
 	c->runner_start_backoff_ms = 100;
+	c->runner_max_sessions = 32;
+	c->default_max_sessions = 8;
+	c->session_idle_seconds_default = 600;
+	c->session_idle_seconds_max = 3600;
+	c->session_max_seconds_default = 3600;
+	c->session_max_seconds_max = 86400;
+	c->session_cpu_seconds_default = 600;
+	c->session_cpu_seconds_max = 86400;
+	c->session_start_timeout_seconds = 30;
+	c->session_request_timeout_ms = 10000;
+	c->session_file_max_bytes = 8388608;
+	c->session_list_max_files = 10000;
+	snprintf(c->runner_agent_path, sizeof c->runner_agent_path,
+		 "/usr/lib/sandbox/sandbox-agent");
 	snprintf(c->bwrap_path, sizeof c->bwrap_path, "/usr/bin/bwrap");
 	snprintf(c->slirp4netns_path, sizeof c->slirp4netns_path, "/usr/bin/slirp4netns");
 	for (int i = 0; i < LIM_COUNT; i++) {
@@ -192,6 +219,12 @@ static int cfg_check(struct cfg *c, char *err, size_t errlen)
 	if (c->runner_slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		c->runner_slots = n < 1 ? 2 : n * 2 > 256 ? 256 : n * 2;
+	}
+	if (c->session_idle_seconds_default > c->session_idle_seconds_max ||
+	    c->session_max_seconds_default > c->session_max_seconds_max ||
+	    c->session_cpu_seconds_default > c->session_cpu_seconds_max) {
+		snprintf(err, errlen, "session_*_default must not exceed session_*_max");
+		return -1;
 	}
 	if (strcmp(c->runner_limits_mode, "cgroup") != 0 &&
 	    strcmp(c->runner_limits_mode, "rlimit-only") != 0) {

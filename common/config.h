@@ -7,6 +7,10 @@
 #include "joblimits.h"
 
 #define CFG_PATH_MAX 512
+/* Session N of a runner host uses slot CFG_SESSION_SLOT_BASE + N: uid
+ * runner_uid_base + that, workspace work/slot-that, cgroup slot-that, lock
+ * slots/that.lock. Job slots stay below it (runner_slots <= 256). */
+#define CFG_SESSION_SLOT_BASE 1000
 
 struct cfg {
 	char db_socket[CFG_PATH_MAX];
@@ -53,6 +57,17 @@ struct cfg {
 	long long runner_env_passthrough_override; /* 1: a job's env may override them */
 	char runner_command_policy[CFG_PATH_MAX]; /* root-owned policy file, "" = none */
 	char runner_profiles_dir[CFG_PATH_MAX];   /* named profiles, "" = only "default" */
+	/* sessions (issue 9) */
+	long long runner_max_sessions;       /* sessions this runner host keeps at once */
+	long long default_max_sessions;      /* live sessions per key unless the key says */
+	long long session_idle_seconds_default, session_idle_seconds_max;
+	long long session_max_seconds_default, session_max_seconds_max;
+	long long session_cpu_seconds_default, session_cpu_seconds_max; /* whole session */
+	long long session_start_timeout_seconds; /* not ready by then: failed */
+	long long session_request_timeout_ms;    /* API waits this long for a file answer */
+	long long session_file_max_bytes;        /* one file through the file API */
+	long long session_list_max_files;        /* entries in one file listing */
+	char runner_agent_path[CFG_PATH_MAX];    /* the static sandbox-agent binary */
 	char bwrap_path[CFG_PATH_MAX];
 	char slirp4netns_path[CFG_PATH_MAX];
 	long long limit_default[LIM_COUNT];

@@ -28,6 +28,17 @@ int jd_put_output(struct db *db, const char *job_id, int stream, const void *dat
 			  job_id, NULL, stream, data, len);
 }
 
+int jd_append_output(struct db *db, const char *id, int stream, long long off,
+		     const void *data, size_t len)
+{
+	if (len == 0)
+		return 0;
+	if (len > JD_CHUNK_BYTES || off < 0)
+		return -1;
+	return db_exec_p(db, "INSERT INTO job_output (job_id, stream, off, data) VALUES (?, ?, ?, ?)",
+			 db_str(id), db_i64(stream), db_i64(off), db_blob(data, len)) < 0 ? -1 : 0;
+}
+
 int jd_put_artifact(struct db *db, const char *job_id, const char *path, const void *data,
 		    size_t len)
 {

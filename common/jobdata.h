@@ -24,6 +24,12 @@ enum jd_stream { JD_STDOUT = 1, JD_STDERR = 2 };
 
 /* Inside the caller's transaction: stores data as chunks from offset 0. 0 or -1. */
 int jd_put_output(struct db *db, const char *job_id, int stream, const void *data, size_t len);
+/* Appends one chunk (at most JD_CHUNK_BYTES) of a stream that is still growing: a
+ * running job's or a session command's output (id is the job's or the command's).
+ * off is the stream's length before it. The row is the unit a reader sees: a chunk
+ * is there whole or not at all. 0 or -1. */
+int jd_append_output(struct db *db, const char *id, int stream, long long off,
+		     const void *data, size_t len);
 int jd_put_artifact(struct db *db, const char *job_id, const char *path, const void *data,
 		    size_t len);
 

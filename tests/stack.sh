@@ -418,7 +418,7 @@ db_start() {
     db_install
     local -a cmd=(mariadbd --no-defaults "--datadir=$DATADIR" "--socket=$DB_SOCK"
         "--pid-file=$DB_PID" --skip-networking
-        --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci --max-connections=500
         "--log-error=$DB_LOG")
     is_root && cmd+=(--user=root)
     pid=$(spawn "$VAR" "$DB_LOG" "${cmd[@]}")
@@ -495,6 +495,7 @@ runner_slots = $(($(nproc) * 2))
 # slot's uid or cgroup.
 runner_uid_base = $(runner_uid_base)
 runner_cgroup_name = $(runner_cgroup_name)
+runner_agent_path = $BIN/sandbox-agent
 EOF
     chmod 0644 "$tmp"
     if cmp -s "$tmp" "$CONF"; then
@@ -506,7 +507,8 @@ EOF
 }
 
 stack_hash() { printf '%s' "$VAR" | cksum | cut -d' ' -f1; }
-runner_uid_base() { echo $((300000 + ($(stack_hash) % 4000) * 256)); }
+# 2048 uids per stack: job slots from the base, session slots from base + 1000.
+runner_uid_base() { echo $((300000 + ($(stack_hash) % 4000) * 2048)); }
 runner_cgroup_name() { echo "sandbox-$(($(stack_hash) % 1000000))"; }
 
 # The runner needs root (workspace mounts, cgroups, dropping each job to its own uid).
