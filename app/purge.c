@@ -1,7 +1,8 @@
 /* `sandboxctl purge [--older-than DURATION] [--dry-run]`: retention. Deletes finished
- * jobs (and their files, output, artifacts, events) that ended before the cutoff, in
- * small transactions so that no table stays locked for long, and takes their bytes
- * off their keys' stored totals. Without --older-than the config's retention_days. */
+ * jobs (and their files, output, artifacts, events) and ended sessions (and their
+ * commands, command output, requests) that ended before the cutoff, in small
+ * transactions so that no table stays locked for long, and takes their bytes off
+ * their keys' stored totals. Without --older-than the config's retention_days. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,95 @@
 	" WHERE finished_at < CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND" \
 	" AND state NOT IN ('queued', 'running')"
 
+#define PURGE_SESSIONS_WHERE \
+	" WHERE ended_at < CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND" \
+	" AND status NOT IN ('starting', 'ready')"
+
+/* Deletes one ended session and everything hanging off it, inside the caller's
+ * transaction: 1 deleted, 0 not there (or not ended), -1 error. */
+static int delete_session(struct db *db, const char *id)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT key_id, stored_bytes FROM sessions WHERE id = ?"
+					" AND status NOT IN ('starting', 'ready') FOR UPDATE",
+					db_str(id));
+	static const char *const del[] = {
+		"DELETE o FROM job_output o JOIN session_commands c ON c.id = o.job_id"
+		" WHERE c.session_id = ?",
+		"DELETE FROM session_commands WHERE session_id = ?",
+		"DELETE FROM session_requests WHERE session_id = ?",
+		"DELETE FROM session_files WHERE session_id = ?",
+		"DELETE FROM sessions WHERE id = ?",
+	};
+	char key[40];
+	long long bytes;
+
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return 0;
+	}
+	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
+	bytes = db_res_i(res, 0, "stored_bytes", 0);
+	db_res_free(res);
+	for (size_t i = 0; i < sizeof del / sizeof del[0]; i++)
+		if (db_exec_p(db, del[i], db_str(id)) < 0)
+			return -1;
+	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
+}
+
+/* One item per transaction, retried while the error is transient: rc of del. */
+static int purge_one(struct db *db, int (*del)(struct db *, const char *), const char *id)
+{
+	int rc = -1;
+
+	for (int attempt = 0; attempt < 4 && rc < 0; attempt++) {
+		if (db_begin(db) == 0 && (rc = del(db, id)) >= 0 && db_commit(db) < 0)
+			rc = -1;
+		if (rc < 0) {
+			db_rollback(db);
+			if (!db_retryable(db))
+				break;
+		}
+	}
+	return rc;
+}
+
+/* Ended sessions before the cutoff, in batches: 0, or -1 (message printed). */
+static int purge_sessions(struct db *db, long long secs, long long *n_out, long long *bytes_out)
+{
+	for (;;) {
+		struct db_res *r = db_query_p(db,
+					      "SELECT id, stored_bytes FROM sessions"
+					      PURGE_SESSIONS_WHERE " ORDER BY ended_at LIMIT ?",
+					      db_i64(secs), db_i64(PURGE_BATCH));
+		size_t n;
+
+		if (r == NULL) {
+			fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
+			return -1;
+		}
+		n = db_res_rows(r);
+		for (size_t i = 0; i < n; i++) {
+			int rc = purge_one(db, delete_session, db_res_s(r, i, "id"));
+			if (rc < 0) {
+				fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
+				db_res_free(r);
+				return -1;
+			}
+			*n_out += rc;
+			*bytes_out += rc ? db_res_i(r, i, "stored_bytes", 0) : 0;
+		}
+		db_res_free(r);
+		if (n < PURGE_BATCH)
+			return 0;
+	}
+}
+
 int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 {
+	long long sessions = 0, sbytes = 0;
 	long long secs = cfg->retention_days * 86400, jobs = 0, bytes = 0;
 	int dry = 0;
 
@@ -49,6 +137,17 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 		printf("would purge %lld jobs (%lld bytes stored), finished more than %lld s ago\n",
 		       db_res_i(r, 0, "n", 0), db_res_i(r, 0, "bytes", 0), secs);
 		db_res_free(r);
+		r = db_query_p(db,
+			       "SELECT COUNT(*) AS n, COALESCE(SUM(stored_bytes), 0) AS bytes"
+			       " FROM sessions" PURGE_SESSIONS_WHERE,
+			       db_i64(secs));
+		if (r == NULL) {
+			fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
+			return 1;
+		}
+		printf("would purge %lld sessions (%lld bytes stored), ended more than %lld s ago\n",
+		       db_res_i(r, 0, "n", 0), db_res_i(r, 0, "bytes", 0), secs);
+		db_res_free(r);
 		return 0;
 	}
 	for (;;) {
@@ -64,19 +163,8 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 		}
 		n = db_res_rows(r);
 		for (size_t i = 0; i < n; i++) {
-			int rc = -1;
 			/* One job per transaction: locks last one job's deletes. */
-			for (int attempt = 0; attempt < 4 && rc < 0; attempt++) {
-				if (db_begin(db) == 0 &&
-				    (rc = jd_delete_job(db, db_res_s(r, i, "id"))) >= 0 &&
-				    db_commit(db) < 0)
-					rc = -1;
-				if (rc < 0) {
-					db_rollback(db);
-					if (!db_retryable(db))
-						break;
-				}
-			}
+			int rc = purge_one(db, jd_delete_job, db_res_s(r, i, "id"));
 			if (rc < 0) {
 				fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
 				db_res_free(r);
@@ -91,5 +179,9 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 			break;
 	}
 	printf("purged %lld jobs (%lld bytes), finished more than %lld s ago\n", jobs, bytes, secs);
+	if (purge_sessions(db, secs, &sessions, &sbytes) < 0)
+		return 1;
+	printf("purged %lld sessions (%lld bytes), ended more than %lld s ago\n", sessions, sbytes,
+	       secs);
 	return 0;
 }
