@@ -1,0 +1,555 @@
+#!/usr/bin/env bash
+# End-to-end sessions (issue 9) over HTTPS through nginx, against the stack's real
+# runner, bubblewrap and MariaDB: a sandbox an agent lives in.
+#
+#   1. create -> ready -> close; the session object; nothing left after close
+#   2. a command, its output; two concurrent commands (an HTTP server on loopback
+#      inside the sandbox and a client of it from the same session); kill by pid
+#   3. reattach: output replayed from 0 and from the last offset gives the same bytes
+#   4. stdin relay; per-command timeout (124) and output cap (122)
+#   5. files: put/get/list/delete; links, fifos and paths outside the root never
+#      listed; a planted symlink never followed by PUT, GET or DELETE
+#   6. session limits: memory and pids end the session `failed`, naming the limit
+#   7. idle expiry and max lifetime
+#   8. identity scoping on every endpoint
+#   9. isolation between two sessions
+#  10. runner restart with a live session; supervisor SIGKILL -> lost
+#  11. retention: purge removes ended sessions and their output
+#
+# Environment, from $SANDBOX_VAR/env: SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN,
+# SANDBOX_CONFIG, SANDBOX_DB_SOCKET. Must run as root (it inspects processes, mounts
+# and cgroups, and restarts the stack's runner).
+
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
+need_root "the runner itself needs root"
+
+. "$HERE/lib.sh"
+# shellcheck disable=SC2034 # lib.sh's req sends it
+TOKEN=$SANDBOX_TOKEN
+
+STACK="$REPO/tests/stack.sh"
+RUNNER="$SANDBOX_BIN/sandbox-runner"
+RUNNER_PID_FILE=$SANDBOX_VAR/run/runner.pid
+RUN="$RANDOM$RANDOM"
+UID_BASE=$(conf_get runner_uid_base 200000)
+CG_NAME=$(conf_get runner_cgroup_name sandbox)
+STATE_DIR=$(conf_get runner_state_dir /var/lib/sandbox-runner)
+
+# ---------------------------------------------------------------- helpers
+
+SESSION_TERMINAL_RE='^(closed|expired|failed|lost)$'
+CMD_TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|killed|cancelled|error|lost)$'
+
+# screate BODY: POST /v1/sessions -> $SID (201), else fails a check.
+screate() {
+	req POST /v1/sessions "$1"
+	SID=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	if [ "$STATUS" != 201 ] || [ -z "$SID" ]; then
+		_notok "$(_name "create session $(head -c 80 <<< "$1")")" "201 with an id" "$STATUS"
+		SID=
+		return 1
+	fi
+}
+sstatus() { sql "SELECT status FROM sessions WHERE id = '$1'"; }
+_sstatus_is() { [ "$(sstatus "$1")" = "$2" ]; }
+_sstatus_ended() { [[ $(sstatus "$1") =~ $SESSION_TERMINAL_RE ]]; }
+# sready SID [SECONDS]: GET ?wait until ready; $BODY holds the session.
+sready() {
+	local end=$((SECONDS + ${2:-30})) st
+	[ -n "$1" ] || return 1
+	while :; do
+		req GET "/v1/sessions/$1?wait=10"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		[ "$st" = ready ] && return 0
+		[[ $st =~ $SESSION_TERMINAL_RE ]] && return 1
+		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$STATUS" = 200 ] || sleep 0.2
+	done
+}
+# srun SID BODY: POST a command -> $CID, $CPID (202).
+srun() {
+	req POST "/v1/sessions/$1/commands" "$2"
+	CID=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	CPID=$(jq -r '.pid // empty' "$BODY" 2> /dev/null)
+	if [ "$STATUS" != 202 ] || [ -z "$CID" ]; then
+		_notok "$(_name "command $(head -c 80 <<< "$2")")" "202 with an id" "$STATUS"
+		CID=
+		return 1
+	fi
+}
+# sawait SID CID [SECONDS]: GET the command with ?wait until it ended; $BODY holds it.
+sawait() {
+	local end=$((SECONDS + ${3:-60})) st
+	[ -n "$2" ] || return 1
+	while :; do
+		req GET "/v1/sessions/$1/commands/$2?wait=10"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		[[ $st =~ $CMD_TERMINAL_RE ]] && return 0
+		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$STATUS" = 200 ] || sleep 0.2
+	done
+}
+cstatus() { sql "SELECT status FROM session_commands WHERE id = '$1'"; }
+_cstatus_is() { [ "$(cstatus "$1")" = "$2" ]; }
+# sout SID CID STREAM OFFSET [extra query]: one output slice (base64) into $BODY;
+# its bytes go to the file $OUTF.
+OUTF=$T_DIR/out.bin
+sout() {
+	req GET "/v1/sessions/$1/commands/$2/output?stream=$3&offset=$4&encoding=base64${5:+&$5}"
+	jq -r '.data_base64 // empty' "$BODY" | base64 -d > "$OUTF"
+}
+# sall SID CID STREAM: the whole stream (all slices) on stdout.
+sall() {
+	local off=0 eof=false
+	while :; do
+		sout "$1" "$2" "$3" "$off" > /dev/null
+		[ "$STATUS" = 200 ] || return 1
+		cat "$OUTF"
+		off=$(jq -r .next_offset "$BODY")
+		eof=$(jq -r .eof "$BODY")
+		[ "$(wc -c < "$OUTF")" = 0 ] && break
+	done
+	[ "$eof" = true ]
+}
+# sexec SID COMMAND [SECONDS]: runs a shell command in the session, waits; stdout in $OUT.
+sexec() {
+	OUT=
+	srun "$1" "$(jq -cn --arg c "$2" '{command: $c}')" || return 1
+	sawait "$1" "$CID" "${3:-30}" || return 1
+	OUT=$(sall "$1" "$CID" stdout)
+}
+# The session's slot (runner_id ".../slot-S/..." or ".../session-N/...").
+sslot() {
+	local r
+	r=$(sql "SELECT runner_id FROM sessions WHERE id = '$1'")
+	if [[ $r =~ /slot-([0-9]+)/ ]]; then echo "${BASH_REMATCH[1]}"
+	elif [[ $r =~ /session-([0-9]+)/ ]]; then echo $((1000 + BASH_REMATCH[1]))
+	fi
+}
+uid_procs() { ps -eo uid= | awk -v u="$1" '$1 == u' | wc -l; }
+_uid_idle() { [ "$(uid_procs "$1")" = 0 ]; }
+sup_pid() { pgrep -f -- "--supervise-session $1" 2> /dev/null | head -n 1; }
+runner_pid() {
+	local pid
+	{ read -r pid < "$RUNNER_PID_FILE"; } 2> /dev/null || return 1
+	alive "$pid" && [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = sandbox-runner ] || return 1
+	echo "$pid"
+}
+RUNNER_STOPPED=0
+EXTRA_PIDS=()
+restore_runner() {
+	local p
+	for p in "${EXTRA_PIDS[@]}"; do alive "$p" && kill -TERM "$p" 2> /dev/null; done
+	if [ "$RUNNER_STOPPED" = 1 ] || ! runner_pid > /dev/null; then
+		bash "$STACK" start-runner > /dev/null 2>&1 || echo "# could not restart the stack's runner"
+	fi
+}
+at_exit restore_runner
+# Sessions this suite opened are closed at the end, whatever happened.
+OPEN=()
+close_all() {
+	local s
+	for s in "${OPEN[@]}"; do
+		[ -n "$s" ] && as "$SANDBOX_TOKEN" req POST "/v1/sessions/$s/close" '{}' > /dev/null 2>&1
+	done
+}
+at_exit close_all
+
+mkkey A "it-$RUN" "tenant-a" user alice
+mkkey B "it-$RUN" "tenant-b" user bob
+
+# ================================================== 1. create -> ready -> close
+
+ctx "create"
+as "$A_TOK" screate '{"limits":{"memory_mb":256,"pids":64},"metadata":{"purpose":"it"},"idle_seconds":300,"max_seconds":600}'
+S1=$SID
+OPEN+=("$S1")
+expect_json .status starting
+expect_header Location "^/v1/sessions/$S1\$"
+expect_json .identity.tenant_id tenant-a
+expect_json .limits.memory_mb 256
+expect_json .metadata.purpose it
+t0=$(now_ms)
+if as "$A_TOK" sready "$S1" 30; then
+	note "create -> ready in $(($(now_ms) - t0)) ms"
+	expect_json .status ready
+	expect_true "ready_at is set" jq -e '.ready_at | type == "string"' "$BODY"
+	expect_true "runtime_id names this host's slot" jq -e '.runtime_id | test("/")' "$BODY"
+	expect_true "expires_at is set" jq -e '.expires_at | type == "string"' "$BODY"
+else
+	_notok "create: session becomes ready" ready "$(sstatus "$S1") $(cat "$BODY")" 0
+fi
+S1_SLOT=$(sslot "$S1")
+S1_UID=$((UID_BASE + ${S1_SLOT:-0}))
+expect_true "the session runs as its own uid ($S1_UID), never root" test "$(uid_procs "$S1_UID")" -ge 1
+
+# ================================================== 2. commands
+
+ctx "command"
+as "$A_TOK" sexec "$S1" 'echo hi; echo err >&2; exit 3'
+expect_json .status failed
+expect_json .exit_code 3
+expect_eq "stdout replayed" hi "$OUT"
+expect_eq "stderr separate" err "$(as "$A_TOK" sall "$S1" "$CID" stderr)"
+as "$A_TOK" sexec "$S1" 'id -u; pwd; echo $HOME'
+expect_json .status succeeded
+expect_json .exit_code 0
+expect_true "runs in /workspace as a non-root uid ($OUT)" grep -qx /workspace <<< "$(sed -n 2p <<< "$OUT")"
+expect_true "uid inside is not 0 ($OUT)" test "$(head -n 1 <<< "$OUT")" != 0
+as "$A_TOK" srun "$S1" '{"argv":["/bin/echo","a b","c"]}'
+as "$A_TOK" sawait "$S1" "$CID"
+expect_eq "argv without a shell" "a b c" "$(as "$A_TOK" sall "$S1" "$CID" stdout)"
+as "$A_TOK" srun "$S1" '{"command":"printf %s \"$GREETING\"","env":{"GREETING":"hello env"}}'
+as "$A_TOK" sawait "$S1" "$CID"
+expect_eq "command env" "hello env" "$(as "$A_TOK" sall "$S1" "$CID" stdout)"
+as "$A_TOK" req GET "/v1/sessions/$S1/commands/$CID"
+expect_true "env values never come back" fails grep -q "hello env" "$BODY"
+
+ctx "concurrent commands: a server and its client"
+as "$A_TOK" req PUT "/v1/sessions/$S1/files/www/hello.txt" "served-$RUN" -H 'Content-Type: application/octet-stream'
+expect_true "PUT a file: 200 or 201 ($STATUS)" test "$STATUS" = 201 -o "$STATUS" = 200
+as "$A_TOK" srun "$S1" '{"argv":["python3","-m","http.server","8765","--bind","127.0.0.1","--directory","www"],"timeout_seconds":0}'
+SERVER=$CID
+SERVER_PID=$CPID
+expect_true "the server has a positive pid ($SERVER_PID)" test "${SERVER_PID:-0}" -ge 1
+as "$A_TOK" sexec "$S1" 'for i in $(seq 100); do python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:8765/hello.txt\").read().decode())" 2>/dev/null && exit 0; sleep 0.1; done; exit 1' 60
+expect_json .status succeeded
+expect_eq "the client got the server's file" "served-$RUN" "$OUT"
+expect_eq "the server is still running" running "$(cstatus "$SERVER")"
+as "$A_TOK" req GET "/v1/sessions/$S1/commands?status=running"
+expect_status 200
+expect_true "list ?status=running has the server" jq -e --arg c "$SERVER" '[.commands[].id] | index($c) != null' "$BODY"
+as "$A_TOK" req GET "/v1/sessions/$S1/commands?pid=$SERVER_PID"
+expect_json '.commands[0].id' "$SERVER"
+ctx "kill by pid"
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$SERVER/kill" '{"signal":"TERM"}'
+expect_true "kill accepted ($STATUS)" test "$STATUS" = 202 -o "$STATUS" = 200
+as "$A_TOK" sawait "$S1" "$SERVER" 15
+expect_json .status killed
+expect_json .exit_code 143
+expect_json .signal 15
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$SERVER/kill" '{"signal":"KILL"}'
+expect_error 409 not_running
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$SERVER/kill" '{"signal":"NOPE"}'
+expect_error 400 invalid_request signal
+
+# ================================================== 3. reattach
+
+ctx "reattach"
+as "$A_TOK" srun "$S1" '{"command":"for i in $(seq 1 20); do echo line-$i; sleep 0.1; done"}'
+TAIL=$CID
+got=
+off=0
+end=$((SECONDS + 20))
+while [ "$(grep -c . <<< "$got")" -lt 3 ] && [ "$SECONDS" -lt "$end" ]; do
+	as "$A_TOK" sout "$S1" "$TAIL" stdout "$off" "wait=5"
+	got+=$(cat "$OUTF")
+	off=$(jq -r .next_offset "$BODY")
+done
+expect_true "three lines read while it runs ($got)" grep -q line-3 <<< "$got"
+expect_eq "it was still running then" running "$(cstatus "$TAIL")"
+FIRST_PART=$T_DIR/first
+printf '%s' "$got" > "$FIRST_PART"
+truncate -s "$off" "$FIRST_PART" 2> /dev/null
+# the client drops here; a new one reconnects from 0 and from where it was
+as "$A_TOK" sawait "$S1" "$TAIL" 30
+expect_json .status succeeded
+EXPECTED=$T_DIR/expected
+for i in $(seq 1 20); do echo "line-$i"; done > "$EXPECTED"
+as "$A_TOK" sall "$S1" "$TAIL" stdout > "$T_DIR/replay0"
+expect_true "replay from 0 gives every byte" cmp -s "$EXPECTED" "$T_DIR/replay0"
+as "$A_TOK" sout "$S1" "$TAIL" stdout "$off"
+cat "$FIRST_PART" "$OUTF" > "$T_DIR/joined"
+expect_true "the bytes read before + replay from the last offset = the whole output" cmp -s "$EXPECTED" "$T_DIR/joined"
+expect_json .eof true
+expect_json .total_bytes "$(wc -c < "$EXPECTED")"
+as "$A_TOK" sout "$S1" "$TAIL" stdout 7 "limit=5"
+expect_eq "a range in the middle" "$(tail -c +8 "$EXPECTED" | head -c 5)" "$(cat "$OUTF")"
+expect_json .next_offset 12
+as "$A_TOK" req GET "/v1/sessions/$S1/commands/$TAIL/output?stream=stdout&offset=0"
+expect_status 200
+expect_true "text mode: data is the text" jq -e '.data | startswith("line-1\n")' "$BODY"
+
+# ================================================== 4. stdin, timeout, output cap
+
+ctx "stdin"
+as "$A_TOK" srun "$S1" '{"command":"cat; echo done","stdin_open":true}'
+CAT=$CID
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CAT/stdin" '{"data":"abc\n"}'
+expect_status 200
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CAT/stdin" "{\"data_base64\":\"$(printf 'x\0y' | base64)\",\"close\":true}"
+expect_status 200
+as "$A_TOK" sawait "$S1" "$CAT" 15
+expect_json .status succeeded
+as "$A_TOK" sall "$S1" "$CAT" stdout > "$T_DIR/cat.out"
+expect_eq "stdin relayed byte for byte" "$(printf 'abc\nx\0ydone\n' | od -An -tx1 | tr -d ' \n')" "$(od -An -tx1 < "$T_DIR/cat.out" | tr -d ' \n')"
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CAT/stdin" '{"data":"late"}'
+expect_error 409 not_running
+as "$A_TOK" srun "$S1" '{"command":"cat","stdin":"given up front"}'
+as "$A_TOK" sawait "$S1" "$CID"
+expect_eq "initial stdin" "given up front" "$(as "$A_TOK" sall "$S1" "$CID" stdout)"
+
+ctx "timeout and output cap"
+as "$A_TOK" srun "$S1" '{"command":"echo start; sleep 30","timeout_seconds":1}'
+as "$A_TOK" sawait "$S1" "$CID" 15
+expect_json .status timed_out
+expect_json .exit_code 124
+expect_eq "output before the timeout kept" start "$(as "$A_TOK" sall "$S1" "$CID" stdout)"
+as "$A_TOK" srun "$S1" '{"command":"head -c 200000 /dev/zero; sleep 10","output_bytes":1000}'
+as "$A_TOK" sawait "$S1" "$CID" 15
+expect_json .status output_limit
+expect_json .exit_code 122
+expect_json .stdout_bytes 1000
+expect_json .stdout_truncated true
+expect_eq "exactly output_bytes stored" 1000 "$(as "$A_TOK" sall "$S1" "$CID" stdout | wc -c)"
+as "$A_TOK" req GET "/v1/sessions/$S1"
+expect_json .status ready
+
+# ================================================== 5. files
+
+ctx "files"
+PAYLOAD=$T_DIR/payload
+head -c 300000 /dev/urandom > "$PAYLOAD"
+as "$A_TOK" req PUT "/v1/sessions/$S1/files/data/blob.bin" "@$PAYLOAD" -H 'Content-Type: application/octet-stream'
+expect_true "PUT binary ($STATUS)" test "$STATUS" = 201 -o "$STATUS" = 200
+as "$A_TOK" req GET "/v1/sessions/$S1/files/data/blob.bin"
+expect_status 200
+expect_true "GET returns the bytes put" cmp -s "$PAYLOAD" "$BODY"
+as "$A_TOK" sexec "$S1" 'sha256sum data/blob.bin | cut -d" " -f1'
+expect_eq "the command sees the same bytes" "$(sha256sum "$PAYLOAD" | cut -d' ' -f1)" "$OUT"
+HOST_PASSWD_SUM=$(sha256sum /etc/passwd | cut -d' ' -f1)
+as "$A_TOK" sexec "$S1" 'mkdir -p tree/sub && echo one > tree/a.txt && echo two > tree/sub/b.txt && ln -s /etc/passwd tree/link && ln -s sub tree/dirlink && mkfifo tree/fifo && ln -s /etc tree/etc && echo ok'
+expect_eq "planted links and a fifo" ok "$OUT"
+as "$A_TOK" req GET "/v1/sessions/$S1/files?root=tree&recursive=true"
+expect_status 200
+expect_eq "recursive list: regular files only, relative to root, sorted" '["a.txt","sub/b.txt"]' "$(jq -c '[.files[].path]' "$BODY")"
+expect_json '.files[0].size' 4
+as "$A_TOK" req GET "/v1/sessions/$S1/files?root=tree&recursive=false"
+expect_eq "non-recursive list" '["a.txt"]' "$(jq -c '[.files[].path]' "$BODY")"
+as "$A_TOK" req GET "/v1/sessions/$S1/files?root=tree&recursive=true&sha256=true"
+expect_json '.files[0].sha256' "$(printf 'one\n' | sha256sum | cut -d' ' -f1)"
+as "$A_TOK" req GET "/v1/sessions/$S1/files?root=../"
+expect_error 400 invalid_request root
+as "$A_TOK" req GET "/v1/sessions/$S1/files?root=tree/link"
+expect_true "a symlink as root is refused ($STATUS)" test "$STATUS" = 409 -o "$STATUS" = 404
+as "$A_TOK" req GET "/v1/sessions/$S1/files/tree/link"
+expect_true "GET through a planted symlink refused ($STATUS)" test "$STATUS" = 409 -o "$STATUS" = 404
+expect_true "nothing of /etc/passwd came back" fails grep -q "root:" "$BODY"
+as "$A_TOK" req GET "/v1/sessions/$S1/files/tree/etc/passwd"
+expect_true "GET through a symlinked directory refused ($STATUS)" test "$STATUS" = 409 -o "$STATUS" = 404
+as "$A_TOK" req PUT "/v1/sessions/$S1/files/tree/link" "pwned" -H 'Content-Type: application/octet-stream'
+expect_error 409 symlink
+as "$A_TOK" req PUT "/v1/sessions/$S1/files/tree/dirlink/x.txt" "x" -H 'Content-Type: application/octet-stream'
+expect_error 409 symlink
+expect_eq "the host's /etc/passwd unchanged" "$HOST_PASSWD_SUM" "$(sha256sum /etc/passwd | cut -d' ' -f1)"
+as "$A_TOK" req DELETE "/v1/sessions/$S1/files/tree/link"
+expect_error 409 symlink
+as "$A_TOK" sexec "$S1" 'test -L tree/link && echo still-a-link'
+expect_eq "the link is still there" still-a-link "$OUT"
+t0=$(now_ms)
+as "$A_TOK" req GET "/v1/sessions/$S1/files/tree/fifo"
+expect_error 409 not_regular_file
+expect_true "GET of a fifo does not block ($(($(now_ms) - t0)) ms)" test $(($(now_ms) - t0)) -lt 5000
+as "$A_TOK" req GET "/v1/sessions/$S1/files/tree/nope.txt"
+expect_error 404 not_found
+as "$A_TOK" req DELETE "/v1/sessions/$S1/files/tree/a.txt"
+expect_status 204
+as "$A_TOK" sexec "$S1" 'test -e tree/a.txt && echo there || echo gone'
+expect_eq "DELETE removed it" gone "$OUT"
+as "$A_TOK" req PUT "/v1/sessions/$S1/files/run.sh?mode=0755" $'#!/bin/sh\necho script-ran' -H 'Content-Type: application/octet-stream'
+as "$A_TOK" sexec "$S1" './run.sh; stat -c %a run.sh'
+expect_eq "mode from the query" $'script-ran\n755' "$OUT"
+
+# ================================================== 8. identity scoping
+
+ctx "identity"
+as "$B_TOK" req GET "/v1/sessions/$S1"
+expect_error 404 not_found
+NOTFOUND=$(jq -cS . "$BODY")
+as "$B_TOK" req GET "/v1/sessions/00000000-0000-4000-8000-000000000000"
+expect_eq "another identity's session reads like an unknown one" "$NOTFOUND" "$(jq -cS . "$BODY")"
+for ep in "GET /v1/sessions/$S1?wait=1" "POST /v1/sessions/$S1/commands" "GET /v1/sessions/$S1/commands" \
+	"GET /v1/sessions/$S1/commands/$TAIL" "GET /v1/sessions/$S1/commands/$TAIL/output?stream=stdout" \
+	"POST /v1/sessions/$S1/commands/$TAIL/kill" "POST /v1/sessions/$S1/commands/$TAIL/stdin" \
+	"GET /v1/sessions/$S1/files" "GET /v1/sessions/$S1/files/data/blob.bin" \
+	"PUT /v1/sessions/$S1/files/evil.txt" "DELETE /v1/sessions/$S1/files/data/blob.bin" \
+	"POST /v1/sessions/$S1/close"; do
+	m=${ep%% *}
+	p=${ep#* }
+	case $m in
+		POST) as "$B_TOK" req POST "$p" '{"command":"true","signal":"KILL","data":"x"}' ;;
+		PUT) as "$B_TOK" req PUT "$p" 'x' -H 'Content-Type: application/octet-stream' ;;
+		*) as "$B_TOK" req "$m" "$p" ;;
+	esac
+	expect_eq "$m $p with another identity's key: 404" 404 "$STATUS"
+done
+as "$B_TOK" req GET /v1/sessions
+expect_true "another identity's list does not show it" jq -e --arg s "$S1" '[.sessions[].id] | index($s) == null' "$BODY"
+as "$A_TOK" req GET /v1/sessions
+expect_true "the owner's list shows it" jq -e --arg s "$S1" '[.sessions[].id] | index($s) != null' "$BODY"
+as "$A_TOK" req GET "/v1/sessions/$S1/files/data/blob.bin"
+expect_true "nothing was deleted by the other key" cmp -s "$PAYLOAD" "$BODY"
+expect_eq "nothing was written by the other key" 0 "$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S1' AND args_json LIKE '%evil%'")"
+
+# ================================================== 9. isolation
+
+ctx "isolation"
+as "$B_TOK" screate '{}'
+S2=$SID
+OPEN+=("$S2")
+as "$B_TOK" sready "$S2" 30
+S2_SLOT=$(sslot "$S2")
+as "$B_TOK" sexec "$S2" "echo secret-of-b > mine.txt; echo ok"
+as "$B_TOK" srun "$S2" '{"command":"sleep 300","timeout_seconds":0}'
+B_SLEEP=$CID
+sleep 0.3
+B_HOST_PID=$(pgrep -u $((UID_BASE + ${S2_SLOT:-0})) -x sleep | head -n 1)
+expect_true "B's sleep runs as B's uid on the host" test -n "$B_HOST_PID"
+expect_true "the two sessions have different uids" test "${S1_SLOT:-x}" != "${S2_SLOT:-x}"
+as "$A_TOK" sexec "$S1" "ls /proc | grep -cE '^[0-9]+\$'; kill -0 ${B_HOST_PID:-1} 2>&1 && echo signalled || echo cannot-signal; cat mine.txt $STATE_DIR/work/slot-${S2_SLOT:-x}/mine.txt /proc/${B_HOST_PID:-1}/root/workspace/mine.txt 2>/dev/null; echo end"
+expect_true "A sees few processes (its own pid namespace): $(head -n 1 <<< "$OUT")" test "$(head -n 1 <<< "$OUT")" -lt 20
+expect_true "A cannot signal B's process" grep -q cannot-signal <<< "$OUT"
+expect_true "A cannot find B's file" fails grep -q "secret-of-b" <<< "$OUT"
+expect_true "A's workspace mount is not B's" fails grep -q "slot-${S2_SLOT:-x}" <<< "$(as "$A_TOK" sexec "$S1" 'cat /proc/self/mountinfo'; echo "$OUT")"
+
+# ================================================== 1b. close: nothing left
+
+ctx "close"
+as "$B_TOK" req POST "/v1/sessions/$S2/close" '{}'
+expect_true "close answered ($STATUS)" test "$STATUS" = 200 -o "$STATUS" = 202
+poll 15 _sstatus_is "$S2" closed
+as "$B_TOK" req GET "/v1/sessions/$S2"
+expect_json .status closed
+expect_json .cleanup_status completed
+expect_eq "B's sleeper was cancelled" cancelled "$(cstatus "$B_SLEEP")"
+as "$B_TOK" req GET "/v1/sessions/$S2/commands/$B_SLEEP"
+expect_json .exit_code 137
+S2_UID=$((UID_BASE + ${S2_SLOT:-0}))
+expect_true "no process of the closed session's uid $S2_UID" poll 5 _uid_idle "$S2_UID"
+expect_eq "no mount of its workspace" "" "$(grep -F "$STATE_DIR/work/slot-${S2_SLOT:-x}" /proc/mounts)"
+expect_true "no workspace directory" test ! -e "$STATE_DIR/work/slot-${S2_SLOT:-x}"
+expect_true "no cgroup of its slot" test -z "$(find /sys/fs/cgroup -maxdepth 3 -path "*$CG_NAME/slot-${S2_SLOT:-x}" 2> /dev/null)"
+expect_eq "no supervisor left" "" "$(sup_pid "$S2")"
+as "$B_TOK" req POST "/v1/sessions/$S2/commands" '{"command":"true"}'
+expect_error 409 session_not_running
+as "$B_TOK" req POST "/v1/sessions/$S2/close" '{}'
+expect_status 200
+expect_json .status closed
+expect_eq "the session's env values are erased" '{}' "$(sql "SELECT env_json FROM sessions WHERE id = '$S2'")"
+
+# ================================================== 6. session limits
+
+ctx "memory limit"
+as "$A_TOK" screate '{"limits":{"memory_mb":64}}'
+S3=$SID
+OPEN+=("$S3")
+as "$A_TOK" sready "$S3" 30
+as "$A_TOK" srun "$S3" '{"command":"python3 -c \"b = bytearray(512 * 1024 * 1024); print(len(b))\""}'
+poll 20 _sstatus_ended "$S3"
+as "$A_TOK" req GET "/v1/sessions/$S3"
+expect_json .status failed
+expect_true "end_reason names the memory limit ($(jq -r .end_reason "$BODY"))" jq -e '.end_reason | test("memory")' "$BODY"
+expect_true "its command ended" test -n "$(cstatus "$CID" | grep -E "$CMD_TERMINAL_RE")"
+
+ctx "pids limit"
+as "$A_TOK" screate '{"limits":{"pids":16}}'
+S4=$SID
+OPEN+=("$S4")
+as "$A_TOK" sready "$S4" 30
+as "$A_TOK" srun "$S4" '{"command":"for i in $(seq 64); do sleep 20 & done; wait"}'
+poll 20 _sstatus_ended "$S4"
+as "$A_TOK" req GET "/v1/sessions/$S4"
+expect_json .status failed
+expect_true "end_reason names the pids limit ($(jq -r .end_reason "$BODY"))" jq -e '.end_reason | test("pids")' "$BODY"
+
+# ================================================== 7. idle expiry, max lifetime
+
+ctx "idle expiry"
+as "$A_TOK" screate '{"idle_seconds":2}'
+S5=$SID
+OPEN+=("$S5")
+as "$A_TOK" sready "$S5" 30
+# watched through SQL only: an API call is activity
+expect_true "idle for 2 s: expired within 10 s" poll 10 _sstatus_is "$S5" expired
+expect_true "end_reason says idle" grep -q idle <<< "$(sql "SELECT end_reason FROM sessions WHERE id = '$S5'")"
+
+ctx "max lifetime"
+as "$A_TOK" screate '{"max_seconds":3,"idle_seconds":60}'
+S6=$SID
+OPEN+=("$S6")
+as "$A_TOK" sready "$S6" 30
+as "$A_TOK" srun "$S6" '{"command":"sleep 60","timeout_seconds":0}'
+LONG=$CID
+expect_true "max_seconds 3: expired within 12 s" poll 12 _sstatus_is "$S6" expired
+expect_true "end_reason says lifetime" grep -qi lifetime <<< "$(sql "SELECT end_reason FROM sessions WHERE id = '$S6'")"
+expect_true "its running command was cancelled" poll 5 _cstatus_is "$LONG" cancelled
+
+# ================================================== 10. runner restart, lost
+
+ctx "runner restart"
+RPID=$(runner_pid)
+if bash "$STACK" stop-runner > /dev/null 2>&1; then RUNNER_STOPPED=1; fi
+expect_true "the dispatcher stopped" fails runner_pid
+as "$A_TOK" sexec "$S1" 'echo alive-without-dispatcher'
+expect_eq "a live session keeps working while the dispatcher is down" alive-without-dispatcher "$OUT"
+if bash "$STACK" start-runner > /dev/null 2>&1; then RUNNER_STOPPED=0; fi
+expect_true "a new dispatcher runs" test -n "$(runner_pid)" -a "$(runner_pid)" != "${RPID:-x}"
+as "$A_TOK" sexec "$S1" 'cat data/blob.bin | wc -c'
+expect_eq "after the restart: same session, same workspace" 300000 "$OUT"
+
+ctx "lost"
+if bash "$STACK" stop-runner > /dev/null 2>&1; then RUNNER_STOPPED=1; fi
+LEASE_CONF=$T_DIR/lease.conf
+cp "$SANDBOX_CONFIG" "$LEASE_CONF"
+echo "runner_lease_seconds = 5" >> "$LEASE_CONF"
+(cd "$T_DIR" && exec setsid "$RUNNER" --config "$LEASE_CONF" < /dev/null >> "$T_DIR/lease-runner.log" 2>&1) &
+LEASE_RUNNER=$!
+EXTRA_PIDS+=("$LEASE_RUNNER")
+as "$A_TOK" screate '{}'
+S7=$SID
+OPEN+=("$S7")
+if as "$A_TOK" sready "$S7" 30; then
+	as "$A_TOK" srun "$S7" '{"command":"sleep 120","timeout_seconds":0}'
+	LOSTCMD=$CID
+	poll 5 _cstatus_is "$LOSTCMD" running
+	SUP=$(sup_pid "$S7")
+	expect_true "one supervisor for the session" test -n "$SUP"
+	S7_UID=$((UID_BASE + $(sslot "$S7")))
+	[ -n "$SUP" ] && kill -9 "$SUP"
+	expect_true "no process of its uid left (the sandbox dies with its supervisor)" poll 10 _uid_idle "$S7_UID"
+	expect_true "lost within lease + 10 s" poll 20 _sstatus_is "$S7" lost
+	as "$A_TOK" req GET "/v1/sessions/$S7"
+	expect_json .status lost
+	expect_json .failure.stage execution
+	expect_json .failure.cleanup_status unknown
+	expect_true "its command is lost too" poll 5 _cstatus_is "$LOSTCMD" lost
+else
+	_notok "lost: session ready under the lease runner" ready "$(sstatus "$S7")" 0
+	sed 's/^/#   /' "$T_DIR/lease-runner.log" | tail -n 8
+fi
+kill -TERM "$LEASE_RUNNER" 2> /dev/null
+poll 10 none_alive "$LEASE_RUNNER"
+if bash "$STACK" start-runner > /dev/null 2>&1; then RUNNER_STOPPED=0; fi
+
+# ================================================== 1c. close S1, retention
+
+ctx "close and purge"
+as "$A_TOK" req POST "/v1/sessions/$S1/close" '{}'
+poll 15 _sstatus_is "$S1" closed
+expect_true "no process of $S1_UID left" poll 5 _uid_idle "$S1_UID"
+expect_true "no workspace left" test ! -e "$STATE_DIR/work/slot-${S1_SLOT:-x}"
+ended_cmds=$(sql "SELECT COUNT(*) FROM session_commands WHERE session_id = '$S1'")
+expect_true "S1 had commands ($ended_cmds)" test "$ended_cmds" -gt 5
+expect_eq "ended commands keep no env or stdin" 0 "$(sql "SELECT COUNT(*) FROM session_commands WHERE session_id = '$S1' AND (env_json NOT IN ('', '{}') OR LENGTH(stdin) > 0)")"
+out=$(ctl purge --older-than 0s)
+expect_true "purge reports sessions ($out)" grep -Eq '^purged [1-9][0-9]* sessions' <<< "$out"
+expect_eq "S1, its commands, output and requests are gone" "0 0 0 0" \
+	"$(sql "SELECT (SELECT COUNT(*) FROM sessions WHERE id = '$S1'), (SELECT COUNT(*) FROM session_commands WHERE session_id = '$S1'), (SELECT COUNT(*) FROM job_output WHERE job_id = '$TAIL'), (SELECT COUNT(*) FROM session_requests WHERE session_id = '$S1')" | tr '\t' ' ')"
+as "$A_TOK" req GET "/v1/sessions/$S1"
+expect_error 404 not_found
+
+finish
