@@ -24,16 +24,19 @@ CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/purge.c app/auth.c a
 RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/policy.c \
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
                sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
-               sandbox-runner/workspace.c
+               sandbox-runner/workspace.c sandbox-runner/agentproto.c
+# The session agent (sandbox-runner/agent.c): its own static binary, not the runner's.
+AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
 FAULT_SRC  := sandbox-runner/fault.c
-RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC),$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC)
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c)) \
+              $(RUN_LIB_SRC)
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install
-all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner
+all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent
 
 $(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
@@ -58,6 +61,13 @@ $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
+# Runs inside a session's sandbox with the sandbox's /usr: static (libc only), so it
+# needs no file in there. Static PIE keeps ASLR.
+$(BUILD)/sandbox-agent: $(AGENT_SRC) sandbox-runner/agentproto.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isandbox-runner $(HARDEN) -static-pie \
+	  -Wl,-z,relro,-z,now -o $@ $(AGENT_SRC)
+
 # The runner with ASan+LSan, for the job-loop leak check (tests/integration/leaks.sh).
 $(BUILD)/asan-runner: $(call obj,asan,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
@@ -67,10 +77,11 @@ $(BUILD)/asan-runner: $(call obj,asan,$(RUN_SRC) $(COMMON_SRC))
 $(BUILD)/fault-runner: $(call obj,fault,$(RUN_SRC) $(FAULT_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
-$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC))
+# tests/unit/test_agent.c runs build/sandbox-agent (order-only: not linked in).
+$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
 
-$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC))
+$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
 # The DB layer against the test stack's MariaDB (tests/run-integration.sh runs it).
@@ -102,11 +113,11 @@ bench-smoke: all $(BENCH_BINS)
 deps:
 	@bash tests/deps.sh
 
-unit: $(BUILD)/unit-tests
-	$(BUILD)/unit-tests
+unit: $(BUILD)/unit-tests $(BUILD)/sandbox-agent
+	SANDBOX_AGENT=$(BUILD)/sandbox-agent $(BUILD)/unit-tests
 
-unit-asan: $(BUILD)/unit-tests-asan
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit-tests-asan
+unit-asan: $(BUILD)/unit-tests-asan $(BUILD)/sandbox-agent
+	SANDBOX_AGENT=$(BUILD)/sandbox-agent ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit-tests-asan
 
 run: deps all
 	@bash tests/stack.sh run

@@ -51,6 +51,7 @@
 #define AP_MAX_PAYLOAD 65536
 #define AP_MAX_ARGS 4096     /* argc + envc */
 #define AP_SPAWN_STDIN 1u
+#define AP_MAX_FAIL_TEXT 200 /* SPAWN_FAILED text after its errno */
 
 enum ap_type {
 	AP_HELLO = 1,
@@ -81,8 +82,16 @@ void ap_put_header(unsigned char *hdr, uint32_t len, uint8_t type, uint8_t strea
  * 0/1/2 or not matching the type). Pure. */
 int ap_parse(const unsigned char *buf, size_t n, struct ap_frame *f);
 
+/* The payload shape of a frame ap_parse returned: 1 when its length fits its type
+ * (HELLO, STARTED, SIGNAL, EXIT: 4; STDIN, OUTPUT: > 0; STDIN_CLOSE: 0; SPAWN: >= 12;
+ * SPAWN_FAILED: 4 + at most AP_MAX_FAIL_TEXT) and cid is 0 exactly for HELLO, else 0.
+ * Direction (which side may send a type) is the caller's check. Pure. */
+int ap_frame_valid(const struct ap_frame *f);
+
 /* A SPAWN payload into out (at most AP_MAX_PAYLOAD bytes): its length, or -1 when it
- * does not fit. env entries are "NAME=value". Pure. */
+ * does not fit. env entries are "NAME=value". Also -1 for what ap_spawn_decode would
+ * refuse (argc 0, counts over AP_MAX_ARGS, unknown flags, cwd not absolute, an env
+ * entry without a name and '='). Pure. */
 long ap_spawn_encode(unsigned char *out, uint32_t flags, const char *cwd, char *const *argv,
 		     size_t argc, char *const *env, size_t envc);
 
@@ -94,7 +103,9 @@ struct ap_spawn {
 };
 /* Decodes a SPAWN payload: 0, or -1 when malformed (counts over AP_MAX_ARGS or not
  * matching the strings present, argc 0, a string not NUL-terminated, trailing
- * bytes, an env entry without '='). ap_spawn_free releases the arrays. */
+ * bytes, an env entry without '=' or with an empty name, flags other than
+ * AP_SPAWN_STDIN, cwd not starting with '/'). On -1 nothing is left allocated.
+ * ap_spawn_free releases the arrays. */
 int ap_spawn_decode(const unsigned char *p, size_t len, struct ap_spawn *s);
 void ap_spawn_free(struct ap_spawn *s);
 

@@ -41,6 +41,8 @@ int main(void)
 	suite_profile();
 	suite_fault();
 	suite_policy();
+	suite_agentproto();
+	suite_agent();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
