@@ -535,6 +535,64 @@ static void test_many_commands(void)
 	CHECK(dies_within((pid_t)R[256].pid, 1000), "the last sleeper killed with the agent");
 }
 
+/* A command starts clean: only its three pipes (never the host socket), no blocked
+ * or ignored signal inherited from the agent (which blocks SIGCHLD, ignores SIGPIPE). */
+static void test_child_state(void)
+{
+	char *fds[] = { S("ls"), S("/proc/self/fd"), NULL };
+	char *kinds[] = { S("readlink"), S("/proc/self/fd/0"), S("/proc/self/fd/1"),
+			  S("/proc/self/fd/2"), NULL };
+	char *sigs[] = { S("grep"), S("-E"), S("^Sig(Blk|Ign)"), S("/proc/self/status"), NULL };
+	const char *p;
+	int pipes = 0;
+
+	if (!start_agent())
+		return;
+	spawn(1, 0, "/", fds, NULL);
+	if (until_end(1, 5000))
+		CHECK_STR(R[1].out[0], "0\n1\n2\n3\n"); /* 3: ls's own directory fd */
+	spawn(2, 0, "/", kinds, NULL);
+	if (until_end(2, 5000)) {
+		for (p = R[2].out[0]; (p = strstr(p, "pipe:[")) != NULL; p++)
+			pipes++;
+		CHECK(pipes == 3, "stdin, stdout, stderr are pipes: %s", R[2].out[0]);
+	}
+	spawn(3, 0, "/", sigs, NULL);
+	if (until_end(3, 5000))
+		CHECK_STR(R[3].out[0], "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	stop_agent();
+}
+
+/* A command that never reads its stdin: past 4 MiB queued its stdin is closed (and
+ * said on fd 2), and a SIGNAL behind all those bytes still gets through. */
+static void test_stdin_backlog(void)
+{
+	static unsigned char chunk[AP_MAX_PAYLOAD];
+	char *argv[] = { S("sleep"), S("10"), NULL };
+	char err[512];
+
+	if (!start_agent())
+		return;
+	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
+	if (!until_started(1)) {
+		stop_agent();
+		return;
+	}
+	for (int i = 0; i < 70; i++) /* 4.4 MiB */
+		send_frame(AP_STDIN, 1, chunk, sizeof chunk);
+	send_frame(AP_STDIN, 1, "late", 4); /* after the close: ignored */
+	send_u32(AP_SIGNAL, 1, SIGKILL);
+	if (until_end(1, 3000))
+		CHECK(WIFSIGNALED(R[1].status) && WTERMSIG(R[1].status) == SIGKILL,
+		      "killed by SIGKILL, got %#x", R[1].status);
+	close(A.sock);
+	CHECK_INT(wait_agent(), 0);
+	read_err(err, sizeof err);
+	close(A.err);
+	CHECK_HAS(err, "command 1: stdin backlog over 4194304 bytes, stdin closed");
+	CHECK_HAS(err, "host closed the socket");
+}
+
 /* Frames a host must never send: the agent exits 2 with one line on fd 2. */
 static void test_violations(void)
 {
@@ -583,6 +641,8 @@ void suite_agent(void)
 					     { "flow_control", test_flow_control },
 					     { "host_close_kills", test_host_close_kills },
 					     { "many_commands", test_many_commands },
+					     { "child_state", test_child_state },
+					     { "stdin_backlog", test_stdin_backlog },
 					     { "violations", test_violations },
 					     CU_TEST_INFO_NULL };
 
