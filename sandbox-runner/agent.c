@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -231,8 +232,18 @@ __attribute__((noreturn)) static void child_exec(const struct ap_spawn *s, char 
 	if (setsid() < 0)
 		child_fail(ep, "setsid");
 	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL); /* SIGKILL, SIGSTOP and libc's own fail: fine */
+	for (int sig = 1; sig <= 64; sig++) {
+		/* The raw call: libc refuses its own 32 and 33, and an ignored
+		 * disposition survives exec. SIGKILL, SIGSTOP fail: fine. */
+		struct {
+			void *handler;
+			unsigned long flags;
+			void *restorer;
+			unsigned long mask;
+		} dfl = { 0 }; /* SIG_DFL */
+
+		syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+	}
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)

@@ -230,6 +230,13 @@ static int start_agent(void)
 		return CHECK(0, "socketpair/pipe: %s", strerror(errno));
 	A.pid = fork();
 	if (A.pid == 0) {
+		sigset_t usr2;
+
+		/* inherited by the agent: its commands must not inherit them */
+		signal(SIGUSR1, SIG_IGN);
+		sigemptyset(&usr2);
+		sigaddset(&usr2, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &usr2, NULL);
 		dup2(sv[1], 0);
 		dup2(sv[1], 1);
 		dup2(ep[1], 2);
