@@ -141,6 +141,8 @@ install: all
 	install -D -m 0755 $(BUILD)/sandbox-api $(DESTDIR)$(PREFIX)/bin/sandbox-api
 	install -D -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(PREFIX)/bin/sandboxctl
 	install -D -m 0755 $(BUILD)/sandbox-runner $(DESTDIR)$(PREFIX)/bin/sandbox-runner
+	# the session agent: runner_agent_path's default; root-owned, not writable by others
+	install -D -m 0755 $(BUILD)/sandbox-agent $(DESTDIR)/usr/lib/sandbox/sandbox-agent
 	install -d $(DESTDIR)/usr/share/sandbox/schema
 	install -m 0644 schema/*.sql $(DESTDIR)/usr/share/sandbox/schema/
 
