@@ -43,6 +43,7 @@ int main(void)
 	suite_policy();
 	suite_agentproto();
 	suite_agent();
+	suite_sfiles();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -1,0 +1,531 @@
+#include "sfiles.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "artname.h"
+#include "pathrules.h"
+#include "sha256.h"
+#include "util.h"
+
+#define SF_DEPTH_MAX 32
+#define SF_WALK_MAX 200000 /* entries looked at in one listing (tmpfs inodes bound it too) */
+#define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+
+static int fail(struct sf_err *e, int http, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(struct sf_err *e, int http, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->http = http;
+	e->code = code;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* errno of a failed open or stat -> the refusal; the path is the request's own. */
+static int fail_errno(struct sf_err *e, int err)
+{
+	switch (err) {
+	case ENOENT: return fail(e, 404, "not_found", "no such file");
+	case ELOOP: return fail(e, 409, "symlink", "the path or one of its parents is a symbolic link");
+	case EXDEV: return fail(e, 409, "not_regular_file", "the path crosses a mount");
+	case ENOTDIR: return fail(e, 409, "not_a_directory", "a parent of the path is not a directory");
+	case EISDIR: return fail(e, 409, "not_regular_file", "the path is a directory");
+	case ENOSPC:
+	case EDQUOT: return fail(e, 507, "disk_full", "the session's workspace is full (disk_mb)");
+	case EFBIG: return fail(e, 413, "too_large", "the file is too large");
+	default: return fail(e, 500, "internal", "file operation failed: %s", strerror(err));
+	}
+}
+
+/* openat2 beneath dir, never through a link, never off the workspace's mount. */
+static int open_safe(int dir, const char *path, int flags)
+{
+	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW),
+				.resolve = RESOLVE_SAFE };
+	int fd;
+
+	do
+		fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+static int check_path(const char *path, size_t max_path, struct sf_err *e)
+{
+	const char *why = pr_rel_path(path, max_path);
+
+	if (why != NULL)
+		return fail(e, 400, "invalid_path", "path: %s", why);
+	return 0;
+}
+
+/* The final component of path (after its last '/'). */
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* A failed open of comp under dir: a link (which O_NOFOLLOW | O_DIRECTORY reports as
+ * ENOTDIR) is named as such. */
+static int fail_at(int dir, const char *comp, int err, struct sf_err *e)
+{
+	struct stat st;
+
+	if ((err == ENOTDIR || err == ELOOP) && fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		err = ELOOP;
+	return fail_errno(e, err);
+}
+
+/* One directory step below fd; with create, a missing one is made (owned by uid,
+ * 0755). A new fd, or -1 and e. */
+static int step(int fd, const char *comp, int create, uid_t uid, struct sf_err *e)
+{
+	int next = open_safe(fd, comp, O_RDONLY | O_DIRECTORY);
+
+	if (next < 0 && errno == ENOENT && create) {
+		if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST)
+			return fail_errno(e, errno);
+		next = open_safe(fd, comp, O_RDONLY | O_DIRECTORY);
+		/* ours or not, it is a directory of the session's tree now */
+		if (next >= 0 && fchown(next, uid, uid) < 0) {
+			int err = errno;
+			close(next);
+			return fail_errno(e, err);
+		}
+	}
+	if (next < 0)
+		return fail_at(fd, comp, errno, e);
+	return next;
+}
+
+/* Walks path's directories by fd, one component at a time (all of them with whole,
+ * else all but the last): the workspace itself for a bare name. */
+static int walk_dirs(int wsfd, const char *path, int whole, int create, uid_t uid,
+		     struct sf_err *e)
+{
+	char comp[256];
+	const char *p = path;
+	int fd = open_safe(wsfd, ".", O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0)
+		return fail_errno(e, errno);
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		int next;
+
+		if (p[n] == '\0' && !whole)
+			break;
+		if (n >= sizeof comp) {
+			close(fd);
+			return fail(e, 400, "invalid_path", "path: a component is too long");
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = step(fd, comp, create, uid, e);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		p += n + (p[n] == '/');
+	}
+	return fd;
+}
+
+static int open_parent(int wsfd, const char *path, int create, uid_t uid, struct sf_err *e)
+{
+	return walk_dirs(wsfd, path, 0, create, uid, e);
+}
+
+/* Opens a regular file for reading without blocking on a fifo and without
+ * following a link: O_PATH first (any type opens), then a real open of the same
+ * inode. */
+static int open_regular(int dir, const char *name, struct stat *st, struct sf_err *e)
+{
+	struct stat st2;
+	int pfd = open_safe(dir, name, O_PATH), fd;
+
+	if (pfd < 0)
+		return fail_errno(e, errno);
+	if (fstat(pfd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(pfd);
+		if (S_ISLNK(st->st_mode))
+			return fail(e, 409, "symlink", "the path is a symbolic link");
+		if (S_ISDIR(st->st_mode))
+			return fail(e, 409, "not_regular_file", "the path is a directory");
+		return fail(e, 409, "not_regular_file", "the path is not a regular file");
+	}
+	close(pfd);
+	fd = open_safe(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return fail_errno(e, errno);
+	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_ino != st->st_ino) {
+		close(fd);
+		return fail(e, 409, "not_regular_file", "the path changed while it was opened");
+	}
+	*st = st2;
+	return fd;
+}
+
+/* Reads up to max bytes; 1 more than max means "too large" (the file grew). */
+static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
+			struct sf_err *e)
+{
+	size_t cap = 65536, n = 0;
+	unsigned char *buf = malloc(cap);
+
+	if (buf == NULL)
+		return fail(e, 500, "internal", "out of memory");
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			unsigned char *nb;
+			if (cap > max) {
+				free(buf);
+				return fail(e, 413, "too_large", "the file is over %zu bytes", max);
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (nb == NULL) {
+				free(buf);
+				return fail(e, 500, "internal", "out of memory");
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = errno;
+			free(buf);
+			return fail_errno(e, err);
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			free(buf);
+			return fail(e, 413, "too_large", "the file is over %zu bytes", max);
+		}
+	}
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+int sf_get(int wsfd, const char *path, long long max, size_t max_path, unsigned char **data,
+	   size_t *len, struct sf_err *e)
+{
+	struct stat st;
+	int dir, fd, rc;
+
+	*data = NULL;
+	*len = 0;
+	if (check_path(path, max_path, e) < 0)
+		return -1;
+	if ((dir = open_parent(wsfd, path, 0, 0, e)) < 0)
+		return -1;
+	fd = open_regular(dir, base_name(path), &st, e);
+	close(dir);
+	if (fd < 0)
+		return -1;
+	if (st.st_size > max) {
+		close(fd);
+		return fail(e, 413, "too_large", "the file is %lld bytes, over %lld",
+			    (long long)st.st_size, max);
+	}
+	rc = read_bounded(fd, (size_t)max, data, len, e);
+	close(fd);
+	return rc;
+}
+
+/* Writes all of data, retrying short writes. 0 or -1 with errno. */
+static int write_all(int fd, const unsigned char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		data += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A fresh temporary file beside the target: O_EXCL, never an existing name. */
+static int temp_file(int dir, char name[32])
+{
+	unsigned char r[8];
+	char hex[17];
+	int fd;
+
+	for (int i = 0; i < 8; i++) {
+		util_random(r, sizeof r);
+		util_hex(r, sizeof r, hex);
+		snprintf(name, 32, ".sbput-%s", hex);
+		fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/* The target must not be a link (409 symlink) nor anything but a regular file. */
+static int target_ok(int dir, const char *name, struct sf_err *e)
+{
+	struct stat st;
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : fail_errno(e, errno);
+	if (S_ISLNK(st.st_mode))
+		return fail(e, 409, "symlink", "the path is a symbolic link");
+	if (!S_ISREG(st.st_mode))
+		return fail(e, 409, "not_regular_file", "the path exists and is not a regular file");
+	return 0;
+}
+
+int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, unsigned mode,
+	   uid_t uid, size_t max_path, struct sf_err *e)
+{
+	char tmp[32];
+	const char *name = base_name(path);
+	int dir, fd, err;
+
+	if (check_path(path, max_path, e) < 0)
+		return -1;
+	if (mode > 0777)
+		return fail(e, 400, "invalid_mode", "mode must be 0..0777");
+	if ((dir = open_parent(wsfd, path, 1, uid, e)) < 0)
+		return -1;
+	if (target_ok(dir, name, e) < 0) {
+		close(dir);
+		return -1;
+	}
+	if ((fd = temp_file(dir, tmp)) < 0) {
+		err = errno;
+		close(dir);
+		return fail_errno(e, err);
+	}
+	if (write_all(fd, data, len) < 0 || fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0 ||
+	    close(fd) < 0) {
+		err = errno;
+		unlinkat(dir, tmp, 0);
+		close(dir);
+		return fail_errno(e, err);
+	}
+	/* A link planted at name since target_ok is replaced by rename, not followed;
+	 * a directory planted there makes rename fail. */
+	if (renameat(dir, tmp, dir, name) < 0) {
+		err = errno;
+		unlinkat(dir, tmp, 0);
+		close(dir);
+		return fail_errno(e, err == ENOTDIR ? EISDIR : err);
+	}
+	close(dir);
+	return 0;
+}
+
+int sf_delete(int wsfd, const char *path, size_t max_path, struct sf_err *e)
+{
+	const char *name = base_name(path);
+	struct stat st;
+	int dir, rc = 0;
+
+	if (check_path(path, max_path, e) < 0)
+		return -1;
+	if ((dir = open_parent(wsfd, path, 0, 0, e)) < 0)
+		return -1;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		rc = fail_errno(e, errno);
+	else if (S_ISLNK(st.st_mode))
+		rc = fail(e, 409, "symlink", "the path is a symbolic link");
+	else if (!S_ISREG(st.st_mode))
+		rc = fail(e, 409, "not_regular_file", "the path is not a regular file");
+	else if (unlinkat(dir, name, 0) < 0) /* a link planted meanwhile goes, not its target */
+		rc = fail_errno(e, errno);
+	close(dir);
+	return rc;
+}
+
+/* ---- listing */
+
+struct entry {
+	char *path;
+	long long size;
+};
+
+struct walk {
+	struct entry *v;
+	size_t n, cap, seen;
+	int recursive, overflow;
+};
+
+static int add_entry(struct walk *w, const char *path, long long size)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct entry *nv = reallocarray(w->v, cap, sizeof *nv);
+		if (nv == NULL)
+			return -1;
+		w->v = nv;
+		w->cap = cap;
+	}
+	w->v[w->n].path = strdup(path);
+	if (w->v[w->n].path == NULL)
+		return -1;
+	w->v[w->n++].size = size;
+	return 0;
+}
+
+/* One directory, by fd: regular files are noted, directories entered (recursive),
+ * everything else and names a client could not use are skipped. */
+static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL) {
+		close(dfd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char rel[AN_PATH_MAX + 1];
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->seen > SF_WALK_MAX) {
+			w->overflow = 1;
+			break;
+		}
+		if ((size_t)snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "",
+				     de->d_name) >= sizeof rel ||
+		    an_check_path(rel) != AN_OK || an_check_name(rel, strlen(rel)) != AN_OK)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone meanwhile */
+		if (S_ISREG(st.st_mode)) {
+			rc = add_entry(w, rel, (long long)st.st_size);
+		} else if (S_ISDIR(st.st_mode) && w->recursive && depth < SF_DEPTH_MAX) {
+			int sub = open_safe(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+			if (sub >= 0)
+				rc = walk_dir(w, sub, rel, depth + 1);
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
+}
+
+/* sha256 of a regular file under root, by fd (no link, no fifo): NULL when it is
+ * no longer a regular file. */
+static json_t *file_sha(int rootfd, const char *rel)
+{
+	struct sf_err e;
+	struct stat st;
+	unsigned char buf[65536], out[32];
+	char hex[65];
+	struct sha256 c;
+	const char *slash = strrchr(rel, '/');
+	int dir = rootfd, fd;
+	ssize_t r;
+
+	if (slash) {
+		char parent[AN_PATH_MAX + 1];
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash - rel), rel);
+		dir = open_safe(rootfd, parent, O_RDONLY | O_DIRECTORY);
+		if (dir < 0)
+			return NULL;
+	}
+	fd = open_regular(dir, slash ? slash + 1 : rel, &st, &e);
+	if (dir != rootfd)
+		close(dir);
+	if (fd < 0)
+		return NULL;
+	sha256_init(&c);
+	while ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0)
+			sha256_update(&c, buf, (size_t)r);
+	close(fd);
+	sha256_final(&c, out);
+	util_hex(out, sizeof out, hex);
+	return json_string(hex);
+}
+
+static void walk_free(struct walk *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->v[i].path);
+	free(w->v);
+}
+
+static json_t *render(struct walk *w, int rootfd, int want_sha, long long max_files)
+{
+	json_t *files = json_array(), *o;
+	size_t keep = w->n > (size_t)max_files ? (size_t)max_files : w->n;
+
+	for (size_t i = 0; files && i < keep; i++) {
+		json_t *f = json_pack("{s:s, s:I}", "path", w->v[i].path, "size",
+				      (json_int_t)w->v[i].size);
+		if (f && want_sha)
+			json_object_set_new(f, "sha256", file_sha(rootfd, w->v[i].path));
+		json_array_append_new(files, f);
+	}
+	o = json_pack("{s:o, s:b}", "files", files, "truncated",
+		      w->n > keep || w->overflow);
+	return o;
+}
+
+int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long max_files,
+	    size_t max_path, json_t **out, struct sf_err *e)
+{
+	struct walk w = { .recursive = recursive };
+	int rootfd, walkfd;
+
+	*out = NULL;
+	if (root == NULL || *root == '\0' || strcmp(root, ".") == 0)
+		root = ".";
+	else if (check_path(root, max_path, e) < 0)
+		return -1;
+	rootfd = walk_dirs(wsfd, strcmp(root, ".") == 0 ? "" : root, 1, 0, 0, e);
+	if (rootfd < 0)
+		return -1;
+	walkfd = dup(rootfd);
+	if (walkfd < 0 || walk_dir(&w, walkfd, "", 0) < 0) {
+		walk_free(&w);
+		close(rootfd);
+		return fail(e, 500, "internal", "listing failed: %s", strerror(errno));
+	}
+	qsort(w.v, w.n, sizeof *w.v, by_path);
+	*out = render(&w, rootfd, want_sha, max_files);
+	walk_free(&w);
+	close(rootfd);
+	if (*out == NULL)
+		return fail(e, 500, "internal", "out of memory");
+	return 0;
+}
