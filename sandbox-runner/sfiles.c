@@ -521,7 +521,8 @@ int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long m
 		close(rootfd);
 		return fail(e, 500, "internal", "listing failed: %s", strerror(errno));
 	}
-	qsort(w.v, w.n, sizeof *w.v, by_path);
+	if (w.n > 1)
+		qsort(w.v, w.n, sizeof *w.v, by_path);
 	*out = render(&w, rootfd, want_sha, max_files);
 	walk_free(&w);
 	close(rootfd);
