@@ -1,0 +1,491 @@
+#include "sstore.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobdata.h"
+#include "jobstate.h"
+
+#define LIVE "status IN ('starting', 'ready')"
+#define CANCELLED_CODE 137
+#define LOST_CODE 125
+
+/* ---- shared by the dispatcher's and the supervisor's endings */
+
+static char *dumps(const json_t *j)
+{
+	return j ? json_dumps(j, JSON_COMPACT) : NULL;
+}
+
+/* The session's unfinished commands end with it: status, exit code, one diagnostic. */
+static int end_commands(struct db *db, const char *id, const char *status, int code,
+			const char *diagnostic)
+{
+	json_t *d = json_pack("[s]", diagnostic);
+	char *dj = dumps(d);
+	long long n = -1;
+
+	if (dj)
+		n = db_exec_p(db,
+			      "UPDATE session_commands SET status = ?, exit_code = ?,"
+			      " diagnostics_json = ?, finished_at = CURRENT_TIMESTAMP(3),"
+			      " env_json = '{}', stdin = ''"
+			      " WHERE session_id = ? AND status IN ('queued', 'running')",
+			      db_str(status), db_i64(code), db_str(dj), db_str(id));
+	free(dj);
+	json_decref(d);
+	return n < 0 ? -1 : 0;
+}
+
+/* Nobody will answer the session's pending requests any more: 410 session_ended. */
+static int end_requests(struct db *db, const char *id, const char *status)
+{
+	char msg[96];
+	json_t *r;
+	char *rj;
+	long long n = -1;
+
+	snprintf(msg, sizeof msg, "the session has ended (%s)", status);
+	r = json_pack("{s:s, s:s}", "error", "session_ended", "message", msg);
+	rj = dumps(r);
+	if (rj)
+		n = db_exec_p(db,
+			      "UPDATE session_requests SET state = 'failed', http_status = 410,"
+			      " result_json = ?, done_at = CURRENT_TIMESTAMP(3)"
+			      " WHERE session_id = ? AND state = 'pending'",
+			      db_str(rj), db_str(id));
+	free(rj);
+	json_decref(r);
+	return n < 0 ? -1 : 0;
+}
+
+/* ---- dispatcher */
+
+int ss_candidates(struct db *db, char ids[][UUID_STR_LEN], int max)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT id FROM sessions WHERE status = 'starting' AND"
+					" runner_id IS NULL ORDER BY seq LIMIT ?",
+					db_i64(max));
+	int n = 0;
+
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res) && n < max; i++) {
+		const char *id = db_res_str(res, i, 0);
+		if (id && util_is_uuid(id))
+			snprintf(ids[n++], UUID_STR_LEN, "%s", id);
+	}
+	db_res_free(res);
+	return n;
+}
+
+int ss_claim(struct db *db, const char *id, const char *runner_id, const char *host,
+	     long long lease_s)
+{
+	long long n = db_exec_p(db,
+				"UPDATE sessions SET runner_id = ?, runner_host = ?,"
+				" lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND"
+				" WHERE id = ? AND runner_id IS NULL AND status = 'starting'",
+				db_str(runner_id), db_str(host), db_i64(lease_s), db_str(id));
+
+	return n < 0 ? -1 : n == 1;
+}
+
+int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const char *error)
+{
+	json_t *f = json_pack("{s:s, s:s, s:s, s:s?, s:n, s:s}", "stage", "execution",
+			      "instance_status", JS_INSTANCE_UNKNOWN, "cleanup_status",
+			      JS_CLEANUP_UNKNOWN, "runtime_id", runner_id, "cleanup_error", "error",
+			      error);
+	char *fj = dumps(f);
+	long long n = -1;
+
+	json_decref(f);
+	if (fj == NULL || db_begin(db) < 0) {
+		free(fj);
+		return -1;
+	}
+	n = db_exec_p(db,
+		      "UPDATE sessions SET status = 'lost', end_reason = 'runner lost',"
+		      " failure_json = ?, cleanup_status = 'unknown', env_json = '{}',"
+		      " ended_at = CURRENT_TIMESTAMP(3), lease_expires_at = NULL"
+		      " WHERE id = ? AND " LIVE " AND runner_id <=> ?",
+		      db_str(fj), db_str(id), db_str(runner_id));
+	free(fj);
+	if (n != 1) {
+		db_rollback(db);
+		return n < 0 ? -1 : 0;
+	}
+	if (end_commands(db, id, "lost", LOST_CODE, "the session's runner was lost") < 0 ||
+	    end_requests(db, id, "lost") < 0 || db_commit(db) < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return 1;
+}
+
+int ss_recover_lost(struct db *db)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT id, runner_id FROM sessions WHERE " LIVE
+					" AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT ?",
+					db_i64(50));
+	int count = 0;
+
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++)
+		if (ss_mark_lost(db, db_res_s(res, i, "id"), db_res_s(res, i, "runner_id"),
+				 "lease expired: the session's supervisor stopped renewing it") == 1)
+			count++;
+	db_res_free(res);
+	return count;
+}
+
+int ss_fail_unclaimed(struct db *db, long long timeout_s)
+{
+	char err[120];
+	json_t *f;
+	char *fj;
+	long long n = -1;
+	struct db_res *res;
+	int count = 0;
+
+	snprintf(err, sizeof err, "no runner host took the session within %lld s", timeout_s);
+	f = json_pack("{s:s, s:s, s:s, s:n, s:n, s:s}", "stage", "create", "instance_status",
+		      JS_INSTANCE_NOT_CREATED, "cleanup_status", JS_CLEANUP_NOT_STARTED,
+		      "runtime_id", "cleanup_error", "error", err);
+	fj = dumps(f);
+	json_decref(f);
+	res = db_query_p(db,
+			 "SELECT id FROM sessions WHERE status = 'starting' AND runner_id IS NULL"
+			 " AND created_at < CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT 50",
+			 db_i64(timeout_s));
+	if (res == NULL || fj == NULL) {
+		db_res_free(res);
+		free(fj);
+		return -1;
+	}
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		const char *id = db_res_str(res, i, 0);
+		if (db_begin(db) < 0)
+			break;
+		n = db_exec_p(db,
+			      "UPDATE sessions SET status = 'failed', end_reason = ?, failure_json = ?,"
+			      " cleanup_status = 'not_started', env_json = '{}',"
+			      " ended_at = CURRENT_TIMESTAMP(3)"
+			      " WHERE id = ? AND status = 'starting' AND runner_id IS NULL",
+			      db_str(err), db_str(fj), db_str(id));
+		if (n == 1 && end_commands(db, id, "cancelled", CANCELLED_CODE,
+					   "session ended: it never started") == 0 &&
+		    end_requests(db, id, "failed") == 0 &&
+		    db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(id)) >= 0 &&
+		    db_commit(db) == 0)
+			count++;
+		else
+			db_rollback(db);
+	}
+	db_res_free(res);
+	free(fj);
+	return count;
+}
+
+int ss_host_beat(struct db *db, const char *host, long long slots, long long max_sessions)
+{
+	return db_exec_p(db,
+			 "INSERT INTO runner_hosts (host, slots, max_sessions, seen_at)"
+			 " VALUES (?, ?, ?, CURRENT_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE"
+			 " slots = VALUES(slots), max_sessions = VALUES(max_sessions),"
+			 " seen_at = VALUES(seen_at)",
+			 db_str(host), db_i64(slots), db_i64(max_sessions)) < 0
+		       ? -1
+		       : 0;
+}
+
+struct db_res *ss_host_sessions(struct db *db, const char *host)
+{
+	return db_query_p(db,
+			  "SELECT id, runner_id FROM sessions WHERE runner_host = ? AND " LIVE,
+			  db_str(host));
+}
+
+/* ---- supervisor */
+
+int ss_load(struct db *db, const char *id, const char *runner_id, struct ss_session *s)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT id, key_id, status, memory_mb, pids, cpu_seconds,"
+					" disk_mb, idle_seconds, max_seconds, network, env_json,"
+					" profile_name FROM sessions WHERE id = ? AND runner_id = ?",
+					db_str(id), db_str(runner_id));
+	const char *env;
+
+	memset(s, 0, sizeof *s);
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1 || strcmp(db_res_s(res, 0, "status"), "starting") != 0) {
+		db_res_free(res);
+		return 1;
+	}
+	snprintf(s->id, sizeof s->id, "%s", db_res_s(res, 0, "id"));
+	snprintf(s->key_id, sizeof s->key_id, "%s", db_res_s(res, 0, "key_id"));
+	snprintf(s->status, sizeof s->status, "%s", db_res_s(res, 0, "status"));
+	snprintf(s->profile, sizeof s->profile, "%s", db_res_s(res, 0, "profile_name"));
+	s->memory_mb = db_res_i(res, 0, "memory_mb", 0);
+	s->pids = db_res_i(res, 0, "pids", 0);
+	s->cpu_seconds = db_res_i(res, 0, "cpu_seconds", 0);
+	s->disk_mb = db_res_i(res, 0, "disk_mb", 0);
+	s->idle_seconds = db_res_i(res, 0, "idle_seconds", 0);
+	s->max_seconds = db_res_i(res, 0, "max_seconds", 0);
+	s->network = db_res_i(res, 0, "network", 0) != 0;
+	env = db_res_s(res, 0, "env_json");
+	s->env = env ? json_loadb(env, db_res_l(res, 0, "env_json"), JSON_REJECT_DUPLICATES, NULL)
+		     : json_object();
+	db_res_free(res);
+	return s->env == NULL ? -1 : 0;
+}
+
+void ss_session_free(struct ss_session *s)
+{
+	json_decref(s->env);
+	s->env = NULL;
+}
+
+struct db_res *ss_files(struct db *db, const char *id)
+{
+	return db_query_p(db,
+			  "SELECT path, content, executable FROM session_files WHERE session_id = ?"
+			  " ORDER BY path",
+			  db_str(id));
+}
+
+int ss_set_ready(struct db *db, const char *id, const char *runner_id)
+{
+	long long n;
+
+	if (db_begin(db) < 0)
+		return -1;
+	n = db_exec_p(db,
+		      "UPDATE sessions SET status = 'ready', ready_at = CURRENT_TIMESTAMP(3)"
+		      " WHERE id = ? AND runner_id = ? AND status = 'starting'",
+		      db_str(id), db_str(runner_id));
+	if (n != 1 ||
+	    db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(id)) < 0 ||
+	    db_commit(db) < 0) {
+		db_rollback(db);
+		return n == 0 ? 1 : -1;
+	}
+	return 0;
+}
+
+int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,
+		 struct ss_beat *b)
+{
+	struct db_res *res;
+
+	memset(b, 0, sizeof b[0]);
+	if (db_exec_p(db,
+		      "UPDATE sessions SET lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND"
+		      " WHERE id = ? AND runner_id = ? AND " LIVE,
+		      db_i64(lease_s), db_str(id), db_str(runner_id)) < 0)
+		return -1;
+	res = db_query_p(db,
+			 "SELECT close_requested,"
+			 " TIMESTAMPDIFF(MICROSECOND, last_activity_at, CURRENT_TIMESTAMP(3)) DIV 1000"
+			 " AS idle_ms,"
+			 " TIMESTAMPDIFF(MICROSECOND, CURRENT_TIMESTAMP(3), expires_at) DIV 1000"
+			 " AS expires_ms"
+			 " FROM sessions WHERE id = ? AND runner_id = ? AND " LIVE,
+			 db_str(id), db_str(runner_id));
+	if (res == NULL)
+		return -1;
+	b->ours = db_res_rows(res) == 1;
+	if (b->ours) {
+		b->close_requested = db_res_i(res, 0, "close_requested", 0) != 0;
+		b->idle_ms = db_res_i(res, 0, "idle_ms", 0);
+		b->expires_in_ms = db_res_i(res, 0, "expires_ms", 0);
+	}
+	db_res_free(res);
+	return 0;
+}
+
+struct db_res *ss_requests(struct db *db, const char *id, int max)
+{
+	return db_query_p(db,
+			  "SELECT id, kind, command_id, args_json, data FROM session_requests"
+			  " WHERE session_id = ? AND state = 'pending' ORDER BY id LIMIT ?",
+			  db_str(id), db_i64(max));
+}
+
+int ss_req_done(struct db *db, long long req, const json_t *result, const void *data,
+		size_t len)
+{
+	char *rj = dumps(result);
+	long long n = db_exec_p(db,
+				"UPDATE session_requests SET state = 'done', result_json = ?,"
+				" result_data = ?, done_at = CURRENT_TIMESTAMP(3)"
+				" WHERE id = ? AND state = 'pending'",
+				db_str(rj), db_blob(data, data ? len : 0), db_i64(req));
+
+	free(rj);
+	return n < 0 ? -1 : 0;
+}
+
+int ss_req_fail(struct db *db, long long req, int http, const char *code, const char *msg)
+{
+	json_t *r = json_pack("{s:s, s:s}", "error", code, "message", msg);
+	char *rj = dumps(r);
+	long long n = db_exec_p(db,
+				"UPDATE session_requests SET state = 'failed', http_status = ?,"
+				" result_json = ?, done_at = CURRENT_TIMESTAMP(3)"
+				" WHERE id = ? AND state = 'pending'",
+				db_i64(http), db_str(rj), db_i64(req));
+
+	free(rj);
+	json_decref(r);
+	return n < 0 ? -1 : 0;
+}
+
+static json_t *load_json(const struct db_res *res, const char *col)
+{
+	const char *s = db_res_s(res, 0, col);
+
+	return s ? json_loadb(s, db_res_l(res, 0, col), JSON_REJECT_DUPLICATES, NULL) : NULL;
+}
+
+int ss_cmd_load(struct db *db, const char *session_id, const char *cid, struct ss_cmd *c)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT id, pid, status, command, argv_json, env_json, cwd,"
+					" stdin, stdin_open, timeout_seconds, output_bytes"
+					" FROM session_commands WHERE id = ? AND session_id = ?",
+					db_str(cid), db_str(session_id));
+	const char *cmd;
+	size_t n;
+
+	memset(c, 0, sizeof *c);
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return 1;
+	}
+	snprintf(c->id, sizeof c->id, "%s", db_res_s(res, 0, "id"));
+	snprintf(c->status, sizeof c->status, "%s", db_res_s(res, 0, "status"));
+	c->pid = db_res_i(res, 0, "pid", 0);
+	cmd = db_res_s(res, 0, "command");
+	c->command = cmd ? strdup(cmd) : NULL;
+	c->argv = load_json(res, "argv_json");
+	c->env = load_json(res, "env_json");
+	c->cwd = strdup(db_res_s(res, 0, "cwd") ? db_res_s(res, 0, "cwd") : "");
+	n = db_res_l(res, 0, "stdin");
+	c->stdin_buf = malloc(n + 1);
+	if (c->stdin_buf && n)
+		memcpy(c->stdin_buf, db_res_s(res, 0, "stdin"), n);
+	c->stdin_len = n;
+	c->stdin_open = db_res_i(res, 0, "stdin_open", 0) != 0;
+	c->timeout_s = db_res_i(res, 0, "timeout_seconds", 0);
+	c->output_bytes = db_res_i(res, 0, "output_bytes", 0);
+	db_res_free(res);
+	if (c->cwd == NULL || c->stdin_buf == NULL || (cmd && c->command == NULL)) {
+		ss_cmd_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void ss_cmd_free(struct ss_cmd *c)
+{
+	free(c->command);
+	json_decref(c->argv);
+	json_decref(c->env);
+	free(c->cwd);
+	if (c->stdin_buf)
+		explicit_bzero(c->stdin_buf, c->stdin_len);
+	free(c->stdin_buf);
+	memset(c, 0, sizeof *c);
+}
+
+int ss_cmd_started(struct db *db, const char *cid)
+{
+	return db_exec_p(db,
+			 "UPDATE session_commands SET status = 'running',"
+			 " started_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND status = 'queued'",
+			 db_str(cid)) < 0
+		       ? -1
+		       : 0;
+}
+
+int ss_cmd_finish(struct db *db, const char *cid, const struct ss_end_cmd *e)
+{
+	char *dj = dumps(e->diagnostics);
+	long long n = db_exec_p(db,
+				"UPDATE session_commands SET status = ?, exit_code = ?, `signal` = ?,"
+				" stdout_truncated = ?, stderr_truncated = ?, diagnostics_json = ?,"
+				" finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = ''"
+				" WHERE id = ? AND status IN ('queued', 'running')",
+				db_str(e->status), db_i64(e->exit_code),
+				db_null_i64(e->signal, e->signal == 0), db_i64(e->out_trunc),
+				db_i64(e->err_trunc), db_str(dj ? dj : "[]"), db_str(cid));
+
+	free(dj);
+	return n < 0 ? -1 : 0;
+}
+
+int ss_output(struct db *db, const char *session_id, const char *key_id, const char *cid,
+	      int stream, long long off, const void *data, size_t len)
+{
+	long long n = (long long)len;
+
+	if (len == 0)
+		return 0;
+	if (db_begin(db) < 0)
+		return -1;
+	if (jd_append_output(db, cid, stream, off, data, len) < 0 ||
+	    db_exec_p(db,
+		      stream == 1 ? "UPDATE session_commands SET stdout_bytes = stdout_bytes + ?"
+				    " WHERE id = ?"
+				  : "UPDATE session_commands SET stderr_bytes = stderr_bytes + ?"
+				    " WHERE id = ?",
+		      db_i64(n), db_str(cid)) < 0 ||
+	    db_exec_p(db, "UPDATE sessions SET stored_bytes = stored_bytes + ? WHERE id = ?",
+		      db_i64(n), db_str(session_id)) < 0 ||
+	    jd_add_stored(db, key_id, n) < 0 || db_commit(db) < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return 0;
+}
+
+int ss_finish(struct db *db, const char *id, const char *runner_id, const struct ss_end *e)
+{
+	char *fj = dumps(e->failure), diag[600];
+	long long n;
+
+	snprintf(diag, sizeof diag, "session ended: %s", e->end_reason);
+	if (db_begin(db) < 0) {
+		free(fj);
+		return -1;
+	}
+	n = db_exec_p(db,
+		      "UPDATE sessions SET status = ?, end_reason = ?, failure_json = ?,"
+		      " cleanup_status = ?, env_json = '{}', ended_at = CURRENT_TIMESTAMP(3),"
+		      " lease_expires_at = NULL WHERE id = ? AND runner_id = ? AND " LIVE,
+		      db_str(e->status), db_str(e->end_reason), db_str(fj),
+		      db_str(e->cleanup_status), db_str(id), db_str(runner_id));
+	free(fj);
+	if (n != 1) {
+		db_rollback(db);
+		return n == 0 ? 1 : -1;
+	}
+	if (end_commands(db, id, "cancelled", CANCELLED_CODE, diag) < 0 ||
+	    end_requests(db, id, e->status) < 0 ||
+	    db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(id)) < 0 ||
+	    db_commit(db) < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return 0;
+}
