@@ -15,10 +15,15 @@
 #include "jobdata.h"
 #include "log.h"
 #include "profile.h"
+#include "sstore.h"
 #include "store.h"
 #include "util.h"
+#include "workspace.h"
+#include "cgroup.h"
+#include "sandbox.h"
 
 #define RECOVER_EVERY_MS 1000
+#define HOST_BEAT_MS 5000
 
 struct disp {
 	const struct cfg *cfg;
@@ -114,7 +119,8 @@ static int take_slot(const struct cfg *cfg, int slot)
 /* Double fork + setsid: the supervisor belongs to no dispatcher, so restarting or
  * killing the runner leaves running jobs alone. It is a fresh exec of the runner
  * binary at its path (after an upgrade, new jobs get the new binary). */
-static int launch(struct disp *d, const char *id, int slot, int lockfd, const char *runner_id)
+static int launch(struct disp *d, const char *mode, const char *id, int slot, int lockfd,
+		  const char *runner_id)
 {
 	pid_t pid = fork();
 	int st;
@@ -131,7 +137,7 @@ static int launch(struct disp *d, const char *id, int slot, int lockfd, const ch
 		char fdnum[16];
 		snprintf(fdnum, sizeof fdnum, "%d", lockfd);
 		execl(d->o->self_path, "sandbox-runner", "--config", d->o->config_path,
-		      "--supervise", id, "--slot", s, "--runner-id", runner_id, "--lock-fd", fdnum,
+		      mode, id, "--slot", s, "--runner-id", runner_id, "--lock-fd", fdnum,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -172,7 +178,7 @@ static int fill_slots(struct disp *d)
 		snprintf(runner_id, sizeof runner_id, "%s/slot-%d/%s", d->host, slot, rnd);
 		rc = store_claim(d->db, runner_id, d->cfg->runner_lease_seconds, d->digest,
 				 d->cfg->default_max_running, id);
-		if (rc == 1 && launch(d, id, slot, fd, runner_id) < 0) {
+		if (rc == 1 && launch(d, "--supervise", id, slot, fd, runner_id) < 0) {
 			/* cannot fork: the lease will expire and the job ends as lost */
 			log_kv("error", "launch_failed", "job", id, "error", strerror(errno),
 			       (char *)NULL);
@@ -191,6 +197,140 @@ static int fill_slots(struct disp *d)
 	return started;
 }
 
+/* ---- sessions: slots CFG_SESSION_SLOT_BASE + N, N < runner_max_sessions */
+
+static int session_slot(int n)
+{
+	return CFG_SESSION_SLOT_BASE + n;
+}
+
+/* What a dead session supervisor left in its slot (we hold the slot's lock): its
+ * processes (the slot uid), its cgroup, its workspace. */
+static void clean_slot(struct disp *d, int slot)
+{
+	char path[CFG_PATH_MAX + 64], err[256];
+	struct stat st;
+	struct cg g;
+
+	snprintf(path, sizeof path, "%s/work/slot-%d", d->cfg->runner_state_dir, slot);
+	if (lstat(path, &st) < 0)
+		return; /* a slot never used since the last clean start */
+	sb_kill_uid((uid_t)(d->cfg->runner_uid_base + slot));
+	if (strcmp(d->cfg->runner_limits_mode, "rlimit-only") != 0 &&
+	    cg_setup(&g, d->cfg->runner_cgroup_name, slot, 64LL << 20, 16, err, sizeof err) == 0)
+		cg_destroy(&g);
+	if (ws_destroy(path) < 0)
+		log_kv("warn", "slot_clean_failed", "slot", path, "error", strerror(errno),
+		       (char *)NULL);
+}
+
+/* At start: sessions of this host whose supervisor is gone (the slot lock is free,
+ * e.g. after a reboot) are lost, and every free session slot is cleaned. */
+static void recover_host_sessions(struct disp *d)
+{
+	struct db_res *res = ss_host_sessions(d->db, d->host);
+
+	for (size_t i = 0; res && i < db_res_rows(res); i++) {
+		const char *id = db_res_s(res, i, "id"), *rid = db_res_s(res, i, "runner_id");
+		const char *p = rid ? strstr(rid, "/session-") : NULL;
+		long long n = -1;
+		int fd;
+
+		if (p) {
+			char num[16];
+			snprintf(num, sizeof num, "%.*s", (int)strcspn(p + 9, "/"), p + 9);
+			if (util_parse_ll(num, 0, d->cfg->runner_max_sessions - 1, &n) < 0)
+				n = -1;
+		}
+		if (n < 0) {
+			ss_mark_lost(d->db, id, rid, "runner restarted: the session's slot is unknown");
+			continue;
+		}
+		fd = take_slot(d->cfg, session_slot((int)n));
+		if (fd < 0)
+			continue; /* its supervisor lives on */
+		if (ss_mark_lost(d->db, id, rid,
+				 "runner host restarted: the session's supervisor was gone") == 1)
+			log_kv("warn", "session_lost", "session", id, "reason", "supervisor gone",
+			       (char *)NULL);
+		close(fd);
+	}
+	db_res_free(res);
+	for (int n = 0; n < d->cfg->runner_max_sessions; n++) {
+		int fd = take_slot(d->cfg, session_slot(n));
+		if (fd < 0)
+			continue;
+		clean_slot(d, session_slot(n));
+		close(fd);
+	}
+}
+
+/* Claims starting sessions into free session slots, oldest first: the number
+ * started, or -1 on a DB error. */
+static int fill_sessions(struct disp *d)
+{
+	char ids[SS_CANDIDATES][UUID_STR_LEN];
+	int nc = -2, next = 0, started = 0;
+
+	for (int n = 0; n < d->cfg->runner_max_sessions; n++) {
+		char runner_id[160], rnd[9];
+		unsigned char r[4];
+		int slot = session_slot(n), fd, rc = 0;
+
+		if ((fd = take_slot(d->cfg, slot)) < 0)
+			continue;
+		if (nc == -2 && (nc = ss_candidates(d->db, ids, SS_CANDIDATES)) < 0) {
+			close(fd);
+			return -1;
+		}
+		util_random(r, sizeof r);
+		util_hex(r, sizeof r, rnd);
+		snprintf(runner_id, sizeof runner_id, "%s/session-%d/%s", d->host, n, rnd);
+		while (next < nc && (rc = ss_claim(d->db, ids[next], runner_id, d->host,
+						   d->cfg->runner_lease_seconds)) == 0)
+			next++;
+		if (rc == 1) {
+			if (launch(d, "--supervise-session", ids[next], slot, fd, runner_id) < 0)
+				log_kv("error", "launch_failed", "session", ids[next], "error",
+				       strerror(errno), (char *)NULL);
+			else
+				log_kv("info", "session_claimed", "session", ids[next], "runner",
+				       runner_id, (char *)NULL);
+			next++;
+			started++;
+		}
+		close(fd);
+		if (rc < 0)
+			return -1;
+		if (next >= nc)
+			break;
+	}
+	return started;
+}
+
+/* Once a second: expired leases -> lost, sessions nobody took -> failed. */
+static void recover_sessions(struct disp *d)
+{
+	int n = ss_recover_lost(d->db), m;
+	char c[16];
+
+	if (n < 0) {
+		db_failed(d, "session_recover_lost");
+		return;
+	}
+	if (n > 0) {
+		snprintf(c, sizeof c, "%d", n);
+		log_kv("warn", "sessions_lost", "count", c, (char *)NULL);
+	}
+	m = ss_fail_unclaimed(d->db, d->cfg->session_start_timeout_seconds);
+	if (m < 0)
+		db_failed(d, "session_fail_unclaimed");
+	else if (m > 0) {
+		snprintf(c, sizeof c, "%d", m);
+		log_kv("warn", "sessions_unclaimed", "count", c, (char *)NULL);
+	}
+}
+
 static int all_done(struct disp *d)
 {
 	for (size_t i = 0; i < d->nlaunched; i++) {
@@ -207,7 +347,8 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 {
 	struct disp d = { .cfg = cfg, .o = o };
 	double deadline = util_mono_ms() + (double)o->max_seconds * 1e3, next_recover = 0;
-	int queue_empty = 0;
+	double next_beat = 0;
+	int queue_empty = 0, host_recovered = 0;
 
 	if (prof_digest(cfg, d.digest) < 0)
 		return 1;
@@ -245,11 +386,32 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 				snprintf(c, sizeof c, "%d", n);
 				log_kv("warn", "jobs_lost", "count", c, (char *)NULL);
 			}
+			if (d.db)
+				recover_sessions(&d);
 			next_recover = util_mono_ms() + RECOVER_EVERY_MS;
 		}
-		if (d.db && (started = fill_slots(&d)) < 0) {
-			db_failed(&d, "claim");
-			started = 0;
+		if (d.db && !host_recovered) {
+			recover_host_sessions(&d);
+			host_recovered = 1;
+		}
+		if (d.db && util_mono_ms() >= next_beat) {
+			if (ss_host_beat(d.db, d.host, cfg->runner_slots, cfg->runner_max_sessions) < 0)
+				db_failed(&d, "host_heartbeat");
+			next_beat = util_mono_ms() + HOST_BEAT_MS;
+		}
+		if (d.db && !o->once) {
+			int ns = fill_sessions(&d);
+			if (ns < 0)
+				db_failed(&d, "session_claim");
+			else
+				started += ns;
+		}
+		if (d.db) {
+			int nj = fill_slots(&d);
+			if (nj < 0)
+				db_failed(&d, "claim");
+			else
+				started += nj;
 		}
 		if (o->once) {
 			queue_empty = d.drained && d.db != NULL;

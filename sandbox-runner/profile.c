@@ -755,12 +755,24 @@ static void add_masks(struct strbuf *a, const struct prof_tables *t)
 	}
 }
 
+/* A session's agent (sandbox-agent), from a sealed memfd: a read-only file of the
+ * sandbox's own tmpfs root, so no host path of the agent shows in the sandbox. It
+ * goes before the root is made read-only. */
+static void add_agent(struct strbuf *a, int agent_fd)
+{
+	arg(a, "--dir"), arg(a, PROF_AGENT_DIR);
+	arg(a, "--perms"), arg(a, "0555");
+	arg(a, "--ro-bind-data"), arg_num(a, agent_fd), arg(a, PROF_AGENT_PATH);
+}
+
 static void add_mounts(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
-		       const struct prof_job *j)
+		       const struct prof_job *j, int agent_fd)
 {
 	for (size_t i = 0; i < t->n_mounts; i++) {
 		const struct prof_mount *m = &t->mounts[i];
 
+		if (agent_fd >= 0 && strcmp(m->op, "--remount-ro") == 0 && strcmp(m->dst, "/") == 0)
+			add_agent(a, agent_fd);
 		if (strcmp(m->op, "@masks") == 0) {
 			add_masks(a, t);
 		} else if (strcmp(m->op, "@extra") == 0) {
@@ -811,12 +823,12 @@ static void add_env(struct strbuf *a, const struct cfg *cfg, const struct prof_t
 
 /* The whole argument list for one job: 0, or -1 when memory ran out. */
 static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
-		      const struct prof_job *j, const struct prof_env *e)
+		      const struct prof_job *j, const struct prof_env *e, int agent_fd)
 {
 	for (size_t i = 0; i < t->n_ns_opts; i++)
 		arg(a, t->ns_opts[i]);
 	arg(a, "--uid"), arg_num(a, t->uid), arg(a, "--gid"), arg_num(a, t->uid);
-	add_mounts(a, cfg, t, j);
+	add_mounts(a, cfg, t, j, agent_fd);
 	if (j->block_fd >= 0)
 		/* network job: the command waits until slirp4netns has configured tap0
 		 * (its /etc/resolv.conf comes from prof_write_etc) */
@@ -830,8 +842,9 @@ static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof
 	return a->failed ? -1 : 0;
 }
 
-int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
-		  char *err, size_t errlen)
+/* The arguments of a job (agent_fd -1) or a session (the agent's fd) into a memfd. */
+static int write_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
+		      int agent_fd, char *err, size_t errlen)
 {
 	struct strbuf a = STRBUF_INIT;
 	struct env_pass pass;
@@ -847,7 +860,7 @@ int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const stru
 	}
 	/* The job's env and the passed-through values travel in this memfd, never on a
 	 * command line: values are secrets and /proc/PID/cmdline is world-readable. */
-	rc = build_args(&a, cfg, t, j, &e);
+	rc = build_args(&a, cfg, t, j, &e, agent_fd);
 	if (rc == 0 && write(fd, a.buf, a.len) != (ssize_t)a.len)
 		rc = -1;
 	explicit_bzero(a.buf, a.len); /* env values */
@@ -859,6 +872,22 @@ int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const stru
 		return -1;
 	}
 	return fd;
+}
+
+int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
+		  char *err, size_t errlen)
+{
+	return write_args(cfg, t, j, -1, err, errlen);
+}
+
+int prof_session_args(const struct cfg *cfg, const struct prof_tables *t,
+		      const struct prof_job *j, int agent_fd, char *err, size_t errlen)
+{
+	if (agent_fd < 0) {
+		snprintf(err, errlen, "no agent fd");
+		return -1;
+	}
+	return write_args(cfg, t, j, agent_fd, err, errlen);
 }
 
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
@@ -922,7 +951,7 @@ static void print_args(FILE *f, const struct cfg *cfg, const struct prof_tables 
 	struct strbuf a = STRBUF_INIT;
 
 	fprintf(f, "bwrap-args%s (cwd \"\", no job env):", network ? " network" : "");
-	if (build_args(&a, cfg, t, &j, &e) < 0)
+	if (build_args(&a, cfg, t, &j, &e, -1) < 0)
 		fprintf(f, " <out of memory>");
 	for (size_t off = 0; off < a.len; off += strlen(a.buf + off) + 1)
 		fprintf(f, " %s", a.buf + off);

@@ -134,6 +134,14 @@ struct prof_job {
  * unless runner_env_passthrough_override = 1 (the API refuses such a job). */
 int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
 		  char *err, size_t errlen);
+/* A session's bwrap options: prof_job_args's, plus the agent binary (agent_fd, a
+ * sealed memfd the child finds at that number) as a read-only file at
+ * PROF_AGENT_PATH, placed before the root is remounted read-only. The command is
+ * then PROF_AGENT_PATH. */
+#define PROF_AGENT_DIR "/.sandbox"
+#define PROF_AGENT_PATH "/.sandbox/agent"
+int prof_session_args(const struct cfg *cfg, const struct prof_tables *t,
+		      const struct prof_job *j, int agent_fd, char *err, size_t errlen);
 /* prof_job_args with prof_default. */
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
 		    long long tmp_mb, const struct json_t *env, int seccomp_fd, int status_fd,

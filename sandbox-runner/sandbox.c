@@ -58,19 +58,24 @@ static void set_rlimits(const struct sb_spawn *s)
 	}
 }
 
-/* Moves fds to their fixed numbers without clobbering one another. */
-static void place_fds(const struct sb_spawn *s, int errw)
+/* Moves fds to their fixed numbers without clobbering one another; an absent
+ * optional one (block, agent) leaves its number closed. The highest placed. */
+static int place_fds(const struct sb_spawn *s, int errw)
 {
 	int src[] = { s->stdin_fd, s->stdout_fd, s->stderr_fd, s->args_fd, s->seccomp_fd,
-		      s->status_fd, errw, s->block_fd };
-	int tmp[8], n = s->block_fd >= 0 ? 8 : 7;
+		      s->status_fd, errw, s->block_fd, s->has_agent ? s->agent_fd : -1 };
+	int tmp[9], n = s->has_agent ? 9 : s->block_fd >= 0 ? 8 : 7;
 
 	for (int i = 0; i < n; i++) {
-		tmp[i] = fcntl(src[i], F_DUPFD, 100);
-		if (tmp[i] < 0)
+		tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD, 100);
+		if (src[i] >= 0 && tmp[i] < 0)
 			child_fail("dup");
 	}
 	for (int i = 0; i < n; i++) {
+		if (tmp[i] < 0) {
+			close(i); /* an optional fd left out: its number must not leak in */
+			continue;
+		}
 		if (dup2(tmp[i], i) < 0)
 			child_fail("dup2");
 		close(tmp[i]);
@@ -78,7 +83,9 @@ static void place_fds(const struct sb_spawn *s, int errw)
 	/* fd 6 reports failures to the parent and must vanish on exec. */
 	err_fd = SB_FD_ERR;
 	for (int i = 0; i < n; i++)
-		fcntl(i, F_SETFD, i == SB_FD_ERR ? FD_CLOEXEC : 0);
+		if (tmp[i] >= 0)
+			fcntl(i, F_SETFD, i == SB_FD_ERR ? FD_CLOEXEC : 0);
+	return n - 1;
 }
 
 /* close_range(2), or a loop where the kernel (or valgrind) lacks it; NOFILE is
@@ -134,7 +141,7 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 	if (s->etc_dir)
 		private_etc(s);
 	set_rlimits(s);
-	place_fds(s, errw);
+	int top = place_fds(s, errw);
 	if (setresgid(s->uid, s->uid, s->uid) < 0)
 		child_fail("setresgid");
 	if (setgroups(0, NULL) < 0)
@@ -143,7 +150,7 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 		child_fail("setresuid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail("no_new_privs");
-	if (close_from(s->block_fd >= 0 ? SB_FD_BLOCK + 1 : SB_FD_ERR + 1) < 0)
+	if (close_from(top + 1) < 0)
 		child_fail("close_range");
 	snprintf(fdnum, sizeof fdnum, "%d", SB_FD_ARGS);
 	argv[n++] = (char *)"bwrap";

@@ -13,6 +13,7 @@
 #define SB_FD_SECCOMP 4
 #define SB_FD_STATUS 5
 #define SB_FD_BLOCK 7 /* network jobs: bwrap waits on it before exec */
+#define SB_FD_AGENT 8 /* sessions: the agent binary (prof_session_args) */
 
 struct sb_spawn {
 	const char *bwrap;
@@ -24,6 +25,8 @@ struct sb_spawn {
 	const char *etc_dir;      /* the profile's /etc source: a private tmpfs goes over
 				   * it in the child (prof_write_etc); NULL: as it is */
 	char *const *cmd;         /* the command: argv after "--" */
+	int has_agent;            /* sessions: agent_fd goes to SB_FD_AGENT (jobs: 0) */
+	int agent_fd;
 };
 
 /* Forks; the child joins the cgroup, mounts its private /etc, sets rlimits, drops to uid, sets
