@@ -18,6 +18,22 @@
  * renews the lease and checks cancellation every 500 ms, then kills whatever is
  * left, collects artifacts (openat2, no symlinks), unmounts and stores the result
  * in one transaction, retrying until the database takes it.
+ *
+ * Sessions (docs/SESSIONS.md) use slots CFG_SESSION_SLOT_BASE + N (N below
+ * runner_max_sessions), with the same lock files, uids, workspaces and cgroups. The
+ * dispatcher claims `starting` sessions (conditional UPDATE of runner_id), marks
+ * expired session leases lost, fails sessions no host took in time, heartbeats
+ * runner_hosts, and at start marks this host's sessions whose slot lock is free
+ * (no supervisor: a reboot, a crash) lost and cleans every free session slot. Each
+ * claimed session gets a supervisor (--supervise-session ID, session.c), launched
+ * like a job's and holding the slot lock for the session's life. It builds the
+ * sandbox once: bwrap (as the slot uid) runs the agent (runner_agent_path, copied
+ * into a sealed memfd and bound read-only at /.sandbox/agent) with a socketpair as
+ * its stdin and stdout and a pipe as its stderr. The supervisor polls that socket,
+ * the pipe, a pidfd of bwrap and the session's request rows; it spawns, feeds,
+ * signals and reaps commands through the agent (every frame validated), stores
+ * their output in chunks as it arrives, renews the lease every 2 s, and ends the
+ * session (closed, expired, failed) with a cleanup and one transaction.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,6 +52,7 @@
 #include "log.h"
 #include "policy.h"
 #include "profile.h"
+#include "session.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -64,12 +81,14 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: sandbox-runner [--config FILE] [--once [--max-seconds N]]\n"
 			"       sandbox-runner [--config FILE] --print-profile [NAME]\n"
-			"       sandbox-runner [--config FILE] --check [--json]\n");
+			"       sandbox-runner [--config FILE] --check [--json]\n"
+			"       (internal) --supervise JOB | --supervise-session SESSION --slot N"
+			" --runner-id R --lock-fd FD\n");
 	exit(2);
 }
 
 struct args {
-	const char *config, *job, *runner_id, *profile;
+	const char *config, *job, *session, *runner_id, *profile;
 	int once, print, check, json, slot, lockfd;
 	long long max_seconds;
 };
@@ -84,6 +103,7 @@ static void parse(int argc, char **argv, struct args *a)
 		{ "check", no_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "supervise", required_argument, NULL, 's' },
+		{ "supervise-session", required_argument, NULL, 'S' },
 		{ "slot", required_argument, NULL, 'n' },
 		{ "runner-id", required_argument, NULL, 'r' },
 		{ "lock-fd", required_argument, NULL, 'l' },
@@ -105,14 +125,18 @@ static void parse(int argc, char **argv, struct args *a)
 		case 'k': a->check = 1; break;
 		case 'j': a->json = 1; break;
 		case 's': a->job = optarg; break;
+		case 'S': a->session = optarg; break;
 		case 'r': a->runner_id = optarg; break;
 		case 'm':
 			if (util_parse_ll(optarg, 1, 86400, &a->max_seconds) < 0)
 				die("--max-seconds must be 1..86400");
 			break;
 		case 'n':
-			if (util_parse_ll(optarg, 0, 255, &v) < 0)
-				die("--slot must be 0..255");
+			/* job slots 0..255, session slots from CFG_SESSION_SLOT_BASE */
+			if (util_parse_ll(optarg, 0, CFG_SESSION_SLOT_BASE + 10000, &v) < 0 ||
+			    (v > 255 && v < CFG_SESSION_SLOT_BASE))
+				die("--slot must be 0..255 or %d..%d", CFG_SESSION_SLOT_BASE,
+				    CFG_SESSION_SLOT_BASE + 10000);
 			a->slot = (int)v;
 			break;
 		case 'l':
@@ -160,7 +184,7 @@ int main(int argc, char **argv)
 	char err[512];
 
 	parse(argc, argv, &a);
-	log_init(a.job ? "sandbox-supervisor" : "sandbox-runner");
+	log_init(a.job ? "sandbox-supervisor" : a.session ? "sandbox-session" : "sandbox-runner");
 	if (cfg_load(&cfg, a.config, err, sizeof err) < 0)
 		die("config: %s", err);
 	if (a.print)
@@ -184,6 +208,16 @@ int main(int argc, char **argv)
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		return supervise_main(&cfg, a.job, a.slot, a.runner_id);
+	}
+	if (a.session) {
+		if (a.slot < CFG_SESSION_SLOT_BASE || a.runner_id == NULL ||
+		    !util_is_uuid(a.session) || a.lockfd < 0 || a.job)
+			usage();
+		/* like a job's supervisor: the session outlives the dispatcher */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		return session_main(&cfg, a.session, a.slot, a.runner_id);
 	}
 	/* The preflight (sandbox-runner --check) before anything is claimed: a missing
 	 * piece is named in the log and no job is taken. */
