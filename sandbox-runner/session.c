@@ -483,6 +483,24 @@ static void on_spawn_failed(struct ses *s, struct scmd *c, const struct ap_frame
 	unlink_cmd(s, c);
 }
 
+static void check_limits(struct ses *s);
+
+/* A command killed by SIGKILL may be the OOM killer's or the pids limit's victim:
+ * then the session ends (failed, the limit named) and the command is cancelled
+ * with it, rather than reported as a failure of its own. */
+static void on_exit_frame(struct ses *s, struct scmd *c, int wst)
+{
+	if (WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL && c->why == WHY_NONE)
+		check_limits(s);
+	if (s->end_status) {
+		flush_stream(s, c, 0, 1, util_mono_ms());
+		flush_stream(s, c, 1, 1, util_mono_ms());
+		unlink_cmd(s, c); /* its row is cancelled by the session's end */
+		return;
+	}
+	finish_cmd(s, c, wst);
+}
+
 static void on_frame(struct ses *s, const struct ap_frame *f)
 {
 	struct scmd *c;
@@ -504,7 +522,7 @@ static void on_frame(struct ses *s, const struct ap_frame *f)
 	case AP_EXIT:
 		if (!c->started || f->len != 4)
 			return violation(s, "bad EXIT");
-		return finish_cmd(s, c, (int)ap_get_u32(f->payload));
+		return on_exit_frame(s, c, (int)ap_get_u32(f->payload));
 	default: return violation(s, "a frame type the agent may not send");
 	}
 }

@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# tests/integration/srunner.sh: the runner's side of sessions (docs/SESSIONS.md),
+# driven through SQL only, as the API would (rows in sessions, session_commands,
+# session_requests), against the stack's real runner, MariaDB and bubblewrap:
+#
+#   1. A session becomes ready; `echo hi` succeeds with "hi\n" in job_output; the
+#      session's env reaches commands and never the runner's log.
+#   2. Concurrency (echo ends while sleep runs), kill (killed, 143, signal 15), stdin
+#      relay through stdin requests, timeout (timed_out 124), output cap (output_limit
+#      122 with exactly output_bytes stored).
+#   3. Files: put/get/list/delete; a symlink and a fifo planted by a command are
+#      refused (GET, PUT, DELETE) or skipped (list), and GET does not block on the fifo.
+#   4. Isolation: a session sees only its own processes and not another's workspace.
+#   5. Session limits: memory and pids end the session `failed` naming the limit.
+#   6. Idle expiry, max lifetime, close (cleanup completed; no process of the slot
+#      uid, no workspace, no cgroup left).
+#   7. A killed supervisor: the sandbox dies with it, and the session ends `lost` once
+#      its lease has lapsed (the lease is expired by SQL here: the stack's lease is 30 s).
+#
+# By hand: SANDBOX_VAR=... bash tests/integration/srunner.sh (a stack with its runner up).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip "srunner suite" "must run as root (it inspects slot uids, cgroups and mounts)"
+	finish
+	exit 0
+fi
+AGENT=$(conf_get runner_agent_path)
+if [ ! -x "$AGENT" ]; then
+	skip "srunner suite" "no sandbox agent at $AGENT (make build/sandbox-agent)"
+	finish
+	exit 0
+fi
+
+STATE=$(conf_get runner_state_dir)
+UID_BASE=$(conf_get runner_uid_base 100000)
+CG_NAME=$(conf_get runner_cgroup_name sandbox)
+RUNNER_LOG=$SANDBOX_VAR/log/runner.log
+uuid() { cat /proc/sys/kernel/random/uuid; }
+q() { printf '%s' "$1" | sed "s/'/''/g"; }
+
+mkkey K srunner tenant-s user u1
+
+# new_session VAR [memory_mb pids idle_seconds max_seconds]: a starting session row.
+new_session() {
+	local id
+	id=$(uuid)
+	sql "INSERT INTO sessions (id, key_id, identity_namespace, tenant_id, subject_type,
+	     subject_id, memory_mb, pids, cpu_seconds, disk_mb, idle_seconds, max_seconds,
+	     env_json, metadata_json, expires_at)
+	     VALUES ('$id', '$K_ID', 'srunner', 'tenant-s', 'user', 'u1', ${2:-256}, ${3:-64}, 60,
+	     16, ${4:-300}, ${5:-300}, '{\"SESSION_SECRET\":\"s3cr3t-value-77\"}', '{}',
+	     CURRENT_TIMESTAMP(3) + INTERVAL ${5:-300} SECOND)"
+	printf -v "$1" '%s' "$id"
+}
+s_status() { sql "SELECT status FROM sessions WHERE id = '$1'"; }
+s_is() { [ "$(s_status "$1")" = "$2" ]; }
+wait_s() { poll "$3" s_is "$1" "$2"; }
+s_field() { sql "SELECT $2 FROM sessions WHERE id = '$1'"; }
+slot_of() { s_field "$1" runner_id | sed -n 's|.*/session-\([0-9]*\)/.*|\1|p'; }
+
+PIDN=0
+# new_cmd VAR SESSION COMMAND [timeout output_bytes stdin_open stdin_hex]
+new_cmd() {
+	local id
+	id=$(uuid)
+	PIDN=$((PIDN + 1))
+	sql "INSERT INTO session_commands (id, session_id, pid, command, env_json, stdin,
+	     stdin_open, timeout_seconds, output_bytes)
+	     VALUES ('$id', '$2', $PIDN, '$(q "$3")', '{\"CMD_VAR\":\"cv\"}', X'${7:-}', ${6:-0},
+	     ${4:-0}, ${5:-1000000});
+	     INSERT INTO session_requests (session_id, kind, command_id, args_json)
+	     VALUES ('$2', 'command', '$id', '{}')"
+	printf -v "$1" '%s' "$id"
+}
+c_field() { sql "SELECT $2 FROM session_commands WHERE id = '$1'"; }
+c_is() { [ "$(c_field "$1" status)" = "$2" ]; }
+wait_c() { poll "$3" c_is "$1" "$2"; }
+out_of() { sql "SELECT HEX(data) FROM job_output WHERE job_id = '$1' AND stream = ${2:-1} ORDER BY off" | tr -d '\n' | xxd -r -p; }
+# request VAR SESSION KIND ARGS [DATA_HEX] [COMMAND_ID]: a pending request's id.
+request() {
+	local id
+	id=$(sql "INSERT INTO session_requests (session_id, kind, command_id, args_json, data)
+	     VALUES ('$2', '$3', $([ -n "${6:-}" ] && echo "'$6'" || echo NULL), '$(q "$4")',
+	     $([ -n "${5:-}" ] && echo "X'$5'" || echo NULL)); SELECT LAST_INSERT_ID()")
+	printf -v "$1" '%s' "$id"
+}
+r_done() { [ "$(sql "SELECT state FROM session_requests WHERE id = $1")" != pending ]; }
+r_field() { sql "SELECT $2 FROM session_requests WHERE id = $1"; }
+# answer REQ: waits for it; prints "state http_status error-code"
+answer() {
+	poll 10 r_done "$1" || { echo "pending"; return; }
+	sql "SELECT state, IFNULL(http_status, '-'), IFNULL(JSON_VALUE(result_json, '$.error'), '-')
+	     FROM session_requests WHERE id = $1" | tr '\t' ' '
+}
+
+# ---- 1. ready, echo, env
+ctx "ready"
+new_session S1
+expect_true "session ready within 10 s" wait_s "$S1" ready 10
+expect_true "ready_at set, runner_host set" test "$(s_field "$S1" 'ready_at IS NOT NULL AND runner_host IS NOT NULL')" = 1
+SLOT1=$((1000 + $(slot_of "$S1")))
+note "session 1 in slot $SLOT1"
+
+ctx "echo"
+new_cmd C1 "$S1" 'echo hi; echo "$SESSION_SECRET/$CMD_VAR" >&2'
+expect_true "echo succeeded" wait_c "$C1" succeeded 10
+expect_eq "exit_code" 0 "$(c_field "$C1" exit_code)"
+expect_eq "stdout" "$(printf 'hi\n' | xxd -p)" "$(out_of "$C1" 1 | xxd -p)"
+expect_eq "stdout_bytes" 3 "$(c_field "$C1" stdout_bytes)"
+expect_eq "stderr has the session and command env" "s3cr3t-value-77/cv" "$(out_of "$C1" 2)"
+expect_eq "command env erased at the end" '{}' "$(c_field "$C1" env_json)"
+expect_eq "stored bytes counted on the session" 22 "$(s_field "$S1" stored_bytes)"
+
+# ---- 2. concurrency, kill, stdin, timeout, output cap
+ctx "concurrent"
+new_cmd CS "$S1" 'sleep 30'
+expect_true "sleeper running" wait_c "$CS" running 10
+new_cmd CE "$S1" 'echo second'
+expect_true "echo finished while the sleeper runs" wait_c "$CE" succeeded 10
+expect_eq "sleeper still running" running "$(c_field "$CS" status)"
+
+ctx "kill"
+request RK "$S1" kill '{"signal": 15}' '' "$CS"
+expect_eq "kill request done" "done - -" "$(answer "$RK")"
+expect_true "sleeper killed" wait_c "$CS" killed 10
+expect_eq "exit 143, signal 15" "143 15" "$(c_field "$CS" "CONCAT(exit_code, ' ', \`signal\`)")"
+request RK2 "$S1" kill '{"signal": 15}' '' "$CS"
+expect_eq "kill of an ended command: 409" "failed 409 not_running" "$(answer "$RK2")"
+
+ctx "stdin"
+new_cmd CI "$S1" 'cat' 0 1000000 1 "$(printf 'abc' | xxd -p)"
+expect_true "cat running" wait_c "$CI" running 10
+request RI "$S1" stdin '{"close": false}' "$(printf 'def' | xxd -p)" "$CI"
+expect_eq "stdin request done" "done - -" "$(answer "$RI")"
+request RI2 "$S1" stdin '{"close": true}' "$(printf 'ghi' | xxd -p)" "$CI"
+expect_eq "stdin close done" "done - -" "$(answer "$RI2")"
+expect_true "cat ended" wait_c "$CI" succeeded 10
+expect_eq "cat echoed initial stdin and relayed stdin" abcdefghi "$(out_of "$CI")"
+request RI3 "$S1" stdin '{"close": true}' "$(printf 'x' | xxd -p)" "$CI"
+expect_eq "stdin after the end: 409" "failed 409 stdin_closed" "$(answer "$RI3")"
+
+ctx "timeout"
+new_cmd CT "$S1" 'sleep 30' 1
+expect_true "timed out within 5 s" wait_c "$CT" timed_out 5
+expect_eq "exit 124" 124 "$(c_field "$CT" exit_code)"
+expect_true "diagnostic says timed out" grep -q "timed out" <<< "$(c_field "$CT" diagnostics_json)"
+
+ctx "output cap"
+new_cmd CO "$S1" 'head -c 500000 /dev/zero; sleep 5' 0 1000
+expect_true "output_limit" wait_c "$CO" output_limit 10
+expect_eq "exit 122" 122 "$(c_field "$CO" exit_code)"
+expect_eq "stdout_bytes = output_bytes" 1000 "$(c_field "$CO" stdout_bytes)"
+expect_eq "exactly output_bytes stored" 1000 "$(sql "SELECT SUM(LENGTH(data)) FROM job_output WHERE job_id = '$CO' AND stream = 1")"
+expect_eq "stdout_truncated" 1 "$(c_field "$CO" stdout_truncated)"
+
+ctx "bad command"
+new_cmd CB "$S1" 'exit 3'
+expect_true "exit 3 -> failed" wait_c "$CB" failed 10
+expect_eq "exit_code 3" 3 "$(c_field "$CB" exit_code)"
+
+# ---- 3. files
+ctx "files"
+request RP "$S1" file_put '{"path": "dir/a.txt", "mode": 416}' "$(printf 'hello files' | xxd -p)"
+expect_eq "put" "done - -" "$(answer "$RP")"
+request RG "$S1" file_get '{"path": "dir/a.txt"}'
+expect_eq "get" "done - -" "$(answer "$RG")"
+expect_eq "get bytes" "hello files" "$(r_field "$RG" result_data)"
+new_cmd CF "$S1" 'stat -c "%a %u" dir/a.txt; ln -s /etc/passwd x; ln -s /etc pdir; mkfifo f; echo r > real'
+expect_true "planting command ran" wait_c "$CF" succeeded 10
+expect_eq "mode 0640, owned by the sandbox uid" "640 1000" "$(out_of "$CF" | tr -d '\n')"
+request RG2 "$S1" file_get '{"path": "x"}'
+expect_eq "GET of a planted symlink: 409" "failed 409 symlink" "$(answer "$RG2")"
+request RG3 "$S1" file_get '{"path": "pdir/passwd"}'
+expect_eq "GET through a symlinked parent: 409" "failed 409 symlink" "$(answer "$RG3")"
+PW=$(sha256sum /etc/passwd)
+request RP2 "$S1" file_put '{"path": "x"}' "$(printf 'pwned' | xxd -p)"
+expect_eq "PUT over a symlink: 409" "failed 409 symlink" "$(answer "$RP2")"
+request RP3 "$S1" file_put '{"path": "pdir/passwd"}' "$(printf 'pwned' | xxd -p)"
+expect_eq "PUT through a symlinked parent: 409" "failed 409 symlink" "$(answer "$RP3")"
+expect_eq "host /etc/passwd untouched" "$PW" "$(sha256sum /etc/passwd)"
+request RD "$S1" file_delete '{"path": "x"}'
+expect_eq "DELETE of a symlink: 409" "failed 409 symlink" "$(answer "$RD")"
+t0=$(now_ms)
+request RG4 "$S1" file_get '{"path": "f"}'
+expect_eq "GET of a fifo: 409, no block" "failed 409 not_regular_file" "$(answer "$RG4")"
+expect_true "fifo answered within 2 s" test $(($(now_ms) - t0)) -lt 2000
+request RL "$S1" file_list '{"root": "", "recursive": true, "sha256": true}'
+expect_eq "list" "done - -" "$(answer "$RL")"
+expect_eq "list: regular files only, sorted" '["dir/a.txt","real"]' "$(r_field "$RL" result_json | jq -c '[.files[].path]')"
+expect_eq "list: sha256" "$(printf 'hello files' | sha256sum | cut -d' ' -f1)" "$(r_field "$RL" result_json | jq -r '.files[0].sha256')"
+request RD2 "$S1" file_delete '{"path": "real"}'
+expect_eq "DELETE of a regular file" "done - -" "$(answer "$RD2")"
+request RG5 "$S1" file_get '{"path": "real"}'
+expect_eq "GET after delete: 404" "failed 404 not_found" "$(answer "$RG5")"
+request RG6 "$S1" file_get '{"path": "../etc/passwd"}'
+expect_eq "GET of ..: 400" "failed 400 invalid_path" "$(answer "$RG6")"
+
+# ---- 4. isolation
+ctx "isolation"
+new_session S2
+expect_true "second session ready" wait_s "$S2" ready 10
+SLOT2=$((1000 + $(slot_of "$S2")))
+new_cmd CZ "$S2" 'sleep 30'
+expect_true "sleeper in session 2" wait_c "$CZ" running 10
+WS2="$STATE/work/slot-$SLOT2"
+new_cmd CV "$S1" "cat /proc/[0-9]*/comm | sort | tr '\n' ' '; ls $WS2 2>/dev/null && echo SEEN; echo x > $WS2/pwn 2>/dev/null && echo WROTE; true"
+expect_true "probe ran" wait_c "$CV" succeeded 10
+PROCS=$(out_of "$CV")
+note "session 1 sees: $PROCS"
+expect_true "session 1 does not see session 2's sleep" fails grep -qw sleep <<< "$PROCS"
+expect_true "session 1 cannot see or write session 2's workspace" fails grep -q "SEEN\|WROTE" <<< "$PROCS"
+expect_true "nothing written into session 2's workspace" test ! -e "$WS2/pwn"
+
+# ---- 5. close: cleanup
+ctx "close"
+request RC "$S2" close '{}'
+expect_true "closed within 5 s" wait_s "$S2" closed 5
+expect_eq "cleanup completed" completed "$(s_field "$S2" cleanup_status)"
+expect_eq "running command cancelled 137" "cancelled 137" "$(c_field "$CZ" "CONCAT(status, ' ', exit_code)")"
+expect_eq "env erased" '{}' "$(s_field "$S2" env_json)"
+expect_true "no process of the slot uid" fails pgrep -u $((UID_BASE + SLOT2))
+expect_true "no workspace" test ! -e "$WS2"
+expect_true "no cgroup" test -z "$(ls -d /sys/fs/cgroup/*/"$CG_NAME"/slot-"$SLOT2" /sys/fs/cgroup/"$CG_NAME"/slot-"$SLOT2" 2> /dev/null)"
+request RA "$S2" file_get '{"path": "a"}'
+note "a request after the end is answered by nobody (the API refuses it): state $(sql "SELECT state FROM session_requests WHERE id = $RA")"
+
+# ---- 6. limits and expiry
+ctx "memory limit"
+new_session SM 64
+expect_true "ready" wait_s "$SM" ready 10
+new_cmd CM "$SM" "python3 -c 'b = b\"x\" * (300 << 20); import time; time.sleep(5)'"
+expect_true "session failed" wait_s "$SM" failed 15
+expect_true "end_reason names memory" grep -q "memory limit (memory_mb=64)" <<< "$(s_field "$SM" end_reason)"
+expect_eq "its command cancelled" cancelled "$(c_field "$CM" status)"
+
+ctx "pids limit"
+new_session SP 256 12
+expect_true "ready" wait_s "$SP" ready 10
+new_cmd CP "$SP" 'for i in $(seq 40); do sleep 5 & done; wait'
+expect_true "session failed" wait_s "$SP" failed 15
+expect_true "end_reason names pids" grep -q "pids limit (pids=12)" <<< "$(s_field "$SP" end_reason)"
+
+ctx "idle"
+new_session SI 256 64 2
+expect_true "ready" wait_s "$SI" ready 10
+expect_true "expired within 6 s" wait_s "$SI" expired 6
+expect_eq "end_reason" "idle for 2 s" "$(s_field "$SI" end_reason)"
+
+ctx "lifetime"
+new_session SX 256 64 300 4
+expect_true "ready" wait_s "$SX" ready 10
+new_cmd CX "$SX" 'sleep 30'
+expect_true "expired within 8 s while a command runs" wait_s "$SX" expired 8
+expect_eq "end_reason" "max lifetime of 4 s reached" "$(s_field "$SX" end_reason)"
+expect_eq "command cancelled" cancelled "$(c_field "$CX" status)"
+
+# ---- 7. a killed supervisor
+ctx "supervisor killed"
+new_session SK
+expect_true "ready" wait_s "$SK" ready 10
+new_cmd CK "$SK" 'sleep 60'
+expect_true "running" wait_c "$CK" running 10
+SUP=$(pgrep -f -- "--supervise-session $SK")
+SLOTK=$((1000 + $(slot_of "$SK")))
+expect_true "supervisor found" test -n "$SUP"
+kill -KILL $SUP
+sandbox_gone() { ! pgrep -u $((UID_BASE + SLOTK)) > /dev/null; }
+expect_true "the sandbox dies with its supervisor" poll 5 sandbox_gone
+sql "UPDATE sessions SET lease_expires_at = CURRENT_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$SK'"
+expect_true "lost within 5 s of the lease" wait_s "$SK" lost 5
+expect_eq "failure stage execution" execution "$(s_field "$SK" "JSON_VALUE(failure_json, '$.stage')")"
+expect_eq "command lost 125" "lost 125" "$(c_field "$CK" "CONCAT(status, ' ', exit_code)")"
+
+# ---- the end of session 1, and no secret in the runner's log
+ctx "close 1"
+request RC1 "$S1" close '{}'
+expect_true "closed" wait_s "$S1" closed 5
+expect_true "no process of slot $SLOT1 left" fails pgrep -u $((UID_BASE + SLOT1))
+expect_true "the session env value never in the runner log" fails grep -q "s3cr3t-value-77" "$RUNNER_LOG"
+expect_true "session_ended logged" grep -q "event=session_ended" "$RUNNER_LOG"
+finish
