@@ -552,6 +552,8 @@ static void read_agent(struct ses *s)
 			return violation(s, "an invalid frame header");
 		if (rc == 0)
 			break;
+		if (!ap_frame_valid(&f))
+			return violation(s, "a frame whose payload does not fit its type");
 		on_frame(s, &f);
 		off += AP_HDR + f.len;
 	}
