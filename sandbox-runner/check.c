@@ -316,6 +316,61 @@ static void check_slot_uids(struct checker *c, const struct cfg *cfg)
 	     cfg->runner_slots);
 }
 
+/* Session slots (CFG_SESSION_SLOT_BASE + N) are killed wholesale like job slots. */
+static void check_session_uids(struct checker *c, const struct cfg *cfg)
+{
+	long long first = cfg->runner_uid_base + CFG_SESSION_SLOT_BASE;
+
+	for (long long i = 0; i < cfg->runner_max_sessions; i++) {
+		struct passwd *pw = getpwuid((uid_t)(first + i));
+		if (pw != NULL) {
+			item(c, "session-uids", L_FAIL,
+			     "set runner_uid_base to a range no account uses (sessions use base+1000"
+			     " .. base+1000+runner_max_sessions-1)",
+			     "uid %lld (session slot %lld) belongs to the account '%s': the runner"
+			     " kills every process of a slot uid",
+			     first + i, CFG_SESSION_SLOT_BASE + i, pw->pw_name);
+			return;
+		}
+	}
+	item(c, "session-uids", L_OK, NULL, "uids %lld..%lld (%lld session slots) belong to no account",
+	     first, first + cfg->runner_max_sessions - 1, cfg->runner_max_sessions);
+}
+
+/* The agent runs inside every session's sandbox: a file only root can change, and
+ * a static ELF (the sandbox has no host libraries it could count on). */
+static void check_agent(struct checker *c, const struct cfg *cfg)
+{
+	static const char fix[] = "build it: make (build/sandbox-agent) or set runner_agent_path";
+	unsigned char hdr[4] = { 0 };
+	struct stat st;
+	int fd;
+
+	if (cfg->runner_max_sessions == 0) {
+		item(c, "session-agent", L_OK, NULL, "sessions disabled (runner_max_sessions = 0)");
+		return;
+	}
+	fd = open(cfg->runner_agent_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		item(c, "session-agent", L_FAIL, fix, "%s: %s", cfg->runner_agent_path,
+		     strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || !(st.st_mode & 0100))
+		item(c, "session-agent", L_FAIL, fix,
+		     "%s must be a regular executable file owned by root, not group or world"
+		     " writable", cfg->runner_agent_path);
+	else if (read(fd, hdr, sizeof hdr) != (ssize_t)sizeof hdr || memcmp(hdr, "\177ELF", 4) != 0)
+		item(c, "session-agent", L_FAIL, fix, "%s is not an ELF binary",
+		     cfg->runner_agent_path);
+	else
+		item(c, "session-agent", L_OK, NULL, "%s (root-owned ELF, %lld bytes)",
+		     cfg->runner_agent_path, (long long)st.st_size);
+	close(fd);
+}
+
 static void check_state_dir(struct checker *c, const struct cfg *cfg)
 {
 	struct stat st;
@@ -452,6 +507,8 @@ int runner_check(const struct cfg *cfg, enum check_out out)
 	check_tmpfs(&c);
 	check_seccomp(&c);
 	check_binary(&c, "slirp4netns", cfg->slirp4netns_path, 0);
+	check_session_uids(&c, cfg);
+	check_agent(&c, cfg);
 	/* At start-up the dispatcher checks the database itself (it waits out an outage
 	 * and refuses a too small max_allowed_packet, naming it). */
 	if (out != CHECK_LOG)

@@ -308,7 +308,27 @@ static int fill_sessions(struct disp *d)
 	return started;
 }
 
-/* Once a second: expired leases -> lost, sessions nobody took -> failed. */
+/* Free session slots with a workspace left (a supervisor that was killed): cleaned
+ * now rather than at the slot's next use. A live supervisor holds its slot's lock
+ * and removes its own workspace before it lets go. */
+static void clean_free_slots(struct disp *d)
+{
+	for (int n = 0; n < d->cfg->runner_max_sessions; n++) {
+		char path[CFG_PATH_MAX + 64];
+		struct stat st;
+		int fd;
+
+		snprintf(path, sizeof path, "%s/work/slot-%d", d->cfg->runner_state_dir,
+			 session_slot(n));
+		if (lstat(path, &st) < 0 || (fd = take_slot(d->cfg, session_slot(n))) < 0)
+			continue;
+		clean_slot(d, session_slot(n));
+		close(fd);
+	}
+}
+
+/* Once a second: expired leases -> lost, sessions nobody took -> failed, dead
+ * supervisors' slots cleaned. */
 static void recover_sessions(struct disp *d)
 {
 	int n = ss_recover_lost(d->db), m;
@@ -322,6 +342,7 @@ static void recover_sessions(struct disp *d)
 		snprintf(c, sizeof c, "%d", n);
 		log_kv("warn", "sessions_lost", "count", c, (char *)NULL);
 	}
+	clean_free_slots(d);
 	m = ss_fail_unclaimed(d->db, d->cfg->session_start_timeout_seconds);
 	if (m < 0)
 		db_failed(d, "session_fail_unclaimed");

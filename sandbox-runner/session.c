@@ -485,12 +485,13 @@ static void on_spawn_failed(struct ses *s, struct scmd *c, const struct ap_frame
 
 static void check_limits(struct ses *s);
 
-/* A command killed by SIGKILL may be the OOM killer's or the pids limit's victim:
- * then the session ends (failed, the limit named) and the command is cancelled
- * with it, rather than reported as a failure of its own. */
+/* A command that died of a signal (or whose shell reports one: 128+N) may be the
+ * OOM killer's or the pids limit's victim: then the session ends (failed, the
+ * limit named) and the command is cancelled with it, rather than reported as a
+ * failure of its own. */
 static void on_exit_frame(struct ses *s, struct scmd *c, int wst)
 {
-	if (WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL && c->why == WHY_NONE)
+	if (c->why == WHY_NONE && (WIFSIGNALED(wst) || WEXITSTATUS(wst) > 128))
 		check_limits(s);
 	if (s->end_status) {
 		flush_stream(s, c, 0, 1, util_mono_ms());
