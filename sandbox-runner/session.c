@@ -1280,9 +1280,15 @@ static void cleanup(struct ses *s)
 	kill_all(s);
 	if (s->pid > 0)
 		waitpid(s->pid, NULL, 0);
-	/* subreaper: bwrap's orphaned helpers come to us */
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	/* Subreaper: the sandbox's killed processes come to us as zombies (they would
+	 * still count as the slot uid's): reaped until none is left, at most 1 s. */
+	for (int i = 0; i < 100; i++) {
+		pid_t r = waitpid(-1, NULL, WNOHANG);
+		if (r < 0)
+			break;
+		if (r == 0)
+			util_sleep_ms(10);
+	}
 	if (s->cg_on && cg_destroy(&s->cg) < 0)
 		cleanup_failed(s, "process group: its cgroup could not be emptied and removed");
 	close_fd(&s->wsfd);
