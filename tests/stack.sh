@@ -251,21 +251,22 @@ comp_pids() {
         { read -r comm <"$d/comm"; } 2>/dev/null || continue
         [[ $comm == "$name" ]] || continue
         proc_alive "$pid" || continue
+        cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || cmd=
+        # A job's or a session's supervisor is not part of the runner: restarting the
+        # runner must leave running jobs and live sessions alone (DESIGN.md section 7),
+        # whatever directory they inherited. `down` ends them separately.
+        [[ $1 == runner && ( $cmd == *" --supervise "* || $cmd == *" --supervise-session "* ) ]] && continue
         dir=$(readlink "$d/cwd" 2>/dev/null) || dir=
         if [[ $dir == "$cwd" ]]; then
             printf '%s\n' "$pid"
             continue
         fi
-        cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || cmd=
-        # A job's supervisor is not part of the runner: restarting the runner must
-        # leave running jobs alone (DESIGN.md section 7). `down` ends them separately.
-        [[ $1 == runner && $cmd == *" --supervise "* ]] && continue
         [[ $cmd == *"$marker"* ]] && printf '%s\n' "$pid"
     done
     return 0
 }
 
-# Supervisors of this stack's runner (running jobs), for `down`.
+# Supervisors of this stack's runner (running jobs, live sessions), for `down`.
 supervisor_pids() {
     local d pid comm cmd
     for d in /proc/[0-9]*; do
@@ -273,7 +274,7 @@ supervisor_pids() {
         { read -r comm <"$d/comm"; } 2>/dev/null || continue
         [[ $comm == sandbox-runner ]] || continue
         cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
-        [[ $cmd == *"--config $CONF "*" --supervise "* ]] && printf '%s\n' "$pid"
+        [[ $cmd == *"--config $CONF "*" --supervise "* || $cmd == *"--config $CONF "*" --supervise-session "* ]] && printf '%s\n' "$pid"
     done
     return 0
 }
