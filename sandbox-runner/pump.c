@@ -5,6 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
+/* A buffer this large is given back once it is empty (a burst the database lagged
+ * behind, or a large output of a job that stored it live). */
+#define KEEP_CAP (256 * 1024)
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -30,6 +36,16 @@ static int reserve(struct pump_out *o, size_t n)
 	return 0;
 }
 
+static void keep_head(struct pump_out *o, const unsigned char *p, size_t n)
+{
+	size_t room = PUMP_HEAD - o->head_len;
+
+	if (n > room)
+		n = room;
+	memcpy(o->head + o->head_len, p, n);
+	o->head_len += n;
+}
+
 int pump_drain(int *fd, struct pump_out *o)
 {
 	unsigned char tmp[65536];
@@ -37,7 +53,7 @@ int pump_drain(int *fd, struct pump_out *o)
 
 	for (;;) {
 		ssize_t r = read(*fd, tmp, sizeof tmp);
-		size_t keep;
+		size_t keep, total = pump_total(o);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -49,16 +65,45 @@ int pump_drain(int *fd, struct pump_out *o)
 			return hit;
 		}
 		keep = (size_t)r;
-		if (o->len + keep > o->limit) {
-			keep = o->limit - o->len;
+		if (total + keep > o->limit) {
+			keep = o->limit - total;
 			o->trunc = 1;
 			hit = 1;
 		}
+		if (keep == 0)
+			continue;
 		if (reserve(o, keep) < 0)
 			return 1;
+		if (o->len == 0)
+			o->since = util_mono_ms();
+		keep_head(o, tmp, keep);
 		memcpy(o->data + o->len, tmp, keep);
 		o->len += keep;
 	}
+}
+
+void pump_consume(struct pump_out *o, size_t n)
+{
+	if (n > o->len)
+		n = o->len;
+	memmove(o->data, o->data + n, o->len - n);
+	o->len -= n;
+	o->base += n;
+	/* What is left came no earlier than the oldest byte did: `since` stays, so it is
+	 * flushed no later than that byte would have been. */
+	if (o->len > 0)
+		return;
+	o->since = 0;
+	if (o->cap > KEEP_CAP) {
+		free(o->data);
+		o->data = NULL;
+		o->cap = 0;
+	}
+}
+
+size_t pump_total(const struct pump_out *o)
+{
+	return o->base + o->len;
 }
 
 void pump_feed(int *fd, const unsigned char *in, size_t len, size_t *off)

@@ -175,7 +175,7 @@ int store_load(struct db *db, const char *id, struct job *j)
 	memset(j, 0, sizeof *j);
 	snprintf(j->id, sizeof j->id, "%s", id);
 	res = db_query_p(db,
-			 "SELECT command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
+			 "SELECT key_id, command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
 			 " profile_name, wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
 			 " FROM jobs WHERE id = ?",
 			 db_str(id));
@@ -185,6 +185,8 @@ int store_load(struct db *db, const char *id, struct job *j)
 		db_res_free(res);
 		return -1;
 	}
+	snprintf(j->key_id, sizeof j->key_id, "%s",
+		 db_res_s(res, 0, "key_id") ? db_res_s(res, 0, "key_id") : "");
 	j->command = dup_or_null(db_res_s(res, 0, "command"));
 	argv = db_res_s(res, 0, "argv_json");
 	env = db_res_s(res, 0, "env_json");
@@ -266,7 +268,27 @@ int store_heartbeat(struct db *db, const char *id, const char *runner_id, long l
 	return n ? 0 : 1;
 }
 
-static int insert_result(struct db *db, const char *id, const struct job_result *r)
+/* The part of a stream the result transaction writes: bytes [at, at + n) at p, of a
+ * stream of `total` bytes. */
+struct tail {
+	const unsigned char *p;
+	size_t n;
+	long long at, total;
+};
+
+/* Chunks of at most JD_CHUNK_BYTES from offset t->at. */
+static int put_tail(struct db *db, const char *id, int stream, const struct tail *t)
+{
+	for (size_t done = 0; done < t->n; done += JD_CHUNK_BYTES) {
+		size_t n = t->n - done < JD_CHUNK_BYTES ? t->n - done : JD_CHUNK_BYTES;
+		if (jd_append_output(db, id, stream, t->at + (long long)done, t->p + done, n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int insert_result(struct db *db, const char *id, const struct job_result *r,
+			 const struct tail *out, const struct tail *err)
 {
 	char *diag = json_dumps(r->diagnostics, JSON_COMPACT);
 	char *fail = r->failure ? json_dumps(r->failure, JSON_COMPACT) : NULL;
@@ -278,17 +300,17 @@ static int insert_result(struct db *db, const char *id, const struct job_result 
 		      " cpu_ms, memory_peak_bytes, failure_json)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		      db_str(id), db_null_i64(r->exit_code, r->exit_code < 0),
-		      db_null_i64(r->signal, r->signal == 0), db_i64((long long)r->out_len),
-		      db_i64((long long)r->err_len), db_i64(r->out_trunc), db_i64(r->err_trunc),
+		      db_null_i64(r->signal, r->signal == 0), db_i64(out->total),
+		      db_i64(err->total), db_i64(r->out_trunc), db_i64(r->err_trunc),
 		      db_str(diag ? diag : "[]"), db_null_i64(r->wall_ms, r->wall_ms < 0),
 		      db_null_i64(r->cpu_ms, r->cpu_ms < 0),
 		      db_null_i64(r->mem_peak, r->mem_peak < 0), db_str(fail));
 	free(diag);
 	free(fail);
 	if (n >= 0)
-		n = jd_put_output(db, id, JD_STDOUT, r->out, r->out_len);
+		n = put_tail(db, id, JD_STDOUT, out);
 	if (n >= 0)
-		n = jd_put_output(db, id, JD_STDERR, r->err, r->err_len);
+		n = put_tail(db, id, JD_STDERR, err);
 	for (size_t i = 0; n >= 0 && i < r->nartifacts; i++) {
 		n = db_exec_p(db,
 			      "INSERT INTO job_artifacts (job_id, path, size, sha256)"
@@ -302,9 +324,10 @@ static int insert_result(struct db *db, const char *id, const struct job_result 
 	return n < 0 ? -1 : 0;
 }
 
-static long long result_bytes(const struct job_result *r)
+static long long result_bytes(const struct job_result *r, const struct tail *out,
+			      const struct tail *err)
 {
-	long long n = (long long)r->out_len + (long long)r->err_len;
+	long long n = out->total + err->total;
 
 	for (size_t i = 0; i < r->nartifacts; i++)
 		n += (long long)r->artifacts[i].size;
@@ -325,21 +348,109 @@ static const char *db_cause(unsigned err)
 	}
 }
 
-/* running -> a terminal state, while the job is still this runner's: rows changed. */
+/* running -> a terminal state, while the job is still this runner's, with the
+ * streams' final lengths: rows changed. */
 static long long set_terminal(struct db *db, const char *id, const char *runner_id,
-			      enum job_state to)
+			      enum job_state to, long long out_total, long long err_total)
 {
 	return db_exec_p(db,
 			 "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
-			 " lease_expires_at = NULL WHERE id = ? AND state = ? AND runner_id = ?",
-			 STATE(to), db_str(id), STATE(JS_RUNNING), db_str(runner_id));
+			 " lease_expires_at = NULL, stdout_live_bytes = ?, stderr_live_bytes = ?"
+			 " WHERE id = ? AND state = ? AND runner_id = ?",
+			 STATE(to), db_i64(out_total), db_i64(err_total), db_str(id),
+			 STATE(JS_RUNNING), db_str(runner_id));
+}
+
+/* The stored length of both streams of a job, its row locked (inside a
+ * transaction): 0, 1 (no such job), -1. */
+static int live_lengths(struct db *db, const char *id, long long *out, long long *err)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT stdout_live_bytes, stderr_live_bytes FROM jobs"
+					" WHERE id = ? FOR UPDATE",
+					db_str(id));
+	int rc;
+
+	if (res == NULL)
+		return -1;
+	rc = db_res_rows(res) == 1 ? 0 : 1;
+	*out = rc == 0 ? db_res_i(res, 0, "stdout_live_bytes", 0) : 0;
+	*err = rc == 0 ? db_res_i(res, 0, "stderr_live_bytes", 0) : 0;
+	db_res_free(res);
+	return rc;
+}
+
+long long store_max_packet(struct db *db)
+{
+	struct db_res *res = db_querya(db, "SELECT @@max_allowed_packet", NULL, 0);
+	long long v;
+
+	if (res == NULL)
+		return -1;
+	v = db_res_int(res, 0, 0, 0);
+	db_res_free(res);
+	return v;
+}
+
+int store_append(struct db *db, const struct job *j, const char *runner_id, int stream,
+		 long long off, const void *data, size_t len, long long *stored)
+{
+	/* Two fixed texts: the column is never built from a value. */
+	static const char *const bump[] = {
+		"UPDATE jobs SET stdout_live_bytes = stdout_live_bytes + ?,"
+		" stored_bytes = stored_bytes + ? WHERE id = ? AND state = ? AND runner_id = ?"
+		" AND stdout_live_bytes = ?",
+		"UPDATE jobs SET stderr_live_bytes = stderr_live_bytes + ?,"
+		" stored_bytes = stored_bytes + ? WHERE id = ? AND state = ? AND runner_id = ?"
+		" AND stderr_live_bytes = ?",
+	};
+	struct db_res *res;
+	long long n;
+	int mine;
+
+	*stored = off;
+	if (len == 0 || len > JD_CHUNK_BYTES || (stream != JD_STDOUT && stream != JD_STDERR))
+		return -1;
+	if (db_begin(db) < 0)
+		return -1;
+	n = db_exec_p(db, bump[stream - 1], db_i64((long long)len), db_i64((long long)len),
+		      db_str(j->id), STATE(JS_RUNNING), db_str(runner_id), db_i64(off));
+	if (n == 1) {
+		if (jd_append_output(db, j->id, stream, off, data, len) < 0 ||
+		    jd_add_stored(db, j->key_id, (long long)len) < 0) {
+			db_rollback(db);
+			return -1;
+		}
+		if (db_commit(db) < 0)
+			return -1; /* committed or not: the next call's UPDATE tells */
+		*stored = off + (long long)len;
+		return 0;
+	}
+	db_rollback(db);
+	if (n < 0)
+		return -1;
+	/* Not ours, or the stored length moved (a COMMIT we did not hear back from). */
+	res = db_query_p(db,
+			 "SELECT state, runner_id, stdout_live_bytes, stderr_live_bytes FROM jobs"
+			 " WHERE id = ?",
+			 db_str(j->id));
+	if (res == NULL)
+		return -1;
+	mine = db_res_rows(res) == 1 && js_parse(db_res_s(res, 0, "state")) == JS_RUNNING &&
+	       db_res_s(res, 0, "runner_id") && strcmp(db_res_s(res, 0, "runner_id"), runner_id) == 0;
+	if (mine)
+		*stored = db_res_i(res, 0, stream == JD_STDOUT ? "stdout_live_bytes"
+							       : "stderr_live_bytes", 0);
+	db_res_free(res);
+	return mine ? 2 : 1;
 }
 
 /* The small result of a job the service failed: one diagnostic and failure (the
  * same fields as the supervisor's, sandbox-runner/supervise.c failure_json). */
 static int insert_failure(struct db *db, const char *id, int exit_code, const char *diagnostic,
 			  enum job_stage stage, const char *instance, const char *runtime,
-			  const char *cleanup, const char *error)
+			  const char *cleanup, const char *error, long long out_bytes,
+			  long long err_bytes)
 {
 	json_t *d = json_pack("[s]", diagnostic);
 	json_t *f = json_pack("{s:s, s:s, s:s?, s:s, s:n, s:s}", "stage", js_stage_name(stage),
@@ -351,9 +462,10 @@ static int insert_failure(struct db *db, const char *id, int exit_code, const ch
 
 	if (dj && fj)
 		n = db_exec_p(db,
-			      "INSERT INTO job_results (job_id, exit_code, diagnostics_json,"
-			      " failure_json) VALUES (?, ?, ?, ?)",
-			      db_str(id), db_i64(exit_code), db_str(dj), db_str(fj));
+			      "INSERT INTO job_results (job_id, exit_code, stdout_bytes, stderr_bytes,"
+			      " diagnostics_json, failure_json) VALUES (?, ?, ?, ?, ?, ?)",
+			      db_str(id), db_i64(exit_code), db_i64(out_bytes), db_i64(err_bytes),
+			      db_str(dj), db_str(fj));
 	free(dj);
 	free(fj);
 	json_decref(d);
@@ -362,28 +474,33 @@ static int insert_failure(struct db *db, const char *id, int exit_code, const ch
 }
 
 /* A result the database refuses for what it is (not for the moment) would be refused
- * on every retry: the job ends `error` 125 with a small result naming the cause. */
+ * on every retry: the job ends `error` 125 with a small result naming the cause. The
+ * output stored while it ran stays (as for a lost job): the result counts it. */
 static int finish_unstorable(struct db *db, const char *id, const char *runner_id,
 			     unsigned err)
 {
 	const struct js_outcome_row *row = js_outcome(JO_UNSTORABLE);
 	char diag[256], error[160];
-	long long n;
+	long long n, out = 0, errb = 0;
 
 	snprintf(diag, sizeof diag, "%s: %s (database error %u)", row->diagnostic, db_cause(err),
 		 err);
 	snprintf(error, sizeof error, "%s (database error %u)", db_cause(err), err);
 	if (db_begin(db) < 0)
 		return -1;
-	n = set_terminal(db, id, runner_id, row->state);
+	n = live_lengths(db, id, &out, &errb);
+	if (n == 0)
+		n = set_terminal(db, id, runner_id, row->state, out, errb);
+	else if (n == 1)
+		n = 0;
 	if (n == 0) {
 		db_rollback(db);
 		return 1;
 	}
 	if (n < 0 ||
 	    insert_failure(db, id, row->code, diag, STAGE_RESULT_STORE, JS_INSTANCE_EXITED,
-			   runner_id, JS_CLEANUP_COMPLETED, error) < 0 ||
-	    jd_settle(db, id, 0) < 0 ||
+			   runner_id, JS_CLEANUP_COMPLETED, error, out, errb) < 0 ||
+	    jd_settle(db, id, out + errb) < 0 ||
 	    add_event(db, id, JS_RUNNING, row->state, runner_id, "result not storable") < 0) {
 		db_rollback(db);
 		return -1;
@@ -402,28 +519,44 @@ static long long largest_piece(const struct job_result *r)
 	return (long long)(m > JD_CHUNK_BYTES ? JD_CHUNK_BYTES : m);
 }
 
-static long long server_packet(struct db *db)
-{
-	struct db_res *res = db_querya(db, "SELECT @@max_allowed_packet", NULL, 0);
-	long long v;
-
-	if (res == NULL)
-		return -1;
-	v = db_res_int(res, 0, 0, 0);
-	db_res_free(res);
-	return v;
-}
-
 /* A supervisor stores one result: the permanent error seen on an earlier attempt (the
  * connection may have died with it, as for a packet over max_allowed_packet) makes the
  * next attempt, on a new connection, store the small error result directly. */
 static char unstorable_job[UUID_STR_LEN];
 static unsigned unstorable_err;
 
+/* What the result transaction writes of a stream the supervisor holds from `off`
+ * (p, len), `stored` bytes of it being stored: the rest, no byte twice, no gap. */
+static void plan_tail(const char *id, const char *stream, long long stored,
+		      const unsigned char *p, size_t len, long long off, struct tail *t)
+{
+	if (stored >= off && stored <= off + (long long)len) {
+		t->p = p + (stored - off);
+		t->n = len - (size_t)(stored - off);
+		t->at = stored;
+		t->total = off + (long long)len;
+		return;
+	}
+	/* Only this supervisor appends to its job's streams: this is a bug or a hand
+	 * edit. What is stored stays consistent with its count. */
+	{
+		char a[24], b[24];
+		snprintf(a, sizeof a, "%lld", stored);
+		snprintf(b, sizeof b, "%lld", off);
+		log_kv("error", "output_mismatch", "job", id, "stream", stream, "stored", a,
+		       "expected", b, (char *)NULL);
+	}
+	t->p = p;
+	t->n = 0;
+	t->at = stored;
+	t->total = stored;
+}
+
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r)
 {
-	long long n;
+	struct tail out, errt;
+	long long n, so = r->out_off, se = r->err_off;
 	unsigned err;
 
 	if (strcmp(unstorable_job, id) == 0)
@@ -431,7 +564,7 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 	/* A statement over the server's max_allowed_packet makes the server drop the
 	 * connection, which looks like an outage from here: check the size first. */
 	if (largest_piece(r) > 32768) {
-		long long have = server_packet(db), need = largest_piece(r) + JD_PACKET_OVERHEAD;
+		long long have = store_max_packet(db), need = largest_piece(r) + JD_PACKET_OVERHEAD;
 		if (have < 0)
 			return -1;
 		if (have < need) {
@@ -445,12 +578,23 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 	}
 	if (db_begin(db) < 0)
 		return -1;
-	n = set_terminal(db, id, runner_id, r->state);
+	/* After live flushes, what is stored is read under the row lock: a chunk whose
+	 * COMMIT answer was lost is not written twice. A job that never flushed (most
+	 * finish within 50 ms) skips the read. */
+	n = r->live ? live_lengths(db, id, &so, &se) : 0;
+	if (n != 0) {
+		db_rollback(db);
+		return n < 0 ? -1 : 1;
+	}
+	plan_tail(id, "stdout", so, r->out, r->out_len, r->out_off, &out);
+	plan_tail(id, "stderr", se, r->err, r->err_len, r->err_off, &errt);
+	n = set_terminal(db, id, runner_id, r->state, out.total, errt.total);
 	if (n == 0) {
 		db_rollback(db);
 		return 1;
 	}
-	if (n >= 0 && insert_result(db, id, r) == 0 && jd_settle(db, id, result_bytes(r)) == 0 &&
+	if (n >= 0 && insert_result(db, id, r, &out, &errt) == 0 &&
+	    jd_settle(db, id, result_bytes(r, &out, &errt)) == 0 &&
 	    add_event(db, id, JS_RUNNING, r->state, runner_id, "finished") == 0)
 		return db_commit(db) < 0 ? -1 : 0;
 	err = db_errno(db);
@@ -481,7 +625,7 @@ int store_recover_lost(struct db *db)
 		return -1;
 	for (size_t i = 0; i < db_res_rows(res); i++) {
 		const char *id = db_res_s(res, i, "id");
-		long long n;
+		long long n, out = 0, err = 0;
 
 		if (db_begin(db) < 0)
 			break;
@@ -490,11 +634,12 @@ int store_recover_lost(struct db *db)
 			      " lease_expires_at = NULL WHERE id = ? AND state = ?"
 			      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
 			      STATE(row->state), db_str(id), STATE(JS_RUNNING));
-		if (n == 1 &&
+		/* The row is locked now: no chunk can follow the lengths read. */
+		if (n == 1 && live_lengths(db, id, &out, &err) == 0 &&
 		    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION,
 				   JS_INSTANCE_UNKNOWN, db_res_s(res, i, "runner_id"),
-				   JS_CLEANUP_UNKNOWN, "lease expired") == 0 &&
-		    jd_settle(db, id, 0) == 0 &&
+				   JS_CLEANUP_UNKNOWN, "lease expired", out, err) == 0 &&
+		    jd_settle(db, id, out + err) == 0 &&
 		    add_event(db, id, JS_RUNNING, row->state, "lease-recovery", "lease expired") == 0 &&
 		    db_commit(db) == 0) {
 			count++;

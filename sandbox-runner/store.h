@@ -20,6 +20,7 @@ struct job_file_in {
 
 struct job {
 	char id[UUID_STR_LEN];
+	char key_id[40];          /* whose stored bytes the job's output counts against */
 	char *command;            /* NULL when argv */
 	json_t *argv;             /* NULL when command */
 	json_t *env;
@@ -38,8 +39,13 @@ struct job_result {
 	enum job_state state;     /* terminal */
 	int exit_code;            /* -1: NULL */
 	int signal;               /* 0: NULL */
+	/* What of each stream is not stored yet: bytes [out_off, out_off + out_len) of
+	 * stdout (the supervisor stored [0, out_off) while the job ran, store_append),
+	 * the same for stderr. out_off + out_len is the stream's total. */
 	const unsigned char *out, *err;
 	size_t out_len, err_len;
+	long long out_off, err_off;
+	int live;                 /* store_append was tried for this job: read what it stored */
 	int out_trunc, err_trunc;
 	json_t *diagnostics;      /* array of strings (borrowed) */
 	json_t *failure;          /* object or NULL (borrowed) */
@@ -58,14 +64,27 @@ void store_job_free(struct job *j);
 /* Renews the lease and reads the cancel flag: 0, 1 (the job is no longer ours), -1. */
 int store_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,
 		    int *cancel);
+/* Stores one chunk (at most JD_CHUNK_BYTES) of a running job's stdout (1) or stderr
+ * (2) at offset off, in one transaction with the stream's stored length
+ * (jobs.stdout_live_bytes/stderr_live_bytes, which must be off) and the job's and its
+ * key's stored bytes. 0: stored, *stored = off + len. 1: the job is not ours any more
+ * (nothing written). 2: the stored length is not off (*stored says what it is: a
+ * chunk whose COMMIT answer was lost did commit; nothing written). -1: DB error (the
+ * outcome of a failed COMMIT is unknown: the next call finds out). */
+int store_append(struct db *db, const struct job *j, const char *runner_id, int stream,
+		 long long off, const void *data, size_t len, long long *stored);
+/* The server's max_allowed_packet for this connection, or -1. */
+long long store_max_packet(struct db *db);
 /* Terminal state + result + artifacts + event, in one transaction: 0, 1 (not ours
- * any more: nothing written), -1 (DB error: retry). */
+ * any more: nothing written), -1 (DB error: retry). Only the part of the output not
+ * stored yet is written (r->out_off, r->live); the totals go to job_results. */
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r);
 /* The digest of the profile the job runs under, while it is ours: 0, or -1. */
 int store_set_profile(struct db *db, const char *id, const char *runner_id,
 		      const char *digest);
-/* Marks running jobs whose lease expired as lost: count, or -1. */
+/* Marks running jobs whose lease expired as lost: count, or -1. A lost job keeps the
+ * output its supervisor stored while it ran (its stored bytes and result say so). */
 int store_recover_lost(struct db *db);
 /* State of a job, for --once waiting: 0 and state filled, -1. */
 int store_state(struct db *db, const char *id, enum job_state *state);

@@ -2,9 +2,17 @@
  * workspace (workspace.c), limits (cgroup.c), start bwrap as the slot uid
  * (sandbox.c, profile.c, scfilter.c; net.c for network jobs), then one poll loop
  * that pumps output (pump.c), reads bwrap's status (bwstatus.c) and enforces wall
- * clock, cgroup limits, heartbeat and cancellation; collect artifacts, clean up,
- * map the outcome (outcome.c) and store the result (store.c), retrying transient
- * faults (retry.c). */
+ * clock, cgroup limits, heartbeat and cancellation, and stores the output as it
+ * arrives (live output, below); collect artifacts, clean up, map the outcome
+ * (outcome.c) and store the result (store.c), retrying transient faults (retry.c).
+ *
+ * Live output: from the job's 50th ms on, a stream whose oldest pending byte is 50 ms
+ * old, or that has 64 KiB pending, is stored (store_append: one chunk of at most
+ * JD_CHUNK_BYTES per transaction, with the stream's stored length and the job's and
+ * key's stored bytes) and leaves memory. A job that ends within 50 ms stores its
+ * output with its result only, as before. A failed flush keeps the bytes pending (at
+ * most output_bytes per stream) and is retried every 500 ms; the result transaction
+ * writes whatever is still pending, starting at what the database says is stored. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -29,6 +37,7 @@
 #include "bwstatus.h"
 #include "cgroup.h"
 #include "fault.h"
+#include "jobdata.h"
 #include "log.h"
 #include "net.h"
 #include "outcome.h"
@@ -46,6 +55,11 @@
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
 #define CG_CHECK_MS 50
 #define START_BACKOFF_CAP_MS 1000 /* the reference's cap */
+#define FLUSH_MS 50               /* age of the oldest pending byte that flushes a stream */
+#define FLUSH_BYTES (64 * 1024)   /* pending bytes that flush a stream */
+#define FLUSH_RETRY_MS 500        /* after a failed flush (the database is away) */
+
+enum live { LIVE_UNKNOWN, LIVE_ON, LIVE_OFF };
 
 struct sup {
 	const struct cfg *cfg;
@@ -64,6 +78,9 @@ struct sup {
 	enum stop_reason reason;
 	int status_known, code;
 	struct pump_out out, err;
+	enum live live;                /* LIVE_OFF: everything waits for the result */
+	int live_tried;                /* a flush was attempted: the result reads what is stored */
+	double flush_retry_at;         /* no flush before this (monotonic ms) */
 	double t0;
 	pid_t slirp;
 	struct bw_status bst; /* bwrap's --json-status-fd */
@@ -545,6 +562,99 @@ static void pump_io(struct sup *s, struct fds *f, size_t *in_off)
 		pump_feed(&f->in[1], s->job.stdin_buf, s->job.stdin_len, in_off);
 }
 
+static int flush_due(const struct pump_out *o, double now)
+{
+	return o->len >= FLUSH_BYTES || (o->len > 0 && now - o->since >= FLUSH_MS);
+}
+
+/* Stores what o holds, chunk by chunk: 0, or -1 (the rest stays pending). */
+static int flush_stream(struct sup *s, int stream, struct pump_out *o)
+{
+	while (o->len > 0) {
+		size_t n = o->len < JD_CHUNK_BYTES ? o->len : JD_CHUNK_BYTES;
+		long long base = (long long)o->base, stored;
+		int rc;
+
+		s->live_tried = 1;
+		rc = store_append(s->db, &s->job, s->runner_id, stream, base, o->data, n, &stored);
+		if (rc == 0 || (rc == 2 && stored > base && stored <= base + (long long)o->len)) {
+			/* rc 2: an earlier chunk did commit although we never heard so */
+			pump_consume(o, (size_t)(stored - base));
+			continue;
+		}
+		if (rc == 1) { /* marked lost or taken over: nobody wants this output */
+			s->live = LIVE_OFF;
+			stop(s, STOP_CANCEL);
+		} else if (rc == 2) {
+			/* only this supervisor appends: the result settles what is stored */
+			log_kv("error", "live_output_mismatch", "job", s->job.id, (char *)NULL);
+			s->live = LIVE_OFF;
+		} else {
+			log_attempt(s, "output_flush", 1, 1, "db", 1);
+			db_drop_if_lost(s);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* Live output only where the server takes a whole chunk (the dispatcher checked at
+ * its start; max_allowed_packet may have shrunk since): else everything goes with the
+ * result, whose own check names the cause. 0, or -1 (ask again later). */
+static int live_check(struct sup *s)
+{
+	long long have = store_max_packet(s->db);
+
+	if (have < 0) {
+		db_drop_if_lost(s);
+		return -1;
+	}
+	s->live = have >= JD_CHUNK_BYTES + JD_PACKET_OVERHEAD ? LIVE_ON : LIVE_OFF;
+	if (s->live == LIVE_OFF)
+		log_kv("warn", "live_output_off", "job", s->job.id, "reason",
+		       "max_allowed_packet below one chunk", (char *)NULL);
+	return 0;
+}
+
+/* Stores the streams that are due (never during the job's first FLUSH_MS). */
+static void flush_live(struct sup *s, double now)
+{
+	int out, err;
+
+	if (s->local || s->live == LIVE_OFF || now - s->t0 < FLUSH_MS || now < s->flush_retry_at)
+		return;
+	out = flush_due(&s->out, now);
+	err = flush_due(&s->err, now);
+	if (!out && !err)
+		return;
+	if (db_ready(s) < 0 || (s->live == LIVE_UNKNOWN && live_check(s) < 0) ||
+	    (out && s->live == LIVE_ON && flush_stream(s, JD_STDOUT, &s->out) < 0) ||
+	    (err && s->live == LIVE_ON && flush_stream(s, JD_STDERR, &s->err) < 0))
+		s->flush_retry_at = util_mono_ms() + FLUSH_RETRY_MS;
+}
+
+/* How long the loop may sleep before a pending stream is due: at most cap ms. */
+static int flush_wait_ms(const struct sup *s, double now, int cap)
+{
+	const struct pump_out *o[2] = { &s->out, &s->err };
+	double ms = cap;
+
+	if (s->local || s->live == LIVE_OFF)
+		return cap;
+	for (int i = 0; i < 2; i++) {
+		double at = o[i]->since + FLUSH_MS;
+		if (o[i]->len == 0)
+			continue;
+		if (at < s->t0 + FLUSH_MS)
+			at = s->t0 + FLUSH_MS;
+		if (at < s->flush_retry_at)
+			at = s->flush_retry_at;
+		if (at - now < ms)
+			ms = at - now;
+	}
+	return ms <= 0 ? 0 : (int)ms + 1;
+}
+
 static void settle_status(struct sup *s, int wst);
 
 /* Until bwrap has exited and the output pipes are drained: wall clock, cgroup
@@ -563,7 +673,8 @@ static void run_loop(struct sup *s, struct fds *f)
 	while (!exited || f->out[0] >= 0 || f->err[0] >= 0) {
 		double now;
 
-		wait_io(f, exited ? -1 : pidfd, exited ? 20 : CG_CHECK_MS);
+		wait_io(f, exited ? -1 : pidfd,
+			exited ? 20 : flush_wait_ms(s, util_mono_ms(), CG_CHECK_MS));
 		pump_io(s, f, &in_off);
 		if (!exited && wait4(s->pid, &wst, WNOHANG, &s->ru) == s->pid) {
 			exited = 1;
@@ -580,6 +691,8 @@ static void run_loop(struct sup *s, struct fds *f)
 			check_cgroup(s);
 			next_cg = now + CG_CHECK_MS;
 		}
+		if (!exited)
+			flush_live(s, now);
 		if (!exited && now >= next_hb) {
 			heartbeat(s);
 			next_hb = util_mono_ms() + HEARTBEAT_MS;
@@ -610,8 +723,8 @@ static void settle_status(struct sup *s, int wst)
 	if (!s->bst.have_pid && s->reason == STOP_NONE) {
 		/* bwrap failed before starting the command: its stderr says why */
 		char raw[200], msg[400];
-		snprintf(raw, sizeof raw, "%.*s", (int)(s->err.len < 190 ? s->err.len : 190),
-			 s->err.data ? (const char *)s->err.data : "");
+		snprintf(raw, sizeof raw, "%.*s", (int)(s->err.head_len < 190 ? s->err.head_len : 190),
+			 (const char *)s->err.head);
 		raw[strcspn(raw, "\n")] = '\0';
 		/* bwrap's words, but they may quote a request's path (cwd): escaped */
 		an_escape(msg, sizeof msg, raw);
@@ -759,6 +872,8 @@ static void finish(struct sup *s, struct artifact *arts, size_t narts)
 	r.signal = o.signal;
 	r.out = s->out.data, r.out_len = s->out.len, r.out_trunc = s->out.trunc;
 	r.err = s->err.data, r.err_len = s->err.len, r.err_trunc = s->err.trunc;
+	r.out_off = (long long)s->out.base, r.err_off = (long long)s->err.base;
+	r.live = s->live_tried;
 	r.diagnostics = s->diag;
 	r.failure = fail;
 	r.wall_ms = s->pid > 0 ? (long long)(util_mono_ms() - s->t0) : -1;
