@@ -804,8 +804,8 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
 	res = query_scoped(db, who,
-			   "SELECT j.state, r.stdout_bytes, r.stderr_bytes FROM jobs j"
-			   " LEFT JOIN job_results r ON r.job_id = j.id",
+			   "SELECT j.state, j.stdout_live_bytes, j.stderr_live_bytes, r.stdout_bytes,"
+			   " r.stderr_bytes FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id",
 			   id, "");
 	if (res == NULL)
 		return JOBS_DB;
@@ -813,10 +813,24 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 		db_res_free(res);
 		return JOBS_NOT_FOUND;
 	}
+	/* A running job's stored length counts only committed chunks (the runner updates
+	 * it in the chunk's transaction); once the job ended its result has the totals. */
 	out->terminal = js_is_terminal(js_parse(db_res_s(res, 0, "state"))) &&
 			db_res_s(res, 0, "stdout_bytes") != NULL;
-	out->total = db_res_i(res, 0, stream == JD_STDOUT ? "stdout_bytes" : "stderr_bytes", 0);
+	out->total = db_res_i(res, 0,
+			      out->terminal ? (stream == JD_STDOUT ? "stdout_bytes" : "stderr_bytes")
+			      : stream == JD_STDOUT ? "stdout_live_bytes"
+						    : "stderr_live_bytes",
+			      0);
 	db_res_free(res);
+	/* Never past the length just read: a chunk committed since then is not counted
+	 * in total_bytes, and would make the answer disagree with itself. */
+	if (off >= out->total) {
+		out->data = malloc(1);
+		return out->data ? JOBS_OK : JOBS_DB;
+	}
+	if (limit > out->total - off)
+		limit = out->total - off;
 	if (jd_read_output(db, id, stream, off, limit, &out->data, &out->len) < 0)
 		return JOBS_DB;
 	return JOBS_OK;

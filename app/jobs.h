@@ -65,10 +65,11 @@ enum jobs_rc jobs_artifact(struct db *db, const struct identity *who, const char
 struct jobs_slice {
 	unsigned char *data; /* malloc'd, free it */
 	size_t len;
-	long long total;     /* the stream's stored size */
-	int terminal;        /* the job ended and its result is stored */
+	long long total;     /* the stream's stored size: so far while the job runs */
+	int terminal;        /* the job ended and its result is stored: total is final */
 };
-/* Bytes [off, off + limit) of a visible job's stdout (1) or stderr (2). */
+/* Bytes [off, off + limit) of a visible job's stdout (1) or stderr (2), never past
+ * `total` (a running job's stored length, read first; those bytes never change). */
 enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *id, int stream,
 			 long long off, long long limit, struct jobs_slice *out);
 

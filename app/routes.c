@@ -548,16 +548,43 @@ static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity
 #define OUTPUT_LIMIT_DEFAULT 65536
 #define OUTPUT_LIMIT_MAX 1048576
 
-/* GET /v1/jobs/{id}/output/{stdout|stderr}?offset=N&limit=M[&encoding=base64]: a
- * bounded byte range of one stream as JSON. */
+/* The slice of a stream at off, after waiting up to secs seconds for bytes there or
+ * the job's end, when it had neither and a long-poll slot is free for this key (else
+ * at once). Polls every 10..20 ms (a candidate for the shared waiter of poll_job). */
+static enum jobs_rc wait_output(struct api_ctx *ctx, const struct identity *who, const char *id,
+				int sid, long long off, long long limit, long long secs,
+				struct jobs_slice *sl)
+{
+	enum jobs_rc rc = jobs_output(ctx->db, who, id, sid, off, limit, sl);
+	double deadline = util_mono_ms() + 1000.0 * (double)secs;
+	long delay = 10;
+
+	if (rc != JOBS_OK || secs <= 0 || sl->len > 0 || sl->terminal ||
+	    !wait_slot_take(ctx, who))
+		return rc;
+	while (!*ctx->stop && util_mono_ms() < deadline) {
+		util_sleep_ms(delay);
+		delay = delay + 5 > 20 ? 20 : delay + 5;
+		free(sl->data);
+		rc = jobs_output(ctx->db, who, id, sid, off, limit, sl);
+		if (rc != JOBS_OK || sl->len > 0 || sl->terminal)
+			break;
+	}
+	ctx->board->waiting[ctx->slot] = 0;
+	return rc;
+}
+
+/* GET /v1/jobs/{id}/output/{stdout|stderr}?offset=N&limit=M[&encoding=base64][&wait=S]:
+ * a bounded byte range of one stream as JSON; of a running job, what is stored so far
+ * (eof false until the job has ended and the range reaches its total). */
 static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		     const struct route_args *a)
 {
 	const char *id = a->id, *stream = a->rest;
-	static const char *const names[] = { "offset", "limit", "encoding", NULL };
-	char vals[3][128] = { "", "", "" };
-	int present[3] = { 0, 0, 0 }, sid, b64;
-	long long off = 0, limit = OUTPUT_LIMIT_DEFAULT;
+	static const char *const names[] = { "offset", "limit", "encoding", "wait", NULL };
+	char vals[4][128] = { "", "", "", "" };
+	int present[4] = { 0, 0, 0, 0 }, sid, b64;
+	long long off = 0, limit = OUTPUT_LIMIT_DEFAULT, wait = 0;
 	struct jobs_slice sl;
 	enum jobs_rc rc;
 	json_t *o;
@@ -587,7 +614,12 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 				"encoding", NULL);
 		return;
 	}
-	rc = jobs_output(ctx->db, who, id, sid, off, limit, &sl);
+	if (present[3] && util_parse_ll(vals[3], 0, WAIT_MAX_SECONDS, &wait) < 0) {
+		http_send_error(r, 400, "invalid_request",
+				"wait must be an integer number of seconds from 0 to 30", "wait", NULL);
+		return;
+	}
+	rc = wait_output(ctx, who, id, sid, off, limit, wait, &sl);
 	if (send_failed(ctx, r, rc))
 		return;
 	b64 = (present[2] && strcmp(vals[2], "base64") == 0) ||
