@@ -209,24 +209,70 @@ static int load_artifacts(struct db *db, struct job_set *s)
 	return rc;
 }
 
-/* First-chunk prefixes of both streams: the views point into the result. */
+/* Keeps buf (a view points into it) in the set; frees it on failure. */
+static int keep_buf(struct job_set *s, unsigned char *buf)
+{
+	unsigned char **more = realloc(s->bufs, (s->nbufs + 1) * sizeof *more);
+
+	if (more == NULL) {
+		free(buf);
+		return -1;
+	}
+	s->bufs = more;
+	s->bufs[s->nbufs++] = buf;
+	return 0;
+}
+
+/* One stream's prefix from rows [i, j) of res (its chunks below the cap, in order):
+ * a single chunk is pointed at in the result, several (output stored live, as it
+ * came) are joined in a buffer kept in the set. */
+static int take_prefix(struct job_set *s, struct db_res *res, size_t i, size_t j)
+{
+	struct job_view *v = find_view(s, db_res_s(res, i, "job_id"));
+	const unsigned char *data = (const unsigned char *)db_res_s(res, i, "data");
+	size_t len = db_res_l(res, i, "data");
+
+	if (v == NULL)
+		return 0;
+	if (j - i > 1) {
+		unsigned char *buf;
+
+		len = 0;
+		for (size_t k = i; k < j; k++)
+			len += db_res_l(res, k, "data");
+		buf = malloc(len + 1);
+		if (buf == NULL || keep_buf(s, buf) < 0)
+			return -1;
+		len = 0;
+		for (size_t k = i; k < j; k++) {
+			memcpy(buf + len, db_res_s(res, k, "data"), db_res_l(res, k, "data"));
+			len += db_res_l(res, k, "data");
+		}
+		data = buf;
+	}
+	if (db_res_i(res, i, "stream", 0) == JD_STDOUT)
+		v->out = data, v->out_len = len;
+	else
+		v->err = data, v->err_len = len;
+	return 0;
+}
+
+/* Prefixes of both streams (rows ordered by job, stream, offset): the views point
+ * into the result or into buffers of the set. */
 static int take_prefixes(struct job_set *s, struct db_res *res)
 {
+	size_t rows = db_res_rows(res);
+
 	if (keep_res(s, res) < 0)
 		return -1;
-	for (size_t i = 0; i < db_res_rows(res); i++) {
-		struct job_view *v = find_view(s, db_res_s(res, i, "job_id"));
-		const unsigned char *data = (const unsigned char *)db_res_s(res, i, "data");
-
-		if (v == NULL)
-			continue;
-		if (db_res_i(res, i, "stream", 0) == JD_STDOUT) {
-			v->out = data;
-			v->out_len = db_res_l(res, i, "data");
-		} else {
-			v->err = data;
-			v->err_len = db_res_l(res, i, "data");
-		}
+	for (size_t i = 0, j; i < rows; i = j) {
+		for (j = i + 1; j < rows &&
+				strcmp(db_res_s(res, j, "job_id"), db_res_s(res, i, "job_id")) == 0 &&
+				db_res_i(res, j, "stream", 0) == db_res_i(res, i, "stream", 0);
+		     j++)
+			;
+		if (take_prefix(s, res, i, j) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -235,15 +281,11 @@ static int take_prefixes(struct job_set *s, struct db_res *res)
 static int read_prefix(struct db *db, struct job_set *s, struct job_view *v, int stream,
 		       long long cap)
 {
-	unsigned char **more = realloc(s->bufs, (s->nbufs + 1) * sizeof *more), *buf;
+	unsigned char *buf;
 	size_t len;
 
-	if (more == NULL)
+	if (jd_read_output(db, v->id, stream, 0, cap, &buf, &len) < 0 || keep_buf(s, buf) < 0)
 		return -1;
-	s->bufs = more;
-	if (jd_read_output(db, v->id, stream, 0, cap, &buf, &len) < 0)
-		return -1;
-	s->bufs[s->nbufs++] = buf;
 	if (stream == JD_STDOUT)
 		v->out = buf, v->out_len = len;
 	else
@@ -267,12 +309,13 @@ static int load_outputs(struct db *db, struct job_set *s, long long cap)
 		if (s->v[i].has_result && (s->v[i].out_total > 0 || s->v[i].err_total > 0))
 			ids[n++] = s->v[i].id;
 	if (n > 0 && cap <= JD_CHUNK_BYTES) {
-		/* Every prefix lies in the first chunk of its stream. */
-		struct db_param pre[1] = { db_i64(cap) };
+		/* The chunks below the cap, only their part below it (a stream stored live
+		 * has many small chunks; one stored at the end, one chunk of up to 1 MiB). */
+		struct db_param pre[2] = { db_i64(cap), db_i64(cap) };
 		rc = query_ids(db,
-			       "SELECT job_id, stream, SUBSTRING(data, 1, ?) AS data"
-			       " FROM job_output WHERE off = 0 AND job_id",
-			       "", pre, 1, ids, n, take_prefixes, s);
+			       "SELECT job_id, stream, SUBSTRING(data, 1, ? - off) AS data"
+			       " FROM job_output WHERE off < ? AND job_id",
+			       " ORDER BY job_id, stream, off", pre, 2, ids, n, take_prefixes, s);
 	} else {
 		for (size_t i = 0; rc == 0 && i < n; i++) {
 			struct job_view *v = find_view(s, ids[i]);
