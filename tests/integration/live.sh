@@ -14,8 +14,8 @@
 #      past its last line returns eof when the job ends.
 #   3. output_bytes with live flushing: exactly output_bytes stored, output_limit.
 #   4. a fast job (echo) stores one chunk per non-empty stream.
-#   5. 8 MiB of output arrives complete and in order (sha256 of the ranges read back),
-#      no chunk over 1 MiB.
+#   5. 8 MiB of output (two halves 200 ms apart) arrives complete and in order (sha256
+#      of the ranges read back), no chunk over 1 MiB.
 #   6. a job whose runner loses it keeps (and counts) the output stored until then.
 #   7. storage: the key's stored bytes equal the sum of its jobs' stored_bytes, which
 #      equals the bytes in their chunks. wait outside 0..30 is a 400 naming it.
@@ -182,9 +182,10 @@ expect_eq "one chunk per non-empty stream" "1 1" "$(chunks "$J4" 1) $(chunks "$J
 
 # ====================================================================== 5. 8 MiB
 ctx "live: 8 MiB of output"
-submit '{"command":"seq 1 2000000 | head -c 8388608","limits":{"output_bytes":9000000,"wall_seconds":60}}'
+# Two halves 200 ms apart: the first is stored live, the second live or with the result.
+submit '{"command":"seq 1 2000000 | head -c 4194304; sleep 0.2; seq 2000000 | head -c 4194304","limits":{"output_bytes":9000000,"wall_seconds":60}}'
 J5=$JOB
-want=$(seq 1 2000000 | head -c 8388608 | sha256sum)
+want=$( (seq 1 2000000 | head -c 4194304; seq 2000000 | head -c 4194304) | sha256sum)
 await "$J5" 90
 expect_json '.status + " " + (.result.stdout_bytes|tostring)' "succeeded 8388608"
 out_all "$J5" stdout 0 "$T_DIR/big"
