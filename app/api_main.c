@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <fcgiapp.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <poll.h>
@@ -37,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -52,6 +54,7 @@
 #include "metrics.h"
 #include "routes.h"
 #include "util.h"
+#include "waiter.h"
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_flag;
@@ -108,56 +111,31 @@ static void log_drop(const char *reason, double t0)
 	log_kv("warn", "connection_dropped", "reason", reason, "ms", ms, (char *)NULL);
 }
 
-/* The next connection, with SO_RCVTIMEO set; -1 when the worker should stop. The
- * listening socket's own SO_RCVTIMEO (1 s, set by the master) makes accept4 return
- * now and then, so a stop request that landed just before it blocked is seen. */
-static int next_connection(int listen_fd, long long timeout_s)
+/* A new connection from the (non-blocking) listening socket, with SO_RCVTIMEO set;
+ * -1 when there is none (another worker took it) or on an error. */
+static int accept_one(int listen_fd, long long timeout_s)
 {
 	struct timeval tv = { .tv_sec = (time_t)timeout_s };
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
-	while (!stop_flag) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
 
-		if (fd < 0) {
-			int e = errno;
-
-			if (e == EINTR || e == EAGAIN || e == EWOULDBLOCK || e == ECONNABORTED)
-				continue;
-			log_kv("error", "accept", "error", strerror(e), (char *)NULL);
-			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
-				/* out of descriptors or memory for now: retry, do not spin (nanosleep,
-				 * not util_sleep_ms: SIGTERM cuts it short) */
-				nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
-				continue;
-			}
+		if (e == EINTR || e == EAGAIN || e == EWOULDBLOCK || e == ECONNABORTED)
 			return -1;
-		}
-		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
-			log_kv("error", "setsockopt", "error", strerror(errno), (char *)NULL);
-			close(fd);
-			continue;
-		}
-		return fd;
+		log_kv("error", "accept", "error", strerror(e), (char *)NULL);
+		if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
+			/* out of descriptors or memory for now: do not spin (nanosleep, not
+			 * util_sleep_ms: SIGTERM cuts it short) */
+			nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+		return -1;
 	}
-	return -1;
-}
-
-/* 1 when fd has something to read (or was closed) within timeout_s, 0 if not. */
-static int wait_readable(int fd, long long timeout_s, double t0)
-{
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long long left = timeout_s * 1000 - ms_since(t0);
-		int n;
-
-		if (left <= 0)
-			return 0;
-		n = poll(&p, 1, (int)left); /* timeout_s <= 3600: fits */
-		if (n == 0)
-			return 0;
-		if (n > 0 || errno != EINTR)
-			return 1; /* readable, or an error libfcgi's read will report */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+		log_kv("error", "setsockopt", "error", strerror(errno), (char *)NULL);
+		close(fd);
+		return -1;
 	}
+	return fd;
 }
 
 /* Reads the request's params from the connection already in fr.ipcFd. libfcgi's
@@ -180,47 +158,206 @@ static int read_params(FCGX_Request *fr)
 	return rc;
 }
 
-/* One request on a connection whose params were read. */
-static void serve(struct api_ctx *ctx, FCGX_Request *fr)
-{
+/* One request with its own FastCGI request object: libfcgi's streams point back at
+ * it, so it never moves; a deferred request keeps it (and its connection, its
+ * params, its body) until the waiter answers it. */
+struct held {
+	FCGX_Request fr;
 	struct req r;
-	double t0 = util_mono_ms();
+	double t0;
+};
+
+static struct held *held_new(void)
+{
+	struct held *h = calloc(1, sizeof *h);
+
+	if (h != NULL && FCGX_InitRequest(&h->fr, -1, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+		free(h);
+		h = NULL;
+	}
+	return h;
+}
+
+/* Ends the request and, unless nginx keeps the connection, closes it. libfcgi's own
+ * close waits for the peer with select(), which must never see a descriptor at or
+ * above FD_SETSIZE (a worker holding many long-polls has such descriptors): the
+ * request is finished with the connection kept, the little nginx may still have sent
+ * (the end of stdin) is read so that close() resets nothing, then it is closed. */
+static void finish(FCGX_Request *fr)
+{
+	int keep = fr->keepConnection, fd;
+	char trash[1024];
+
+	fr->keepConnection = 1;
+	fr->detached = 1; /* should libfcgi close it (a stream error): a plain close */
+	FCGX_Finish_r(fr);
+	fr->detached = 0;
+	fr->keepConnection = keep;
+	if (keep || (fd = fr->ipcFd) < 0)
+		return;
+	while (recv(fd, trash, sizeof trash, MSG_DONTWAIT) > 0)
+		;
+	close(fd);
+	fr->ipcFd = -1;
+}
+
+/* The access log line and the metrics of an answered request. */
+static void done(struct api_ctx *ctx, struct held *h)
+{
 	char status[16], ms[24];
+
+	if (ctx->mx)
+		mx_record(&ctx->mx->w[ctx->slot], h->r.route, h->r.status, util_mono_ms() - h->t0);
+	snprintf(status, sizeof status, "%d", h->r.status);
+	snprintf(ms, sizeof ms, "%.1f", util_mono_ms() - h->t0);
+	log_kv("info", "request", "method", h->r.method, "path", h->r.path, "status", status, "ms",
+	       ms, (char *)NULL);
+	http_free(&h->r);
+}
+
+/* One request on a connection whose params were read: 1 when the handler deferred it
+ * to the waiter (the worker keeps h), 0 when it was answered (or dropped). */
+static int serve(struct api_ctx *ctx, struct held *h)
+{
 	int rc;
 
-	rc = http_read(&r, fr, ctx->cfg->max_body_bytes);
+	h->t0 = util_mono_ms();
+	rc = http_read(&h->r, &h->fr, ctx->cfg->max_body_bytes);
 	if (rc == 408) {
-		log_drop("body_timeout", t0);
-		http_free(&r);
-		return; /* FCGX_Finish_r closes: the input stream is in error */
+		log_drop("body_timeout", h->t0);
+		http_free(&h->r);
+		return 0; /* finishing closes: the input stream is in error */
 	}
 	if (rc == 413)
-		http_send_error(&r, 413, "payload_too_large", "request body too large", NULL, NULL);
+		http_send_error(&h->r, 413, "payload_too_large", "request body too large", NULL, NULL);
 	else if (rc == 414)
-		http_send_error(&r, 414, "uri_too_long", "request path longer than 2047 bytes", NULL,
-				NULL);
+		http_send_error(&h->r, 414, "uri_too_long", "request path longer than 2047 bytes",
+				NULL, NULL);
 	else if (rc != 0)
-		http_send_error(&r, 400, "invalid_request", "malformed request body", NULL, NULL);
+		http_send_error(&h->r, 400, "invalid_request", "malformed request body", NULL, NULL);
 	else
-		routes_handle(ctx, &r);
-	if (ctx->mx)
-		mx_record(&ctx->mx->w[ctx->slot], r.route, r.status, util_mono_ms() - t0);
-	snprintf(status, sizeof status, "%d", r.status);
-	snprintf(ms, sizeof ms, "%.1f", util_mono_ms() - t0);
-	log_kv("info", "request", "method", r.method, "path", r.path, "status", status, "ms", ms,
-	       (char *)NULL);
-	http_free(&r);
+		routes_handle(ctx, &h->r);
+	if (h->r.wait.deferred)
+		return 1;
+	done(ctx, h);
+	return 0;
+}
+
+/* The requests this worker holds for the waiter. */
+static struct held **waits;
+static size_t nwaits, waits_cap;
+
+static int waits_push(struct held *h)
+{
+	if (nwaits == waits_cap) {
+		size_t cap = waits_cap ? waits_cap * 2 : 64;
+		struct held **p = reallocarray(waits, cap, sizeof *p);
+
+		if (p == NULL)
+			return -1;
+		waits = p;
+		waits_cap = cap;
+	}
+	waits[nwaits++] = h;
+	return 0;
+}
+
+/* Answers a held request: the same handler again, told not to wait. */
+static void resume(struct api_ctx *ctx, struct held *h)
+{
+	wt_release(&h->r);
+	h->r.wait.resumed = 1;
+	h->r.status = 0;
+	routes_handle(ctx, &h->r);
+	done(ctx, h);
+	finish(&h->fr);
+	h->fr.detached = 1; /* a kept connection too: closed plainly, no select() */
+	FCGX_Free(&h->fr, 1);
+	free(h);
+}
+
+/* The client went away while its request waited: free the slot, answer nothing. */
+static void abandon(struct held *h)
+{
+	char ms[24];
+
+	wt_release(&h->r);
+	snprintf(ms, sizeof ms, "%.1f", util_mono_ms() - h->t0);
+	log_kv("info", "request", "method", h->r.method, "path", h->r.path, "status", "499",
+	       "ms", ms, "reason", "client_gone", (char *)NULL);
+	http_free(&h->r);
+	h->fr.detached = 1; /* a plain close */
+	FCGX_Free(&h->fr, 1);
+	free(h);
+}
+
+/* One instance-wide poll, when this worker claimed the tick. */
+static void poll_waits(struct api_ctx *ctx)
+{
+	char err[512];
+
+	if (ctx->db == NULL && (ctx->db = db_open(ctx->cfg, err, sizeof err)) == NULL) {
+		log_kv("error", "db_connect", "error", err, (char *)NULL);
+		return;
+	}
+	ctx->db_used = util_mono_ms();
+	if (wt_poll(ctx->db) < 0) {
+		char code[16];
+		snprintf(code, sizeof code, "%u", db_errno(ctx->db));
+		log_kv("error", "wait_poll", "errno", code, "error", db_error(ctx->db), (char *)NULL);
+		if (db_gone(ctx->db)) {
+			db_close(ctx->db);
+			ctx->db = NULL;
+		}
+	}
+}
+
+/* Answers the held requests that are due (condition, deadline, stop: all of them
+ * when stopping), drops those whose client hung up (pfd: their poll results). */
+static void run_waits(struct api_ctx *ctx, const struct pollfd *pfd, int stopping)
+{
+	double now = util_mono_ms();
+
+	for (size_t i = nwaits; i-- > 0;) {
+		struct held *h = waits[i];
+		int gone = pfd && (pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR));
+
+		if (!gone && !stopping && !wt_is_ready(&h->r) && now < h->r.wait.deadline_ms)
+			continue;
+		waits[i] = waits[--nwaits];
+		if (gone)
+			abandon(h);
+		else
+			resume(ctx, h);
+	}
 }
 
 static struct mx_board *mx_shared;
 
-static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board *board,
-			int slot)
+/* Milliseconds poll() may sleep: until the connection's read timeout, the next
+ * wait poll, the first deadline of a held request, or a second. */
+static int sleep_ms(double now, double conn_deadline)
 {
-	FCGX_Request fr;
-	struct api_ctx ctx = { .cfg = cfg, .board = board, .mx = mx_shared, .slot = slot,
-			       .stop = &stop_flag };
+	double at = now + 1000.0;
+
+	if (conn_deadline > 0 && conn_deadline < at)
+		at = conn_deadline;
+	if (wt_any_waiting() && wt_next_poll_ms() < at)
+		at = wt_next_poll_ms();
+	for (size_t i = 0; i < nwaits; i++)
+		if (waits[i]->r.wait.deadline_ms < at)
+			at = waits[i]->r.wait.deadline_ms;
+	return at <= now ? 0 : (int)(at - now) + 1;
+}
+
+static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *board, int slot)
+{
+	struct api_ctx ctx = { .cfg = cfg, .mx = mx_shared, .slot = slot, .stop = &stop_flag };
 	long long timeout_s = cfg->api_read_timeout_seconds;
+	struct pollfd *pfd = NULL;
+	size_t pfd_cap = 0;
+	struct held *cur;
+	double t0 = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() == 1)
@@ -229,38 +366,103 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wait_board 
 	handle(SIGINT, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	/* No listening socket for libfcgi: connections come from next_connection(). */
-	if (FCGX_InitRequest(&fr, -1, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
+	wt_attach(board, slot);
+	/* No listening socket for libfcgi: connections come from accept_one(). */
+	if ((cur = held_new()) == NULL)
 		exit(1);
 	while (!stop_flag) {
-		double t0;
+		int has_conn = cur->fr.ipcFd >= 0, n;
+		size_t ci = nwaits; /* pfd[ci]: the connection or the listening socket */
+		double now = util_mono_ms();
 
-		/* A connection nginx kept open (FCGI_KEEP_CONN) carries the next request. */
-		if (fr.ipcFd < 0) {
-			fr.ipcFd = next_connection(listen_fd, timeout_s);
-			if (fr.ipcFd < 0)
-				break;
+		if (pfd_cap < nwaits + 2) {
+			struct pollfd *p = reallocarray(pfd, nwaits + 64, sizeof *p);
+			if (p == NULL) {
+				nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+				continue;
+			}
+			pfd = p;
+			pfd_cap = nwaits + 64;
 		}
-		t0 = util_mono_ms();
-		if (!wait_readable(fr.ipcFd, timeout_s, t0)) {
-			log_drop("idle", t0);
-			close(fr.ipcFd);
-			fr.ipcFd = -1;
+		/* The waiting requests first (index = their index in waits), then the
+		 * connection being read (or the listening socket: one connection at a
+		 * time, as before), then the wake fd. */
+		for (size_t i = 0; i < nwaits; i++)
+			pfd[i] = (struct pollfd){ .fd = waits[i]->fr.ipcFd, .events = POLLRDHUP };
+		pfd[nwaits] = (struct pollfd){ .fd = has_conn ? cur->fr.ipcFd : listen_fd,
+					       .events = POLLIN };
+		pfd[nwaits + 1] = (struct pollfd){ .fd = wt_wake_fd(), .events = POLLIN };
+		n = poll(pfd, nwaits + 2, sleep_ms(now, has_conn ? t0 + 1000.0 * (double)timeout_s : 0));
+		if (n < 0) {
+			if (errno != EINTR)
+				log_kv("error", "poll", "error", strerror(errno), (char *)NULL);
 			continue;
 		}
-		if (read_params(&fr) < 0) {
+		if (pfd[ci + 1].revents & POLLIN)
+			wt_drain_wake();
+		if (wt_claim_tick(util_mono_ms()))
+			poll_waits(&ctx);
+		run_waits(&ctx, pfd, 0);
+		if (!has_conn) {
+			if ((pfd[ci].revents & POLLIN) &&
+			    (cur->fr.ipcFd = accept_one(listen_fd, timeout_s)) >= 0)
+				t0 = util_mono_ms();
+			continue;
+		}
+		if (!(pfd[ci].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (ms_since(t0) >= timeout_s * 1000) {
+				log_drop("idle", t0);
+				close(cur->fr.ipcFd);
+				cur->fr.ipcFd = -1;
+			}
+			continue;
+		}
+		if (read_params(&cur->fr) < 0) {
 			log_drop(ms_since(t0) >= timeout_s * 1000 - 50 ? "read_timeout"
-									  : "closed_or_invalid",
+								      : "closed_or_invalid",
 				 t0);
 			continue;
 		}
-		serve(&ctx, &fr);
-		FCGX_Finish_r(&fr);
+		if (serve(&ctx, cur) && waits_push(cur) == 0) {
+			struct held *next = held_new();
+			if (next != NULL) {
+				cur = next;
+				t0 = util_mono_ms();
+				continue;
+			}
+			nwaits--; /* no memory for another request: answer this one now */
+		}
+		if (cur->r.wait.deferred) {
+			resume(&ctx, cur);
+			if ((cur = held_new()) == NULL)
+				exit(1);
+			continue;
+		}
+		finish(&cur->fr);
+		t0 = util_mono_ms(); /* a kept connection: its next request */
 	}
-	FCGX_Free(&fr, 1);
+	/* Stopping: every held request gets its answer (the state as it is now). */
+	run_waits(&ctx, NULL, 1);
+	free(waits);
+	free(pfd);
+	cur->fr.detached = 1;
+	FCGX_Free(&cur->fr, 1);
+	free(cur);
 	jc_clear();
 	db_close(ctx.db);
 	exit(0);
+}
+
+/* Each held long-poll is a descriptor: let a worker hold as many as the hard limit
+ * allows (poll(), never select(), watches them). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 /* Refuses to steal the socket of a live instance; removes a stale one. */
@@ -318,7 +520,6 @@ static void die_unlink(const char *path, const char *fmt, ...)
 static int open_socket(const struct cfg *cfg, gid_t gid)
 {
 	const char *path = cfg->fcgi_socket;
-	struct timeval tick = { .tv_sec = 1 };
 	struct stat st;
 	mode_t old;
 	int fd;
@@ -337,12 +538,14 @@ static int open_socket(const struct cfg *cfg, gid_t gid)
 			   (long)gid, strerror(errno));
 	if (chmod(path, 0660) < 0)
 		die_unlink(path, "cannot chmod %s to 0660: %s", path, strerror(errno));
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0)
-		die_unlink(path, "setsockopt SO_RCVTIMEO on %s: %s", path, strerror(errno));
+	/* Non-blocking: every worker polls it with its other descriptors; the one
+	 * whose accept4 wins takes the connection, the others see EAGAIN. */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		die_unlink(path, "fcntl O_NONBLOCK on %s: %s", path, strerror(errno));
 	return fd;
 }
 
-static pid_t spawn(const struct cfg *cfg, int fd, struct wait_board *board, int slot,
+static pid_t spawn(const struct cfg *cfg, int fd, struct wt_board *board, int slot,
 		   const sigset_t *orig)
 {
 	pid_t pid = fork();
@@ -369,7 +572,7 @@ static void write_pid(const char *path)
 	fclose(f);
 }
 
-static void reap(pid_t *pids, long long n, struct wait_board *board, int *died)
+static void reap(pid_t *pids, long long n, struct wt_board *board, int *died)
 {
 	pid_t pid;
 	int st;
@@ -387,13 +590,13 @@ static void reap(pid_t *pids, long long n, struct wait_board *board, int *died)
 			if (!stop_flag)
 				log_kv("warn", "worker_died", "pid", p, "status", how, (char *)NULL);
 			pids[i] = 0;
-			board->waiting[i] = 0;
+			wt_release_owner(board, (int)i);
 			(*died)++;
 		}
 	}
 }
 
-static void master(const struct cfg *cfg, int fd, struct wait_board *board)
+static void master(const struct cfg *cfg, int fd, struct wt_board *board)
 {
 	long long n = cfg->api_workers;
 	pid_t pids[API_MAX_WORKERS] = { 0 };
@@ -449,7 +652,7 @@ int main(int argc, char **argv)
 					      { NULL, 0, NULL, 0 } };
 	const char *config = NULL, *pidfile = NULL;
 	struct cfg cfg;
-	struct wait_board *board;
+	struct wt_board *board;
 	char err[512];
 	int c, fd;
 
@@ -474,11 +677,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("FCGX_Init failed");
-	board = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		     -1, 0);
-	if (board == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
-	memset(board, 0, sizeof *board);
+	/* The long-poll board (app/waiter.h): shared by the workers, entries of a dead
+	 * worker freed by the master. */
+	board = wt_board_create(cfg.api_wait_capacity, cfg.api_wait_slots_per_key,
+				(int)cfg.api_workers, cfg.api_wait_tick_ms);
+	if (board == NULL)
+		die("wait board: %s", strerror(errno));
+	raise_fd_limit();
 	/* Request counters for GET /metrics: one row per worker slot, shared, kept when a
 	 * worker is replaced (counters only grow). */
 	mx_shared = mmap(NULL, sizeof *mx_shared, PROT_READ | PROT_WRITE,

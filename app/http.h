@@ -6,6 +6,18 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* Long-poll state of a request (app/waiter.h): set by wt_defer, kept by the worker
+ * while the request waits, read by the handler on the re-dispatch. */
+struct req_wait {
+	int deferred;       /* the handler handed the request to the waiter: answer nothing */
+	int resumed;        /* the re-dispatch after the wait: never wait again */
+	int entry;          /* the board entry while deferred */
+	unsigned gen;       /* its generation */
+	double deadline_ms; /* util_mono_ms() when the wait ends anyway */
+	char id[40];        /* the id waited on */
+	long long aux;      /* the handler's own value for its re-dispatch */
+};
+
 struct req {
 	FCGX_Request *fcgi;
 	const char *method;
@@ -20,6 +32,7 @@ struct req {
 	size_t body_len;
 	int status;             /* what was sent, for the access log */
 	long long sent_bytes;
+	struct req_wait wait;
 };
 
 /* Fills r from the FastCGI params and reads the body (at most max_body bytes).

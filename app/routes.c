@@ -19,6 +19,7 @@
 #include "router.h"
 #include "sha256.h"
 #include "validate.h"
+#include "waiter.h"
 
 #define WAIT_MAX_SECONDS 30
 #define LIST_DEFAULT 20
@@ -235,9 +236,38 @@ static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity
 }
 
 static int parse_wait(struct req *r, long long *wait);
-static enum jobs_rc poll_job(struct api_ctx *ctx, const struct identity *who, const char *id,
-			     long long wait, json_t **job);
+static enum jobs_rc poll_job(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			     const char *id, long long wait, json_t **job, int *deferred);
+static void submit_answer(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			  const char *id, enum jobs_rc rc, long long wait);
 static int job_terminal(const json_t *job);
+
+/* POST /v1/jobs's answer for the job it created or replayed (rc): with ?wait=S the
+ * finished job (200) or, after S seconds, as without it (202); S may be spent in
+ * the waiter, which then runs h_submit again (resumed). */
+static void submit_answer(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			  const char *id, enum jobs_rc rc, long long wait)
+{
+	json_t *job = NULL;
+	char loc[128];
+	int deferred = 0;
+
+	r->wait.aux = rc;
+	if ((wait > 0 ? poll_job(ctx, r, who, id, wait, &job, &deferred)
+		      : load_job(ctx, who, id, &job)) != JOBS_OK) {
+		json_decref(job);
+		send_db_error(ctx, r);
+		return;
+	}
+	if (!r->wait.resumed)
+		log_kv("info", "job_submitted", "job", id, "key", who->key_id, "replay",
+		       rc == JOBS_REPLAY ? "true" : "false", (char *)NULL);
+	if (deferred)
+		return;
+	snprintf(loc, sizeof loc, "Location: /v1/jobs/%s\r\n%s", id,
+		 rc == JOBS_REPLAY ? "Idempotent-Replayed: true\r\n" : "");
+	http_send_json(r, wait > 0 && job_terminal(job) ? 200 : 202, job, loc);
+}
 
 static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		     const struct route_args *a)
@@ -245,14 +275,18 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	struct job_req jr;
 	struct val_err ve;
 	unsigned char hash[32];
-	char id[UUID_STR_LEN], loc[128];
-	json_t *job = NULL;
+	char id[UUID_STR_LEN];
 	long long wait;
 	enum jobs_rc rc;
 
 	(void)a;
 	if (parse_wait(r, &wait) < 0)
 		return;
+	if (r->wait.resumed) {
+		/* The re-dispatch after ?wait=S: the job exists, answer for it. */
+		submit_answer(ctx, r, who, r->wait.id, (enum jobs_rc)r->wait.aux, wait);
+		return;
+	}
 	if (!http_is_json_type(r->content_type)) {
 		http_send_error(r, 415, "unsupported_media_type",
 				"Content-Type must be application/json", NULL, NULL);
@@ -278,19 +312,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	switch (rc) {
 	case JOBS_OK:
 	case JOBS_REPLAY:
-		/* ?wait=S: submit and wait in one round trip (200 with the finished job,
-		 * else 202 as without it). */
-		if ((wait > 0 ? poll_job(ctx, who, id, wait, &job)
-			      : load_job(ctx, who, id, &job)) != JOBS_OK) {
-			json_decref(job);
-			send_db_error(ctx, r);
-			return;
-		}
-		snprintf(loc, sizeof loc, "Location: /v1/jobs/%s\r\n%s", id,
-			 rc == JOBS_REPLAY ? "Idempotent-Replayed: true\r\n" : "");
-		log_kv("info", "job_submitted", "job", id, "key", who->key_id, "replay",
-		       rc == JOBS_REPLAY ? "true" : "false", (char *)NULL);
-		http_send_json(r, wait > 0 && job_terminal(job) ? 200 : 202, job, loc);
+		submit_answer(ctx, r, who, id, rc, wait);
 		return;
 	case JOBS_CONFLICT:
 		http_send_error(r, 409, "conflict",
@@ -314,53 +336,14 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	}
 }
 
-/* A key's mark on the wait board: non-zero, the same in every worker. */
-static int key_tag(const struct identity *who)
+/* Hands the request to the waiter (app/waiter.h) until the job ends or `wait`
+ * seconds pass: 1 when it did (answer nothing now). A re-dispatch after the wait, a
+ * full board or a key that holds its share (api_wait_slots_per_key) gives 0: answer
+ * at once with the current state, so one key cannot take every slot. */
+static int wait_slot_take(struct req *r, const struct identity *who, const char *id,
+			  long long wait)
 {
-	unsigned h = 2166136261u; /* FNV-1a */
-
-	for (const char *p = who->key_id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	return (int)(h & 0x3fffffff) | 1;
-}
-
-/* Long-polls may hold api_workers - 2 workers, and one key at most its share of them
- * (api_wait_slots_per_key, 0 = half): a key that holds its share is answered at once
- * with the current state, so it cannot take every slot from the others. */
-static int wait_slot_take(struct api_ctx *ctx, const struct identity *who)
-{
-	long long max = ctx->cfg->api_workers - 2, busy = 0, mine = 0;
-	long long per_key = ctx->cfg->api_wait_slots_per_key;
-	int tag = key_tag(who);
-
-	if (per_key <= 0)
-		per_key = max / 2 > 0 ? max / 2 : 1;
-	for (long long i = 0; i < ctx->cfg->api_workers && i < API_MAX_WORKERS; i++) {
-		busy += ctx->board->waiting[i] != 0;
-		mine += ctx->board->waiting[i] == tag;
-	}
-	if (busy >= max || mine >= per_key)
-		return 0;
-	ctx->board->waiting[ctx->slot] = tag;
-	return 1;
-}
-
-/* Polls the job's state until it is terminal, the deadline passes or we stop. */
-static enum jobs_rc wait_terminal(struct api_ctx *ctx, const char *id, long long secs)
-{
-	double deadline = util_mono_ms() + 1000.0 * (double)secs;
-	long delay = 5;
-	enum job_state state;
-	enum jobs_rc rc = JOBS_OK;
-
-	while (!*ctx->stop && util_mono_ms() < deadline) {
-		util_sleep_ms(delay);
-		delay = delay * 3 / 2 > 10 ? 10 : delay * 3 / 2;
-		rc = jobs_state(ctx->db, id, &state);
-		if (rc != JOBS_OK || js_is_terminal(state))
-			break;
-	}
-	return rc;
+	return wait > 0 && wt_defer(r, who->key_id, &(struct wt_cond){ WT_JOB_DONE, id, 0, 0 }, wait);
 }
 
 /* A finished job from this worker's cache, else from the database. */
@@ -383,21 +366,18 @@ static int job_terminal(const json_t *job)
 	return js_is_terminal(js_parse(json_string_value(json_object_get(job, "status"))));
 }
 
-/* The job, after waiting up to `wait` seconds for it to end when it has not (if a
- * long-poll slot is free for this key; else at once). */
-static enum jobs_rc poll_job(struct api_ctx *ctx, const struct identity *who, const char *id,
-			     long long wait, json_t **job)
+/* The job now, unless it has not ended and the request waits for that: then
+ * *deferred is 1, *job NULL and the waiter runs the handler again later. */
+static enum jobs_rc poll_job(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			     const char *id, long long wait, json_t **job, int *deferred)
 {
 	enum jobs_rc rc = get_job(ctx, who, id, job);
 
-	if (rc == JOBS_OK && wait > 0 && !job_terminal(*job) && wait_slot_take(ctx, who)) {
-		rc = wait_terminal(ctx, id, wait);
-		ctx->board->waiting[ctx->slot] = 0;
-		if (rc == JOBS_OK) {
-			json_decref(*job);
-			*job = NULL;
-			rc = get_job(ctx, who, id, job);
-		}
+	*deferred = 0;
+	if (rc == JOBS_OK && !job_terminal(*job) && wait_slot_take(r, who, id, wait)) {
+		json_decref(*job);
+		*job = NULL;
+		*deferred = 1;
 	}
 	return rc;
 }
@@ -430,10 +410,12 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 	json_t *job = NULL;
 	enum jobs_rc rc;
 
+	int deferred;
+
 	if (parse_wait(r, &wait) < 0)
 		return;
-	rc = poll_job(ctx, who, id, wait, &job);
-	if (!send_failed(ctx, r, rc))
+	rc = poll_job(ctx, r, who, id, wait, &job, &deferred);
+	if (!deferred && !send_failed(ctx, r, rc))
 		http_send_json(r, 200, job, NULL);
 }
 

@@ -47,6 +47,8 @@ static const struct key keys[] = {
 	{ S(fcgi_socket_group) },
 	{ I(api_read_timeout_seconds, 1, 3600) },
 	{ I(api_wait_slots_per_key, 0, 512) },
+	{ I(api_wait_capacity, 0, 65536) },
+	{ I(api_wait_tick_ms, 5, 1000) },
 	{ S(metrics_allow) },
 	{ I(runner_slots, 0, 256) },
 	{ I(runner_uid_base, 1000, 2000000000) },
@@ -107,6 +109,8 @@ void cfg_defaults(struct cfg *c)
 	c->list_preview_bytes = 1024;
 	c->api_read_timeout_seconds = 10;
 	c->api_wait_slots_per_key = 0;
+	c->api_wait_capacity = 1024;
+	c->api_wait_tick_ms = 25;
 	snprintf(c->metrics_allow, sizeof c->metrics_allow, "127.0.0.1,::1");
 	c->runner_slots = 0; /* resolved by cfg_check: two per online CPU */
 	c->runner_uid_base = 200000;

@@ -38,6 +38,8 @@ struct cfg {
 	char fcgi_socket_group[64];      /* group of the FastCGI socket (mode 0660) */
 	long long api_read_timeout_seconds; /* a request that sends nothing is dropped */
 	long long api_wait_slots_per_key;   /* long-poll slots one key may hold, 0 = half */
+	long long api_wait_capacity;        /* concurrent long-polls per API instance */
+	long long api_wait_tick_ms;         /* how often the waiter reads waited-on rows */
 	char metrics_allow[512];            /* GET /metrics: REMOTE_ADDRs / IPv4 CIDRs */
 	/* runner */
 	long long runner_slots;

@@ -44,6 +44,7 @@ int main(void)
 	suite_agentproto();
 	suite_agent();
 	suite_sfiles();
+	suite_waiter();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -1,0 +1,139 @@
+/* Long-poll (`?wait=S`) without holding a worker: the waiter.
+ *
+ * Interface for a handler. A handler that would wait calls
+ *
+ *     if (wt_defer(r, who->key_id, &(struct wt_cond){ WT_JOB_DONE, id, 0, 0 }, wait))
+ *             return;            // deferred: answer nothing now
+ *     ... answer with the current state ...
+ *
+ * wt_defer takes a slot on the instance's wait board and marks the request deferred;
+ * the worker keeps the request (its FastCGI connection) and goes on accepting others.
+ * When the condition holds, the deadline passes, the client hangs up (then nothing is
+ * answered) or the worker is told to stop, the worker dispatches the same request
+ * through the router again with r->wait.resumed set: wt_defer then returns 0, so the
+ * final answer comes from the same handler code, with the state as it is then.
+ * wt_defer returns 0 too when waiting is impossible (no free slot on the board, the
+ * key holds its share, or the request is a re-dispatch): the handler answers at once.
+ * r->wait.id (the condition's id) and r->wait.aux (the handler's own value, set
+ * before wt_defer) survive until the re-dispatch: a handler whose first run had a
+ * side effect (POST /v1/jobs?wait=S created the job) resumes from them.
+ *
+ * Conditions (enum wt_kind), one row each:
+ *   WT_JOB_DONE        jobs.state is terminal
+ *   WT_JOB_OUTPUT      job output `stream` has more than `baseline` bytes, or the job ended
+ *   WT_SESSION_READY   sessions.status is not 'starting'
+ *   WT_COMMAND_DONE    session_commands.status is neither 'queued' nor 'running'
+ *   WT_COMMAND_OUTPUT  session_commands.stdout_bytes/stderr_bytes > `baseline`, or ended
+ * A row that does not exist (deleted, wrong id) satisfies every condition: the
+ * re-dispatch answers it (404).
+ *
+ * How. The board is shared memory (all workers of one instance): api_wait_capacity
+ * entries {condition, owner worker, key tag, generation}, a robust process-shared
+ * mutex, and the time of the next poll. Every tick (api_wait_tick_ms) one worker of
+ * the instance -- whichever claims the tick first -- reads the conditions of every
+ * waiting entry with one batched query per source table (`... WHERE id IN (?,...)`,
+ * ids sorted and deduplicated, padded to 1, 8, 64 or 512 parameters so that a few
+ * prepared statements serve every size), marks the entries whose condition holds
+ * and wakes their owners through their eventfd. Queries per second depend on the
+ * tick and the tables being waited on, not on how many wait, nor on the number of
+ * workers. Nothing here runs in a thread: each worker is one event loop.
+ *
+ * Fairness. One key may hold api_wait_slots_per_key entries (0: half the capacity);
+ * a request that finds the board full, or its key at its share, is answered at once.
+ */
+#ifndef SANDBOX_WAITER_H
+#define SANDBOX_WAITER_H
+
+#include <stddef.h>
+
+struct db;
+struct req;
+
+#define WT_ID_MAX 40
+#define WT_MAX_WORKERS 512
+#define WT_MAX_SECONDS 30
+
+enum wt_kind {
+	WT_JOB_DONE,
+	WT_JOB_OUTPUT,
+	WT_SESSION_READY,
+	WT_COMMAND_DONE,
+	WT_COMMAND_OUTPUT,
+	WT_KINDS
+};
+
+/* The table read for a kind: kinds on one source share its query. */
+enum wt_source { WS_JOBS, WS_JOB_OUTPUT, WS_SESSIONS, WS_COMMANDS, WS_SOURCES };
+
+struct wt_cond {
+	enum wt_kind kind;
+	const char *id;     /* the row's id (copied; at most WT_ID_MAX - 1 bytes) */
+	int stream;         /* *_OUTPUT: 1 stdout, 2 stderr */
+	long long baseline; /* *_OUTPUT: bytes the client has; more is the condition */
+};
+
+/* In a handler: wait for c up to `seconds` (1..WT_MAX_SECONDS) for the key key_id.
+ * 1: deferred (answer nothing); 0: answer now. */
+int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds);
+
+/* ---- the worker's side (app/api_main.c) ---- */
+
+struct wt_board;
+
+/* In the master, before forking: the shared board with `capacity` entries (0: no
+ * waiting at all), per_key entries a key may hold (0: half), and one wake eventfd
+ * per worker slot. NULL with errno set. */
+struct wt_board *wt_board_create(long long capacity, long long per_key, int workers,
+				 long long tick_ms);
+/* In a worker: the board this process uses, and its slot. */
+void wt_attach(struct wt_board *b, int slot);
+/* The worker's wake fd (readable when one of its entries became ready): poll it,
+ * then call wt_drain_wake. */
+int wt_wake_fd(void);
+void wt_drain_wake(void);
+/* 1 when some worker of the instance holds a waiting entry. */
+int wt_any_waiting(void);
+/* Milliseconds (util_mono_ms clock) of the next instance-wide poll. */
+double wt_next_poll_ms(void);
+/* 1 when this worker claimed the tick due at `now` and must run wt_poll. */
+int wt_claim_tick(double now);
+/* Reads every waiting entry's condition (one query per source), marks and wakes the
+ * ready ones. 0, or -1 after a database error (db_gone tells whether to reconnect). */
+int wt_poll(struct db *db);
+/* The state of a deferred request's entry: 1 ready, 0 still waiting. */
+int wt_is_ready(const struct req *r);
+/* Gives a deferred request's entry back (before the re-dispatch or on hang-up). */
+void wt_release(struct req *r);
+/* In the master, for a worker that died: frees its entries. */
+void wt_release_owner(struct wt_board *b, int slot);
+/* Counters since start: polls run and queries they sent (bench, tests). */
+void wt_stats(unsigned long long *polls, unsigned long long *queries, long long *waiting);
+
+/* ---- pure parts (unit-tested) ---- */
+
+enum wt_source wt_source_of(enum wt_kind k);
+
+/* What one row says. found 0: no such row. */
+struct wt_row {
+	int found;
+	const char *state; /* jobs.state, sessions.status or session_commands.status */
+	long long n1, n2;  /* stdout and stderr bytes (output kinds) */
+};
+/* 1 when row satisfies c. */
+int wt_cond_ready(const struct wt_cond *c, const struct wt_row *row);
+
+/* The IN-list size a batch of n ids is padded to: 1, 8, 64 or 512 (n <= 512). */
+size_t wt_pad_size(size_t n);
+/* The query of a source for n (a wt_pad_size) ids; columns id, st, n1, n2. Written
+ * into buf; -1 if it does not fit. */
+int wt_query_text(enum wt_source s, size_t n, char *buf, size_t len);
+
+/* A board in plain memory for tests and the master: take and give back entries. */
+int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
+		  unsigned *gen);
+void wt_board_give(struct wt_board *b, int entry, unsigned gen);
+void wt_board_destroy(struct wt_board *b);
+/* A key's mark on the board (FNV-1a of the key id, non-zero). */
+int wt_key_tag(const char *key_id);
+
+#endif

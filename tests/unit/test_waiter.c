@@ -1,0 +1,179 @@
+/* waiter: the conditions of every kind, the batch sizes and query texts, the board's
+ * capacity, per-key share and generations, and wt_defer's contract with a handler. */
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+#include "tests.h"
+#include "util.h"
+#include "waiter.h"
+
+#define ID1 "01900000-0000-7000-8000-000000000001"
+#define ID2 "01900000-0000-7000-8000-000000000002"
+
+static void test_conditions(void)
+{
+	static const struct {
+		enum wt_kind kind;
+		int stream;
+		long long baseline;
+		int found;
+		const char *state;
+		long long n1, n2;
+		int ready;
+	} rows[] = {
+		{ WT_JOB_DONE, 0, 0, 1, "queued", 0, 0, 0 },
+		{ WT_JOB_DONE, 0, 0, 1, "running", 0, 0, 0 },
+		{ WT_JOB_DONE, 0, 0, 1, "succeeded", 0, 0, 1 },
+		{ WT_JOB_DONE, 0, 0, 1, "cancelled", 0, 0, 1 },
+		{ WT_JOB_DONE, 0, 0, 1, "lost", 0, 0, 1 },
+		{ WT_JOB_DONE, 0, 0, 1, "no-such-state", 0, 0, 1 },
+		{ WT_JOB_DONE, 0, 0, 0, NULL, 0, 0, 1 },
+		{ WT_JOB_OUTPUT, 1, 10, 1, "running", 10, 99, 0 },
+		{ WT_JOB_OUTPUT, 1, 10, 1, "running", 11, 0, 1 },
+		{ WT_JOB_OUTPUT, 2, 10, 1, "running", 99, 10, 0 },
+		{ WT_JOB_OUTPUT, 2, 10, 1, "running", 0, 11, 1 },
+		{ WT_JOB_OUTPUT, 1, 10, 1, "failed", 10, 0, 1 },
+		{ WT_SESSION_READY, 0, 0, 1, "starting", 0, 0, 0 },
+		{ WT_SESSION_READY, 0, 0, 1, "ready", 0, 0, 1 },
+		{ WT_SESSION_READY, 0, 0, 1, "failed", 0, 0, 1 },
+		{ WT_SESSION_READY, 0, 0, 0, NULL, 0, 0, 1 },
+		{ WT_COMMAND_DONE, 0, 0, 1, "queued", 0, 0, 0 },
+		{ WT_COMMAND_DONE, 0, 0, 1, "running", 0, 0, 0 },
+		{ WT_COMMAND_DONE, 0, 0, 1, "killed", 0, 0, 1 },
+		{ WT_COMMAND_OUTPUT, 1, 0, 1, "running", 0, 5, 0 },
+		{ WT_COMMAND_OUTPUT, 1, 0, 1, "running", 1, 0, 1 },
+		{ WT_COMMAND_OUTPUT, 2, 7, 1, "running", 100, 7, 0 },
+		{ WT_COMMAND_OUTPUT, 2, 7, 1, "timed_out", 0, 7, 1 },
+	};
+	for (size_t i = 0; i < NELEM(rows); i++) {
+		struct wt_cond c = { rows[i].kind, ID1, rows[i].stream, rows[i].baseline };
+		struct wt_row r = { rows[i].found, rows[i].state, rows[i].n1, rows[i].n2 };
+		char ctx[96];
+
+		snprintf(ctx, sizeof ctx, "row %zu (kind %d, state %s)", i, rows[i].kind,
+			 rows[i].state ? rows[i].state : "(none)");
+		CHECK_INT_AT(ctx, wt_cond_ready(&c, &r), rows[i].ready);
+	}
+	CHECK_INT(wt_source_of(WT_COMMAND_DONE), WS_COMMANDS);
+	CHECK_INT(wt_source_of(WT_COMMAND_OUTPUT), WS_COMMANDS);
+	CHECK_INT(wt_source_of(WT_JOB_DONE), WS_JOBS);
+	CHECK_INT(wt_source_of(WT_SESSION_READY), WS_SESSIONS);
+}
+
+static size_t count(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
+static void test_batches(void)
+{
+	static const size_t in[] = { 1, 2, 8, 9, 64, 65, 500, 512 };
+	static const size_t out[] = { 1, 8, 8, 64, 64, 512, 512, 512 };
+	char sql[8192];
+
+	for (size_t i = 0; i < NELEM(in); i++) {
+		char ctx[32];
+		snprintf(ctx, sizeof ctx, "wt_pad_size(%zu)", in[i]);
+		CHECK_INT_AT(ctx, wt_pad_size(in[i]), out[i]);
+	}
+	for (int s = 0; s < WS_SOURCES; s++) {
+		for (size_t i = 0; i < NELEM(out); i++) {
+			char ctx[48];
+			snprintf(ctx, sizeof ctx, "source %d, %zu ids", s, out[i]);
+			CHECK_INT_AT(ctx, wt_query_text((enum wt_source)s, out[i], sql, sizeof sql), 0);
+			CHECK_INT_AT(ctx, count(sql, '?'), out[i]);
+			CHECK_HAS_AT(ctx, sql, " IN (?");
+			CHECK_INT_AT(ctx, sql[strlen(sql) - 1], ')');
+		}
+	}
+	CHECK_INT(wt_query_text(WS_JOBS, 0, sql, sizeof sql), -1);
+	CHECK_INT(wt_query_text(WS_JOBS, 513, sql, sizeof sql), -1);
+	CHECK_INT(wt_query_text(WS_JOBS, 64, sql, 80), -1);
+	CHECK_INT(wt_query_text(WS_SOURCES, 1, sql, sizeof sql), -1);
+}
+
+static void test_board(void)
+{
+	struct wt_board *b = wt_board_create(4, 3, 0, 25);
+	struct wt_cond c = { WT_JOB_DONE, ID1, 0, 0 };
+	int ta = wt_key_tag("key-a"), tb = wt_key_tag("key-b"), e[5];
+	unsigned g[5];
+
+	if (!CHECK(b != NULL, "board created"))
+		return;
+	CHECK(ta != 0 && ta != tb, "key tags are non-zero and differ");
+	for (int i = 0; i < 3; i++)
+		CHECK((e[i] = wt_board_take(b, 0, ta, &c, &g[i])) >= 0, "key a takes entry %d", i);
+	CHECK_INT(wt_board_take(b, 0, ta, &c, &g[3]), -1); /* its share: 3 */
+	CHECK((e[3] = wt_board_take(b, 1, tb, &c, &g[3])) >= 0, "key b still gets one");
+	CHECK_INT(wt_board_take(b, 1, tb, &c, &g[4]), -1); /* capacity: 4 */
+	wt_board_give(b, e[0], g[0] + 1); /* a stale generation frees nothing */
+	CHECK_INT(wt_board_take(b, 1, tb, &c, &g[4]), -1);
+	wt_board_give(b, e[0], g[0]);
+	CHECK((e[4] = wt_board_take(b, 1, tb, &c, &g[4])) >= 0, "a freed entry is taken again");
+	CHECK(e[4] != e[0] || g[4] != g[0], "with a new generation");
+	wt_release_owner(b, 1); /* a dead worker's entries */
+	CHECK((e[0] = wt_board_take(b, 2, tb, &c, &g[0])) >= 0, "after the owner died");
+	wt_board_destroy(b);
+
+	b = wt_board_create(10, 0, 0, 25); /* per key 0: half */
+	for (int i = 0; i < 5; i++)
+		wt_board_take(b, 0, ta, &c, &g[0]);
+	CHECK_INT(wt_board_take(b, 0, ta, &c, &g[0]), -1);
+	wt_board_destroy(b);
+}
+
+static void test_defer(void)
+{
+	struct wt_board *b = wt_board_create(2, 1, 1, 25);
+	struct req r, r2, r3;
+	double t0 = util_mono_ms();
+
+	if (!CHECK(b != NULL, "board created"))
+		return;
+	wt_attach(b, 0);
+	memset(&r, 0, sizeof r);
+	memset(&r2, 0, sizeof r2);
+	memset(&r3, 0, sizeof r3);
+	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 }, 0), 0);
+	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_OUTPUT, ID1, 3, 0 }, 5), 0);
+	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_DONE, "", 0, 0 }, 5), 0);
+	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 }, 99), 1);
+	CHECK_INT(r.wait.deferred, 1);
+	CHECK_STR(r.wait.id, ID1);
+	CHECK(r.wait.deadline_ms >= t0 + 30000 - 1 && r.wait.deadline_ms <= t0 + 31000,
+	      "the wait is capped at 30 s (%.0f ms)", r.wait.deadline_ms - t0);
+	CHECK_INT(wt_is_ready(&r), 0);
+	CHECK(wt_any_waiting(), "the board has a waiter");
+	CHECK_INT(wt_defer(&r2, "k1", &(struct wt_cond){ WT_JOB_DONE, ID2, 0, 0 }, 5), 0);
+	CHECK_INT(r2.wait.deferred, 0);
+	CHECK_INT(wt_defer(&r3, "k2", &(struct wt_cond){ WT_COMMAND_OUTPUT, ID2, 2, 10 }, 5), 1);
+	CHECK(wt_claim_tick(util_mono_ms()), "the first tick is claimed");
+	CHECK(!wt_claim_tick(util_mono_ms()), "only once per tick");
+	wt_release(&r);
+	CHECK_INT(r.wait.deferred, 0);
+	CHECK_INT(wt_is_ready(&r), 1); /* its entry is gone */
+	r.wait.resumed = 1;
+	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 }, 5), 0);
+	wt_release(&r3);
+	CHECK(!wt_any_waiting(), "nothing waits after the releases");
+	wt_attach(NULL, -1);
+	wt_board_destroy(b);
+}
+
+void suite_waiter(void)
+{
+	static const CU_TestInfo tests[] = {
+		{ "conditions of every kind", test_conditions },
+		{ "batch sizes and query texts", test_batches },
+		{ "board: capacity, share, generations", test_board },
+		{ "wt_defer and a handler", test_defer },
+		CU_TEST_INFO_NULL,
+	};
+	t_register("waiter", tests);
+}
