@@ -489,6 +489,9 @@ fcgi_socket_group = $group
 # Low, so that the faults suite sees idle FastCGI connections dropped soon (the
 # production default is 10).
 api_read_timeout_seconds = 2
+# Small, so that the tenancy suite's api_workers long-polls of one key exceed its share
+# (the production default is half of api_wait_capacity; waits.sh runs its own API).
+api_wait_slots_per_key = 4
 schema_dir = $REPO/schema
 runner_state_dir = $VAR/runner
 runner_slots = $(($(nproc) * 2))
