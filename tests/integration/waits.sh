@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Long-polls at scale (app/waiter.h): 500 concurrent GET /v1/jobs/{id}?wait=20 on
+# queued jobs are all held (none answered early), all answered once the jobs end;
+# MariaDB's query count while 500 wait is within 2x of the count while 5 wait (same
+# window); a key at its share is answered at once while another key still waits; a
+# client that goes away frees its slot; SIGTERM answers every waiter with the state
+# as it is. The runner is stopped (tests/run-integration.sh): jobs stay queued until
+# this suite ends them with SQL, as the API suite does. The suite runs its own API
+# (same socket, so through the same nginx) with api_wait_capacity = 600 and
+# api_wait_slots_per_key = 500, and gives the stack's back at the end.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
+. "$HERE/lib.sh"
+: "${SANDBOX_BIN:=$REPO/build}"
+LP=(python3 "$REPO/tests/bench/longpoll.py")
+
+RUN="$RANDOM$RANDOM"
+NS="itest-$RUN"
+N=500
+NJOBS=50
+
+mkkey A "$NS" "t-wait-$RUN" user alice
+mkkey B "$NS" "t-wait-$RUN" user bob
+printf '%s' "$A_TOK" > "$T_DIR/a.tok"
+
+ctx "setup"
+JOBS=()
+for ((i = 0; i < NJOBS; i++)); do
+	as "$A_TOK" submit '{"command":"true"}' || break
+	JOBS+=("$JOB")
+done
+expect_eq "$NJOBS queued jobs of key A" "$NJOBS" "${#JOBS[@]}"
+printf '%s\n' "${JOBS[@]}" > "$T_DIR/jobs"
+as "$A_TOK" submit '{"command":"true"}'
+J_TERM=$JOB
+printf '%s\n' "$J_TERM" > "$T_DIR/jterm"
+as "$B_TOK" submit '{"command":"true"}'
+J_B=$JOB
+
+# This suite's own API on the stack's socket.
+CONF=$T_DIR/sandbox.conf
+grep -Ev '^(api_wait_capacity|api_wait_slots_per_key) ' "$SANDBOX_CONFIG" > "$CONF"
+printf 'api_wait_capacity = 600\napi_wait_slots_per_key = 500\n' >> "$CONF"
+API_LOG=$T_DIR/api.log
+API_PID=
+restore() {
+	[ -n "$API_PID" ] && kill -TERM "$API_PID" 2> /dev/null && wait "$API_PID" 2> /dev/null
+	stack start-api > /dev/null
+}
+at_exit restore
+stack stop-api > /dev/null
+"$SANDBOX_BIN/sandbox-api" --config "$CONF" > "$API_LOG" 2>&1 &
+API_PID=$!
+poll 10 test -S "$(conf_get fcgi_socket)"
+expect_true "the suite's API is up" test -S "$(conf_get fcgi_socket)"
+
+questions() { sql "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
+# lp NAME N WAIT IDS [--drop-after S]: N long-polls in the background; waits (bounded)
+# until all are sent. Their pid is LP_PID; their lines go to $T_DIR/NAME.out.
+lp() {
+	local name=$1 n=$2 wait=$3 ids=$4
+	shift 4
+	"${LP[@]}" --url "$SANDBOX_URL" --token-file "$T_DIR/a.tok" --cacert "$SANDBOX_CACERT" \
+		--ids "$ids" --n "$n" --wait "$wait" --out "$T_DIR/$name.out" "$@" \
+		> "$T_DIR/$name.ready" 2> "$T_DIR/$name.err" &
+	LP_PID=$!
+	poll 60 grep -q ready "$T_DIR/$name.ready"
+}
+# lines FILE HTTP STATUS: how many answers of FILE have this HTTP and job status.
+lines() { awk -v h="$2" -v s="$3" '$2 == h && $3 == s' "$T_DIR/$1.out" 2> /dev/null | wc -l; }
+# timed_get TOKEN PATH: GET, sets STATUS, BODY and MS (how long it took).
+timed_get() {
+	local t0
+	t0=$(now_ms)
+	as "$1" req GET "$2"
+	MS=$(($(now_ms) - t0))
+}
+ended() { ! alive "$1"; }
+
+# ----------------------------------------------------------- 5 waiters: the baseline
+ctx "5 waiters"
+head -n 1 "$T_DIR/jobs" > "$T_DIR/job0"
+lp five 5 20 "$T_DIR/job0" --drop-after 8
+FIVE_PID=$LP_PID
+sleep 1
+q0=$(questions)
+sleep 5
+Q5=$(($(questions) - q0))
+note "MariaDB Questions in 5 s with 5 waiters: $Q5"
+poll 15 ended "$FIVE_PID"
+sleep 0.5
+gone=$(grep -c 'status=499 .*reason=client_gone' "$API_LOG")
+expect_eq "5 clients that went away: 5 requests logged as status=499 client_gone" 5 "$gone"
+
+# ----------------------------------------------------------- 500 waiters
+ctx "$N waiters"
+lp many "$N" 20 "$T_DIR/jobs"
+MANY_PID=$LP_PID
+expect_true "$N long-polls sent ($(head -c 200 "$T_DIR/many.err"))" grep -q ready "$T_DIR/many.ready"
+sleep 1.5
+q0=$(questions)
+sleep 5
+Q500=$(($(questions) - q0))
+note "MariaDB Questions in 5 s with $N waiters: $Q500 (with 5: $Q5)"
+expect_true "queries with $N waiters ($Q500) within 2x of those with 5 ($Q5)" \
+	test "$Q500" -le $((2 * (Q5 > 10 ? Q5 : 10)))
+expect_true "all $N still waiting (no early answer)" alive "$MANY_PID"
+
+ctx "a key at its share"
+timed_get "$A_TOK" "/v1/jobs/${JOBS[0]}?wait=5"
+expect_status 200 "key A (holds its 500) asks to wait"
+expect_json .status queued "answered at once with the current state"
+expect_true "at once (${MS} ms, < 2500)" test "$MS" -lt 2500
+timed_get "$B_TOK" "/v1/jobs/$J_B?wait=2"
+expect_status 200 "key B asks to wait 2 s meanwhile"
+expect_true "key B gets a slot and waits (${MS} ms >= 1800)" test "$MS" -ge 1800
+
+ctx "the jobs end"
+sqlf=$T_DIR/finish.sql
+{
+	echo "START TRANSACTION;"
+	for j in "${JOBS[@]}"; do
+		echo "UPDATE jobs SET state='succeeded', started_at=NOW(3) - INTERVAL 1 SECOND,
+			finished_at=NOW(3), runner_id='itest-runner' WHERE id='$j';
+			INSERT INTO job_results (job_id, exit_code, stdout_bytes, stderr_bytes,
+			stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,
+			memory_peak_bytes) VALUES ('$j', 0, 0, 0, 0, 0, '[]', 5, 1, 1048576);"
+	done
+	echo "COMMIT;"
+} > "$sqlf"
+expect_true "all $N still waiting right before" alive "$MANY_PID"
+sql "$(cat "$sqlf")"
+t_end=$(now_ms)
+poll 15 ended "$MANY_PID"
+ok=$(lines many 200 succeeded)
+last=$(awk 'BEGIN { m = 0 } $5 > m { m = $5 } END { print m }' "$T_DIR/many.out" 2> /dev/null)
+expect_eq "answers 200 with status succeeded (none early: an early one says queued)" "$N" "$ok"
+awk '$2 != 200 || $3 != "succeeded"' "$T_DIR/many.out" 2> /dev/null | head -n 5 | sed 's/^/#   /'
+expect_true "the last answer came $((${last:-0} - t_end)) ms after the jobs ended (< 5000, the wait was 20 s)" \
+	test $((${last:-0} - t_end)) -lt 5000
+
+# ----------------------------------------------------------- hang-ups free slots
+ctx "a client that goes away frees its slot"
+lp stay $((N - 50)) 20 "$T_DIR/jterm"
+STAY_PID=$LP_PID
+lp drop 50 20 "$T_DIR/jterm" --drop-after 3
+DROP_PID=$LP_PID
+sleep 0.5
+timed_get "$A_TOK" "/v1/jobs/$J_TERM?wait=2"
+expect_true "with $N of key A's waits held, another is answered at once (${MS} ms < 1500)" \
+	test "$MS" -lt 1500
+poll 15 ended "$DROP_PID"
+sleep 0.5
+timed_get "$A_TOK" "/v1/jobs/$J_TERM?wait=2"
+expect_status 200 "after 50 of them hung up"
+expect_true "a new wait of key A gets a freed slot (${MS} ms >= 1800)" test "$MS" -ge 1800
+
+# ----------------------------------------------------------- SIGTERM
+ctx "SIGTERM answers the waiters"
+expect_true "the $((N - 50)) others still wait" alive "$STAY_PID"
+t0=$(now_ms)
+kill -TERM "$API_PID"
+poll 15 ended "$STAY_PID"
+took=$(($(now_ms) - t0))
+wait "$API_PID" 2> /dev/null
+API_PID=
+expect_eq "$((N - 50)) answered 200 with the current state (queued)" $((N - 50)) "$(lines stay 200 queued)"
+expect_true "answered at the signal (${took} ms < 10000; the wait was 20 s)" test "$took" -lt 10000
+
+finish
