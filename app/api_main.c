@@ -12,18 +12,28 @@
  * even for a moment. Linux checks write permission on the socket itself at connect(2);
  * its directory stays searchable.
  *
- * Workers accept connections themselves (accept4 on the shared socket; Linux needs no
- * accept lock) rather than inside FCGX_Accept_r, because libfcgi has no read timeout:
- * a client that connects and then stalls would pin a worker for ever. A worker waits
- * at most `api_read_timeout_seconds` for the first byte (poll), sets the same time
- * as SO_RCVTIMEO for every later read (params and body: a slow but active client is
- * fine, a silent one is dropped), and hands the connection to libfcgi, whose request
- * has no listening socket of its own (-1): when libfcgi gives up on a connection it
- * returns instead of blocking in its own accept(). Each drop is one log line. Every
- * worker has its own MariaDB connection, opened lazily after the fork. A worker's
- * SIGTERM handler only sets a flag and asks libfcgi to stop: the request in flight
- * still completes. A shared-memory board records which workers are long-polling so
- * waits never occupy the whole pool.
+ * Workers accept connections themselves (accept4 on the shared, non-blocking socket;
+ * Linux needs no accept lock) rather than inside FCGX_Accept_r, because libfcgi has no
+ * read timeout: a client that connects and then stalls would pin a worker for ever.
+ * Each worker is one poll() loop over the listening socket (or the one connection it
+ * is reading: one at a time, as before), its wake eventfd and the connections of the
+ * long-polls it holds. A new connection gets `api_read_timeout_seconds` for its first
+ * byte (measured by the loop, which keeps serving its held requests meanwhile) and the
+ * same time as SO_RCVTIMEO for every later read (params and body: a slow but active
+ * client is fine, a silent one is dropped); then libfcgi reads it with no listening
+ * socket of its own (-1): when it gives up on a connection it returns instead of
+ * blocking in its own accept(). Each drop is one log line. Every worker has its own
+ * MariaDB connection, opened lazily after the fork.
+ *
+ * Long-poll (app/waiter.h): a handler that waits hands the request to the waiter; the
+ * worker keeps the request (its own FCGX_Request, so libfcgi's streams stay valid),
+ * watches its connection for a hang-up (POLLRDHUP: the slot is freed, nothing is
+ * answered), and runs the handler again when the waiter marks it ready or its
+ * deadline passes. The read timeout never applies to a held request: it is answered,
+ * not read. Connections are closed by finish(), never by libfcgi's select()-based
+ * close, so descriptors above FD_SETSIZE are safe. A worker's SIGTERM handler only
+ * sets a flag and asks libfcgi to stop: the request in flight still completes, and
+ * every held request is answered with the state as it is before the worker exits.
  */
 #include <errno.h>
 #include <fcgiapp.h>
