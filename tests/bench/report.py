@@ -334,6 +334,36 @@ def header():
         META.get("settings", "")))
 
 
+def longpoll():
+    d = load("longpoll.json")
+    n = d["n"] if d else 500
+    what = "%d concurrent GET /v1/jobs/{id}?wait=30 on 50 queued jobs, the jobs end" % n
+    if d is None:
+        missing("longpoll", what, "longpoll", "all answered, p99 <= 200 ms")
+        return
+    lines = []
+    try:
+        with open(os.path.join(RAW, "lp-many.out")) as f:
+            lines = [l.split() for l in f if l.strip()]
+    except OSError:
+        pass
+    ok = [l for l in lines if len(l) >= 5 and l[1] == "200" and l[2] == "succeeded"]
+    after = sorted(max(0, int(l[4]) - d["t_change_ms"]) for l in ok)
+
+    def pct(p):
+        return after[min(len(after) - 1, int(p * len(after)))] if after else None
+    p50, p99 = pct(0.50), pct(0.99)
+    row("longpoll", what + ": answered 200 with the final state",
+        "%d of %d" % (len(ok), n), "", "", "all", verdict(len(ok) == n))
+    row("longpoll", "answer latency after the commit that ended the jobs",
+        "p50 %s, p99 %s, max %s" % (ms(p50, 0), ms(p99, 0), ms(after[-1] if after else None, 0)),
+        "", "", "p99 <= 200 ms", verdict(p99 is not None and p99 <= 200))
+    q = ratio(d["qps_n"], d["qps_10"])
+    row("longpoll", "MariaDB Questions/s with %d waiting (window %d s)" % (n, d["window_s"]),
+        "%.1f/s" % d["qps_n"], "10 waiting: %.1f/s; idle: %.1f/s" % (d["qps_10"], d["qps_idle"]),
+        fx(q), "<= 2x of 10 waiting", verdict(q is not None and q <= 2))
+
+
 def table():
     print("| area | measurement | figure | reference (same run) | ratio | target | result |")
     print("|---|---|---|---|---|---|---|")
@@ -351,7 +381,7 @@ def main():
             META = json.load(f)
     except (OSError, ValueError):
         META = {}
-    for fn in (launch, e2e, throughput, api, scale, memory):
+    for fn in (launch, e2e, throughput, api, longpoll, scale, memory):
         try:
             fn()
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:

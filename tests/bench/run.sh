@@ -22,6 +22,11 @@
 #               alternating, at each concurrency, for several rounds; then rss again.
 #   post        wrk POST /v1/jobs with a key whose max_queued is 1000000, runner
 #               stopped; the rows it made are deleted afterwards.
+#   longpoll    LP_N (500) concurrent GET ?wait=30 on 50 queued jobs (runner stopped,
+#               the API restarted with the production wait defaults): MariaDB
+#               Questions per second idle, with 10 and with LP_N waiting (same window
+#               length), then the jobs end in one transaction: answered count and
+#               p50/p99 from the commit to each answer.
 #   scale       filler rows (another tenant; half terminal, half queued behind the
 #               measured job in the fair claim order) generated in bulk with MariaDB's
 #               Sequence engine; poll latency (GET) and claim latency
@@ -59,12 +64,14 @@ if [[ $MODE == smoke ]]; then
     TPUT_N=100 TPUT_THREADS=8 TPUT_TIMEOUT=60
     WRK_SECONDS=2 WRK_ROUNDS=1 WRK_WARMUP=0 CONCURRENCIES=(64) POST_C=64
     SCALE_SMALL=1000 SCALE_LARGE=10000 POLL_N=100 CLAIM_N=50 SCALE_ROUNDS=1 SETTLE=1
+    LP_N=100 LP_WINDOW=2
 else
     LAUNCH_N=500 LAUNCH_WARMUP=10
     E2E_N=500 E2E_WARMUP=10
     TPUT_N=2000 TPUT_THREADS=8 TPUT_TIMEOUT=900
     WRK_SECONDS=10 WRK_ROUNDS=3 WRK_WARMUP=2 CONCURRENCIES=(16 64 256) POST_C=64
     SCALE_SMALL=10000 SCALE_LARGE=1000000 POLL_N=1000 CLAIM_N=500 SCALE_ROUNDS=2 SETTLE=5
+    LP_N=500 LP_WINDOW=5
 fi
 
 # Progress goes to fd 3, the run's own stderr, even from inside a step (whose stderr
@@ -285,6 +292,78 @@ step_post() {
     return "$rc"
 }
 
+# ---- longpoll
+questions() { SQL "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $NF }'; }
+qps_window() { # seconds -> Questions per second over them
+    local q0 q1
+    q0=$(questions) || return 1
+    sleep "$1"
+    q1=$(questions) || return 1
+    awk -v a="$q0" -v b="$q1" -v s="$1" 'BEGIN { printf "%.1f", (b - a) / s }'
+}
+lp_clients() { # NAME N: long-polls in the background until all are sent; LP_PID
+    python3 "$HERE/longpoll.py" --url "$SANDBOX_URL" --token-file "$RAW/lp.tok" \
+        --cacert "$SANDBOX_CACERT" --ids "$RAW/lp-jobs" --n "$2" --wait 30 \
+        --out "$RAW/lp-$1.out" >"$RAW/lp-$1.ready" &
+    LP_PID=$!
+    for _ in $(seq 1 600); do
+        grep -q ready "$RAW/lp-$1.ready" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+LP_API=
+lp_restore() {
+    [[ -n $LP_API ]] && kill -TERM "$LP_API" 2>/dev/null && wait "$LP_API" 2>/dev/null
+    LP_API=
+    stack start-api && stack start-runner
+}
+step_longpoll() {
+    local i q_idle q10 qn t_change ten rc=0
+    stack stop-runner || return 1
+    printf '%s' "$LP_TOKEN" >"$RAW/lp.tok"
+    : >"$RAW/lp-jobs"
+    for ((i = 0; i < 50; i++)); do
+        curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $LP_TOKEN" \
+            -H 'Content-Type: application/json' -d '{"command":"true"}' \
+            "$SANDBOX_URL/v1/jobs" | jq -er .id >>"$RAW/lp-jobs" || return 1
+    done
+    # The production wait settings: the stack's config narrows a key's share for the
+    # tenancy suite.
+    grep -v '^api_wait_slots_per_key ' "$VAR/sandbox.conf" >"$RAW/lp.conf"
+    stack stop-api || return 1
+    "$BIN/sandbox-api" --config "$RAW/lp.conf" >"$RAW/lp-api.log" 2>&1 &
+    LP_API=$!
+    for _ in $(seq 1 100); do [[ -S $(conf_value fcgi_socket) ]] && break; sleep 0.1; done
+    sleep 1
+    q_idle=$(qps_window "$LP_WINDOW") || rc=1
+    lp_clients ten 10 || rc=1
+    ten=$LP_PID
+    sleep 1
+    q10=$(qps_window "$LP_WINDOW") || rc=1
+    lp_clients many "$LP_N" || rc=1
+    sleep 1
+    qn=$(qps_window "$LP_WINDOW") || rc=1
+    SQL "START TRANSACTION;
+         INSERT INTO job_results (job_id, exit_code, stdout_bytes, stderr_bytes,
+           stdout_truncated, stderr_truncated, diagnostics_json, wall_ms, cpu_ms,
+           memory_peak_bytes)
+         SELECT id, 0, 0, 0, 0, 0, '[]', 5, 1, 1048576 FROM jobs
+           WHERE key_id = '$LP_ID' AND state = 'queued';
+         UPDATE jobs SET state = 'succeeded', started_at = NOW(3), finished_at = NOW(3)
+           WHERE key_id = '$LP_ID' AND state = 'queued';
+         COMMIT" || rc=1
+    t_change=$(date +%s%3N)
+    wait "$LP_PID" "$ten" || rc=1
+    jq -n --argjson idle "${q_idle:-null}" --argjson q10 "${q10:-null}" \
+        --argjson qn "${qn:-null}" --argjson n "$LP_N" --argjson t "$t_change" \
+        --argjson w "$LP_WINDOW" \
+        '{qps_idle: $idle, qps_10: $q10, qps_n: $qn, n: $n, t_change_ms: $t, window_s: $w}' \
+        >"$RAW/longpoll.json" || rc=1
+    lp_restore || rc=1
+    return "$rc"
+}
+
 # Filler rows up to TARGET rows in jobs: terminal, tenant "filler", UUIDv7-shaped ids
 # in time order (like real ones), 100000 per statement.
 fill_to() {
@@ -373,6 +452,8 @@ main() {
     TPUT_ID=$KEY_ID TPUT_TOKEN=$KEY_TOKEN
     make_key post || die "sandboxctl keys create failed"
     POST_ID=$KEY_ID POST_TOKEN=$KEY_TOKEN
+    make_key lp || die "sandboxctl keys create failed"
+    LP_ID=$KEY_ID LP_TOKEN=$KEY_TOKEN
     write_meta
 
     run_step launch step_launch
@@ -381,6 +462,7 @@ main() {
     run_step throughput step_throughput
     run_step api step_api
     run_step post step_post
+    run_step longpoll step_longpoll
     run_step scale-small step_scale_small
     run_step scale-large step_scale_large
 
