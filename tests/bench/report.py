@@ -355,7 +355,7 @@ def longpoll():
     p50, p99 = pct(0.50), pct(0.99)
     row("longpoll", what + ": answered 200 with the final state",
         "%d of %d" % (len(ok), n), "", "", "all", verdict(len(ok) == n))
-    row("longpoll", "answer latency after the commit that ended the jobs",
+    row("longpoll", "answer latency from the jobs' finished_at (the UPDATE's NOW(3), just before COMMIT)",
         "p50 %s, p99 %s, max %s" % (ms(p50, 0), ms(p99, 0), ms(after[-1] if after else None, 0)),
         "", "", "p99 <= 200 ms", verdict(p99 is not None and p99 <= 200))
     q = ratio(d["qps_n"], d["qps_10"])

@@ -26,7 +26,7 @@
 #               the API restarted with the production wait defaults): MariaDB
 #               Questions per second idle, with 10 and with LP_N waiting (same window
 #               length), then the jobs end in one transaction: answered count and
-#               p50/p99 from the commit to each answer.
+#               p50/p99 from the UPDATE's NOW(3) (finished_at) to each answer.
 #   scale       filler rows (another tenant; half terminal, half queued behind the
 #               measured job in the fair claim order) generated in bulk with MariaDB's
 #               Sequence engine; poll latency (GET) and claim latency
@@ -353,7 +353,9 @@ step_longpoll() {
          UPDATE jobs SET state = 'succeeded', started_at = NOW(3), finished_at = NOW(3)
            WHERE key_id = '$LP_ID' AND state = 'queued';
          COMMIT" || rc=1
-    t_change=$(date +%s%3N)
+    # The state change's own time (finished_at, NOW(3) of the UPDATE: same host clock).
+    t_change=$(SQL "SELECT ROUND(UNIX_TIMESTAMP(MAX(finished_at)) * 1000) FROM jobs
+                    WHERE key_id = '$LP_ID'") || rc=1
     wait "$LP_PID" "$ten" || rc=1
     jq -n --argjson idle "${q_idle:-null}" --argjson q10 "${q10:-null}" \
         --argjson qn "${qn:-null}" --argjson n "$LP_N" --argjson t "$t_change" \
