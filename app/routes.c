@@ -530,29 +530,24 @@ static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity
 #define OUTPUT_LIMIT_DEFAULT 65536
 #define OUTPUT_LIMIT_MAX 1048576
 
-/* The slice of a stream at off, after waiting up to secs seconds for bytes there or
- * the job's end, when it had neither and a long-poll slot is free for this key (else
- * at once). Polls every 10..20 ms (a candidate for the shared waiter of poll_job). */
-static enum jobs_rc wait_output(struct api_ctx *ctx, const struct identity *who, const char *id,
-				int sid, long long off, long long limit, long long secs,
-				struct jobs_slice *sl)
+/* The slice of a stream at off; when it has no bytes there and the job has not
+ * ended, and the request waits (secs > 0) and the waiter takes it, *deferred = 1 and
+ * nothing is answered now: the waiter runs the handler again once the stream has
+ * more than off bytes, the job ended, or secs passed (app/waiter.h). */
+static enum jobs_rc wait_output(struct api_ctx *ctx, struct req *r, const struct identity *who,
+				const char *id, int sid, long long off, long long limit,
+				long long secs, struct jobs_slice *sl, int *deferred)
 {
 	enum jobs_rc rc = jobs_output(ctx->db, who, id, sid, off, limit, sl);
-	double deadline = util_mono_ms() + 1000.0 * (double)secs;
-	long delay = 10;
 
-	if (rc != JOBS_OK || secs <= 0 || sl->len > 0 || sl->terminal ||
-	    !wait_slot_take(ctx, who))
+	*deferred = 0;
+	if (rc != JOBS_OK || secs <= 0 || sl->len > 0 || sl->terminal)
 		return rc;
-	while (!*ctx->stop && util_mono_ms() < deadline) {
-		util_sleep_ms(delay);
-		delay = delay + 5 > 20 ? 20 : delay + 5;
+	if (wt_defer(r, who->key_id, &(struct wt_cond){ WT_JOB_OUTPUT, id, sid, off }, secs)) {
 		free(sl->data);
-		rc = jobs_output(ctx->db, who, id, sid, off, limit, sl);
-		if (rc != JOBS_OK || sl->len > 0 || sl->terminal)
-			break;
+		sl->data = NULL;
+		*deferred = 1;
 	}
-	ctx->board->waiting[ctx->slot] = 0;
 	return rc;
 }
 
@@ -565,7 +560,7 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 	const char *id = a->id, *stream = a->rest;
 	static const char *const names[] = { "offset", "limit", "encoding", "wait", NULL };
 	char vals[4][128] = { "", "", "", "" };
-	int present[4] = { 0, 0, 0, 0 }, sid, b64;
+	int present[4] = { 0, 0, 0, 0 }, sid, b64, deferred;
 	long long off = 0, limit = OUTPUT_LIMIT_DEFAULT, wait = 0;
 	struct jobs_slice sl;
 	enum jobs_rc rc;
@@ -601,8 +596,8 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 				"wait must be an integer number of seconds from 0 to 30", "wait", NULL);
 		return;
 	}
-	rc = wait_output(ctx, who, id, sid, off, limit, wait, &sl);
-	if (send_failed(ctx, r, rc))
+	rc = wait_output(ctx, r, who, id, sid, off, limit, wait, &sl, &deferred);
+	if (deferred || send_failed(ctx, r, rc))
 		return;
 	b64 = (present[2] && strcmp(vals[2], "base64") == 0) ||
 	      !util_utf8_valid(sl.data, sl.len) || memchr(sl.data, '\0', sl.len) != NULL;

@@ -120,12 +120,10 @@ int wt_query_text(enum wt_source s, size_t n, char *buf, size_t len)
 	static const char *const head[WS_SOURCES] = {
 		[WS_JOBS] = "SELECT id, state AS st, 0 AS n1, 0 AS n2 FROM jobs WHERE id IN (",
 		[WS_JOB_OUTPUT] =
-			"SELECT j.id AS id, j.state AS st,"
-			" COALESCE((SELECT o.off + LENGTH(o.data) FROM job_output o WHERE o.job_id ="
-			" j.id AND o.stream = 1 ORDER BY o.off DESC LIMIT 1), 0) AS n1,"
-			" COALESCE((SELECT o.off + LENGTH(o.data) FROM job_output o WHERE o.job_id ="
-			" j.id AND o.stream = 2 ORDER BY o.off DESC LIMIT 1), 0) AS n2"
-			" FROM jobs j WHERE j.id IN (",
+			/* the live lengths the runner advances with each stored chunk
+			 * (schema 006), final once the job ended */
+			"SELECT id, state AS st, stdout_live_bytes AS n1, stderr_live_bytes AS n2"
+			" FROM jobs WHERE id IN (",
 		[WS_SESSIONS] = "SELECT id, status AS st, 0 AS n1, 0 AS n2 FROM sessions WHERE id IN (",
 		[WS_COMMANDS] = "SELECT id, status AS st, stdout_bytes AS n1, stderr_bytes AS n2"
 				" FROM session_commands WHERE id IN (",
