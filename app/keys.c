@@ -15,7 +15,7 @@
 struct key_opts {
 	const char *ns, *tenant, *stype, *sid, *atype, *aid;
 	int tenant_admin, allow_network, json;
-	long long max_queued, max_stored_mb, max_running;
+	long long max_queued, max_stored_mb, max_running, max_sessions;
 	json_t *max_limits; /* {"memory_mb": 128, ...} */
 	json_t *profiles;   /* ["default", "python-data"], NULL: only "default" */
 };
@@ -121,6 +121,7 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		{ "max-limit", required_argument, NULL, 'L' },
 		{ "max-stored-mb", required_argument, NULL, 'S' },
 		{ "max-running", required_argument, NULL, 'R' },
+		{ "max-sessions", required_argument, NULL, 'M' },
 		{ "profile", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
@@ -128,7 +129,7 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 	int c;
 
 	memset(o, 0, sizeof *o);
-	o->max_queued = o->max_stored_mb = o->max_running = -1;
+	o->max_queued = o->max_stored_mb = o->max_running = o->max_sessions = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -158,6 +159,12 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 		case 'R':
 			if (util_parse_ll(optarg, 1, 1000000, &o->max_running) < 0) {
 				fprintf(stderr, "sandboxctl: --max-running must be 1..1000000\n");
+				return -1;
+			}
+			break;
+		case 'M':
+			if (util_parse_ll(optarg, 1, 100000, &o->max_sessions) < 0) {
+				fprintf(stderr, "sandboxctl: --max-sessions must be 1..100000\n");
 				return -1;
 			}
 			break;
@@ -203,14 +210,15 @@ static int create_row(struct db *db, const struct key_opts *o, const char *id,
 				"INSERT INTO api_keys (id, token_hash, identity_namespace,"
 				" tenant_id, subject_type, subject_id, actor_type, actor_id,"
 				" tenant_admin, allow_network, max_queued, max_limits_json,"
-				" max_stored_mb, max_running, profiles_json)"
-				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				" max_stored_mb, max_running, profiles_json, max_sessions)"
+				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				db_str(id), db_blob(hash, 32), db_str(o->ns), db_str(o->tenant),
 				db_str(o->stype), db_str(o->sid), db_str(o->atype), db_str(o->aid),
 				db_i64(o->tenant_admin), db_i64(o->allow_network),
 				db_null_i64(o->max_queued, o->max_queued <= 0), db_str(m),
 				db_null_i64(o->max_stored_mb, o->max_stored_mb <= 0),
-				db_null_i64(o->max_running, o->max_running <= 0), db_str(p));
+				db_null_i64(o->max_running, o->max_running <= 0), db_str(p),
+				db_null_i64(o->max_sessions, o->max_sessions <= 0));
 	free(m);
 	free(p);
 	if (n < 0)
@@ -228,7 +236,7 @@ static int keys_create(struct db *db, int argc, char **argv)
 		fprintf(stderr, "usage: sandboxctl keys create --namespace N --tenant T "
 				"--subject-type S --subject-id I [--actor-type A --actor-id B] "
 				"[--tenant-admin] [--allow-network] [--max-queued N] "
-				"[--max-stored-mb N] [--max-running N] "
+				"[--max-stored-mb N] [--max-running N] [--max-sessions N] "
 				"[--max-limit NAME=VALUE ...] [--profile NAME ...] [--json]\n");
 		json_decref(o.max_limits);
 		json_decref(o.profiles);
@@ -291,6 +299,7 @@ static json_t *key_object(const struct db_res *r, size_t i)
 	json_object_set_new(k, "revoked_at", text_or_null(r, i, "revoked_at"));
 	json_object_set_new(k, "max_stored_mb", int_or_null(r, i, "max_stored_mb"));
 	json_object_set_new(k, "max_running", int_or_null(r, i, "max_running"));
+	json_object_set_new(k, "max_sessions", int_or_null(r, i, "max_sessions"));
 	json_object_set_new(k, "stored_bytes", json_integer(db_res_i(r, i, "stored_bytes", 0)));
 	json_object_set_new(k, "max_limits", limits ? json_loads(limits, 0, NULL) : json_null());
 	auth_parse_profiles(db_res_s(r, i, "profiles_json"), &who);
@@ -308,7 +317,7 @@ static int keys_list(struct db *db, int json)
 				     " subject_id, actor_type, actor_id, tenant_admin, allow_network,"
 				     " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ')"
 				     " AS created_at, DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ')"
-				     " AS revoked_at, max_limits_json, max_stored_mb, max_running,"
+				     " AS revoked_at, max_limits_json, max_stored_mb, max_running, max_sessions,"
 				     " profiles_json,"
 				     " (SELECT COALESCE(SUM(s.bytes), 0) FROM key_storage s"
 				     " WHERE s.key_id = api_keys.id) AS stored_bytes"
