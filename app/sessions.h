@@ -1,0 +1,15 @@
+/* The session API (issue 9, docs/SESSIONS.md): handlers and their SQL. Every read is
+ * scoped to the caller's identity (another identity's session is a 404 with the same
+ * body as an unknown id); the API never talks to a runner host: commands, kills,
+ * stdin, file operations and closes are session_requests rows the owning supervisor
+ * answers. Validation is app/svalidate.c, rendering app/srender.c. */
+#ifndef SANDBOX_SESSIONS_H
+#define SANDBOX_SESSIONS_H
+
+#include "router.h"
+
+route_fn h_sess_create, h_sess_list, h_sess_get, h_sess_close;
+route_fn h_cmd_create, h_cmd_list, h_cmd_get, h_cmd_kill, h_cmd_stdin, h_cmd_output;
+route_fn h_files_list, h_file_get, h_file_put, h_file_delete;
+
+#endif
