@@ -487,12 +487,18 @@ static enum sreq_rc sreq_call(struct api_ctx *ctx, const char *sid, const char *
 	return sreq_read(ctx->db, id, a);
 }
 
-/* [a-z_]{1,40}: an error code the supervisor may give. */
+/* The error codes a supervisor may give (docs/SESSIONS.md; docs/openapi.yaml lists
+ * them): anything else is not passed on. */
 static int code_ok(const char *c)
 {
-	size_t n = c ? strlen(c) : 0;
+	static const char *const codes[] = { "not_found",     "not_running", "stdin_closed",
+					     "not_regular_file", "symlink",  "too_large",
+					     "disk_full",     "invalid_request", NULL };
 
-	return n >= 1 && n <= 40 && strspn(c, "abcdefghijklmnopqrstuvwxyz_") == n;
+	for (size_t i = 0; c && codes[i]; i++)
+		if (strcmp(c, codes[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* Answers a request that did not end `done`. A supervisor's refusal carries its status
