@@ -45,6 +45,8 @@ int main(void)
 	suite_agent();
 	suite_sfiles();
 	suite_waiter();
+	suite_svalidate();
+	suite_srender();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
