@@ -9,7 +9,9 @@
 #
 # Needs a stack (tests/run-integration.sh stops the runner for this suite). On exit it
 # ends the run's live sessions and removes its runner_hosts row, so that a runner
-# started afterwards has nothing of this run to start.
+# started afterwards has nothing of this run to start, and deletes the output chunks
+# it wrote for its fake commands (job_output rows keyed by command ids, which
+# tenancy.sh would count as leaked job output).
 
 set -u -o pipefail
 
@@ -44,7 +46,9 @@ cleanup() {
 		WHERE s.identity_namespace = '$NS' AND q.state = 'pending';
 		UPDATE sessions SET status = 'closed', ended_at = NOW(3), env_json = '{}'
 		WHERE identity_namespace = '$NS' AND status IN ('starting', 'ready');
-		DELETE FROM runner_hosts WHERE host = '$HOST';" > /dev/null 2>&1
+		DELETE FROM runner_hosts WHERE host = '$HOST';
+		DELETE o FROM job_output o JOIN session_commands c ON c.id = o.job_id
+		JOIN sessions s ON s.id = c.session_id WHERE s.identity_namespace = '$NS';" > /dev/null 2>&1
 }
 at_exit cleanup
 
