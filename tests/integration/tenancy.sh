@@ -315,7 +315,7 @@ expect_true "nothing finished a day ago here: purged 0 of this run's jobs ($out)
 out=$(ctl purge --older-than 0s)
 expect_true "purge prints its counts ($out)" grep -Eq '^purged [1-9][0-9]* jobs \([0-9]+ bytes\)' <<< "$out"
 expect_eq "the key's jobs and everything hanging off them are gone" "0 0 0 0" \
-	"$(sql "SELECT (SELECT COUNT(*) FROM jobs WHERE key_id = '$Q_ID'), (SELECT COUNT(*) FROM job_results r LEFT JOIN jobs j ON j.id = r.job_id WHERE j.id IS NULL), (SELECT COUNT(*) FROM job_output o LEFT JOIN jobs j ON j.id = o.job_id WHERE j.id IS NULL), (SELECT COUNT(*) FROM job_events e LEFT JOIN jobs j ON j.id = e.job_id WHERE j.id IS NULL)" | tr '\t' ' ')"
+	"$(sql "SELECT (SELECT COUNT(*) FROM jobs WHERE key_id = '$Q_ID'), (SELECT COUNT(*) FROM job_results r LEFT JOIN jobs j ON j.id = r.job_id WHERE j.id IS NULL), (SELECT COUNT(*) FROM job_output o LEFT JOIN jobs j ON j.id = o.job_id LEFT JOIN session_commands c ON c.id = o.job_id WHERE j.id IS NULL AND c.id IS NULL), (SELECT COUNT(*) FROM job_events e LEFT JOIN jobs j ON j.id = e.job_id WHERE j.id IS NULL)" | tr '\t' ' ')"
 expect_eq "the key's stored bytes are back to 0" 0 \
 	"$(sql "SELECT COALESCE(SUM(bytes), 0) FROM key_storage WHERE key_id = '$Q_ID'")"
 as "$Q_TOK" submit '{"command":"true"}'
