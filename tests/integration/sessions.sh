@@ -120,7 +120,9 @@ sexec() {
 	OUT=
 	srun "$1" "$(jq -cn --arg c "$2" '{command: $c}')" || return 1
 	sawait "$1" "$CID" "${3:-30}" || return 1
+	cp "$BODY" "$T_DIR/cmd.json"
 	OUT=$(sall "$1" "$CID" stdout)
+	cp "$T_DIR/cmd.json" "$BODY" # the command, for the checks that follow
 }
 # The session's slot (runner_id ".../slot-S/..." or ".../session-N/...").
 sslot() {
@@ -242,19 +244,19 @@ expect_error 400 invalid_request signal
 ctx "reattach"
 as "$A_TOK" srun "$S1" '{"command":"for i in $(seq 1 20); do echo line-$i; sleep 0.1; done"}'
 TAIL=$CID
-got=
+FIRST_PART=$T_DIR/first
+: > "$FIRST_PART"
 off=0
 end=$((SECONDS + 20))
-while [ "$(grep -c . <<< "$got")" -lt 3 ] && [ "$SECONDS" -lt "$end" ]; do
+# bytes only (no command substitution: it would eat the newlines)
+while [ "$(wc -l < "$FIRST_PART")" -lt 3 ] && [ "$SECONDS" -lt "$end" ]; do
 	as "$A_TOK" sout "$S1" "$TAIL" stdout "$off" "wait=5"
-	got+=$(cat "$OUTF")
+	cat "$OUTF" >> "$FIRST_PART"
 	off=$(jq -r .next_offset "$BODY")
 done
-expect_true "three lines read while it runs ($got)" grep -q line-3 <<< "$got"
+expect_true "three lines read while it runs ($(tr '\n' ' ' < "$FIRST_PART"))" grep -qx line-3 "$FIRST_PART"
 expect_eq "it was still running then" running "$(cstatus "$TAIL")"
-FIRST_PART=$T_DIR/first
-printf '%s' "$got" > "$FIRST_PART"
-truncate -s "$off" "$FIRST_PART" 2> /dev/null
+expect_eq "what was read ends at the offset the API gave" "$off" "$(wc -c < "$FIRST_PART")"
 # the client drops here; a new one reconnects from 0 and from where it was
 as "$A_TOK" sawait "$S1" "$TAIL" 30
 expect_json .status succeeded
@@ -380,8 +382,15 @@ for ep in "GET /v1/sessions/$S1?wait=1" "POST /v1/sessions/$S1/commands" "GET /v
 	"POST /v1/sessions/$S1/close"; do
 	m=${ep%% *}
 	p=${ep#* }
+	# a valid body for each (an invalid one is refused before any lookup, for every id)
+	case $p in
+		*/kill) body='{"signal":"KILL"}' ;;
+		*/stdin) body='{"data":"x"}' ;;
+		*/close) body='{}' ;;
+		*) body='{"command":"true"}' ;;
+	esac
 	case $m in
-		POST) as "$B_TOK" req POST "$p" '{"command":"true","signal":"KILL","data":"x"}' ;;
+		POST) as "$B_TOK" req POST "$p" "$body" ;;
 		PUT) as "$B_TOK" req PUT "$p" 'x' -H 'Content-Type: application/octet-stream' ;;
 		*) as "$B_TOK" req "$m" "$p" ;;
 	esac
