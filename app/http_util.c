@@ -10,19 +10,25 @@ const char *http_reason(int status)
 {
 	switch (status) {
 	case 200: return "OK";
+	case 201: return "Created";
 	case 202: return "Accepted";
+	case 204: return "No Content";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
+	case 410: return "Gone";
 	case 413: return "Payload Too Large";
 	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 507: return "Insufficient Storage";
 	default: return "Unknown";
 	}
 }

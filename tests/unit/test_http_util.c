@@ -233,7 +233,9 @@ static void test_reason(void)
 		const char *text;
 	} rows[] = {
 		{ 200, "OK" },
+		{ 201, "Created" },
 		{ 202, "Accepted" },
+		{ 204, "No Content" },
 		{ 400, "Bad Request" },
 		{ 401, "Unauthorized" },
 		{ 403, "Forbidden" },
@@ -244,7 +246,11 @@ static void test_reason(void)
 		{ 415, "Unsupported Media Type" },
 		{ 429, "Too Many Requests" },
 		{ 500, "Internal Server Error" },
+		{ 502, "Bad Gateway" },
 		{ 503, "Service Unavailable" },
+		{ 504, "Gateway Timeout" },
+		{ 507, "Insufficient Storage" },
+		{ 410, "Gone" },
 	};
 
 	for (size_t i = 0; i < NELEM(rows); i++) {
