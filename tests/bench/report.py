@@ -364,6 +364,56 @@ def longpoll():
         fx(q), "<= 2x of 10 waiting", verdict(q is not None and q <= 2))
 
 
+def sessions():
+    def get(name):
+        return load("sessions-%s.json" % name)
+    bw = None
+    samples = load_jsonl("launch.jsonl")
+    t = [x["total_ms"] for x in samples if x["variant"] == "bwrap" and x["ok"]]
+    if t:
+        bw = stats.summary(t)["p50"]
+    e2e_d = load("e2e.json")
+    d = get("ready")
+    if d is None:
+        missing("sessions", "POST /v1/sessions -> GET ?wait until ready", "sessions",
+                "p50 <= 50 ms")
+    else:
+        s = d["latency_ms"]
+        row("sessions", "POST /v1/sessions -> GET ?wait until ready, one at a time (n=%d)" % d["n"],
+            lat(s, ("p50", "p99")), "bare bwrap launch median %s" % ms(bw) if bw else "",
+            fx(ratio(s["p50"], bw)) if bw else "", "p50 <= 50 ms", verdict(s["p50"] <= 50))
+    d = get("roundtrip")
+    if d is None:
+        missing("sessions", "`true` in a ready session: POST -> exit seen", "sessions",
+                "p50 <= 15 ms")
+    else:
+        s = d["latency_ms"]
+        ref = e2e_d["latency_ms"]["p50"] if e2e_d else None
+        row("sessions", "`true` in a ready session: POST command -> GET ?wait sees its exit "
+            "(n=%d)" % d["n"], lat(s, ("p50", "p99")),
+            "job e2e median %s" % ms(ref) if ref else "", fx(ratio(s["p50"], ref)) if ref else "",
+            "p50 <= 15 ms", verdict(s["p50"] <= 15))
+    d = get("outlat")
+    if d is None:
+        missing("sessions", "output latency: a write inside -> a tailing client", "sessions",
+                "p50 <= 50 ms")
+    else:
+        s = d["latency_ms"]
+        row("sessions", "output latency: a line written inside the sandbox -> the tailing "
+            "client (output ?wait=5) has it (n=%d)" % d["n"], lat(s, ("p50", "p99")), "", "",
+            "p50 <= 50 ms", verdict(s["p50"] <= 50))
+    d = get("idle")
+    if d is None:
+        missing("sessions", "idle sessions' host memory", "sessions", "<= 4 MiB per session")
+    else:
+        per = d["pss_kb_per_session"] / 1024.0
+        row("sessions", "%d idle sessions at once: PSS of their processes (supervisor, "
+            "bwrap, agent) per session" % d["n"], "%.2f MiB" % per,
+            "MemAvailable drop per session %.2f MiB; all ready in %s" % (
+                d["memavailable_drop_kb_per_session"] / 1024.0, ms(d["all_ready_ms"], 0)),
+            "", "<= 4 MiB", verdict(per <= 4))
+
+
 def table():
     print("| area | measurement | figure | reference (same run) | ratio | target | result |")
     print("|---|---|---|---|---|---|---|")
@@ -381,7 +431,7 @@ def main():
             META = json.load(f)
     except (OSError, ValueError):
         META = {}
-    for fn in (launch, e2e, throughput, api, longpoll, scale, memory):
+    for fn in (launch, e2e, throughput, api, longpoll, sessions, scale, memory):
         try:
             fn()
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:

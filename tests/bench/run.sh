@@ -27,6 +27,11 @@
 #               Questions per second idle, with 10 and with LP_N waiting (same window
 #               length), then the jobs end in one transaction: answered count and
 #               p50/p99 from the UPDATE's NOW(3) (finished_at) to each answer.
+#   sessions    tests/bench/sessions.py: session create -> ready (each closed after),
+#               `true` round trip in a ready session (POST -> exit seen), output
+#               latency from a write inside the sandbox to a tailing ?wait client,
+#               SESS_IDLE_N idle sessions at once (PSS of their processes and the
+#               drop of MemAvailable, per session).
 #   scale       filler rows (another tenant; half terminal, half queued behind the
 #               measured job in the fair claim order) generated in bulk with MariaDB's
 #               Sequence engine; poll latency (GET) and claim latency
@@ -65,6 +70,7 @@ if [[ $MODE == smoke ]]; then
     WRK_SECONDS=2 WRK_ROUNDS=1 WRK_WARMUP=0 CONCURRENCIES=(64) POST_C=64
     SCALE_SMALL=1000 SCALE_LARGE=10000 POLL_N=100 CLAIM_N=50 SCALE_ROUNDS=1 SETTLE=1
     LP_N=100 LP_WINDOW=2
+    SESS_READY_N=5 SESS_RT_N=20 SESS_OUT_N=10 SESS_IDLE_N=10
 else
     LAUNCH_N=500 LAUNCH_WARMUP=10
     E2E_N=500 E2E_WARMUP=10
@@ -72,6 +78,7 @@ else
     WRK_SECONDS=10 WRK_ROUNDS=3 WRK_WARMUP=2 CONCURRENCIES=(16 64 256) POST_C=64
     SCALE_SMALL=10000 SCALE_LARGE=1000000 POLL_N=1000 CLAIM_N=500 SCALE_ROUNDS=2 SETTLE=5
     LP_N=500 LP_WINDOW=5
+    SESS_READY_N=50 SESS_RT_N=200 SESS_OUT_N=50 SESS_IDLE_N=100
 fi
 
 # Progress goes to fd 3, the run's own stderr, even from inside a step (whose stderr
@@ -171,7 +178,8 @@ conf_value() { sed -n "s/^$1 = //p" "$VAR/sandbox.conf" 2>/dev/null | head -n 1;
 make_key() {
     local out
     out=$("$BIN/sandboxctl" --config "$VAR/sandbox.conf" keys create --namespace bench \
-        --tenant bench --subject-type user --subject-id "$1" --max-queued 1000000 --json) ||
+        --tenant bench --subject-type user --subject-id "$1" --max-queued 1000000 \
+        --max-sessions 1000 --json) ||
         return 1
     KEY_ID=$(jq -er '.id' <<<"$out") && KEY_TOKEN=$(jq -er '.token' <<<"$out") || return 1
     [[ $KEY_ID =~ ^[0-9a-f-]{36}$ ]]
@@ -425,6 +433,18 @@ scale_at() { # LABEL TARGET
     return "$rc"
 }
 
+# ---- sessions (issue 9): create -> ready, command round trip, output latency, idle
+# sessions' memory (tests/bench/sessions.py)
+step_sessions() {
+    local rc=0 m
+    for m in "ready $SESS_READY_N" "roundtrip $SESS_RT_N" "outlat $SESS_OUT_N" "idle $SESS_IDLE_N"; do
+        set -- $m
+        BENCH_TOKEN=$SESS_TOKEN python3 "$HERE/sessions.py" "$1" --n "$2" \
+            --out "$RAW/sessions-$1.json" || rc=1
+    done
+    return "$rc"
+}
+
 step_scale_small() { scale_at small "$SCALE_SMALL"; }
 step_scale_large() { scale_at large "$SCALE_LARGE"; }
 
@@ -437,7 +457,7 @@ main() {
     trap 'exit 130' INT
     trap 'exit 143' TERM
     trap 'exit 129' HUP
-    export SANDBOX_VAR=$VAR SANDBOX_API_RATE=1000000
+    export SANDBOX_VAR=$VAR SANDBOX_API_RATE=1000000 SANDBOX_MAX_SESSIONS=$((SESS_IDLE_N + 8))
     fresh_state # stops a previous bench stack, which frees its port
     port=$(pick_port)
     export SANDBOX_PORT=$port
@@ -456,6 +476,8 @@ main() {
     POST_ID=$KEY_ID POST_TOKEN=$KEY_TOKEN
     make_key lp || die "sandboxctl keys create failed"
     LP_ID=$KEY_ID LP_TOKEN=$KEY_TOKEN
+    make_key sessions || die "sandboxctl keys create failed"
+    SESS_TOKEN=$KEY_TOKEN
     write_meta
 
     run_step launch step_launch
@@ -465,6 +487,7 @@ main() {
     run_step api step_api
     run_step post step_post
     run_step longpoll step_longpoll
+    run_step sessions step_sessions
     run_step scale-small step_scale_small
     run_step scale-large step_scale_large
 
