@@ -544,6 +544,29 @@ kill -TERM "$LEASE_RUNNER" 2> /dev/null
 poll 10 none_alive "$LEASE_RUNNER"
 if bash "$STACK" start-runner > /dev/null 2>&1; then RUNNER_STOPPED=0; fi
 
+ctx "host reboot"
+# What a reboot leaves: a session row `ready` on this host, no supervisor, no sandbox.
+# The next dispatcher start ends it at once (lost), not a lease later, and removes
+# its slot's leftovers.
+as "$A_TOK" screate '{}'
+S8=$SID
+OPEN+=("$S8")
+if as "$A_TOK" sready "$S8" 30; then
+	S8_SLOT=$(sslot "$S8")
+	if bash "$STACK" stop-runner > /dev/null 2>&1; then RUNNER_STOPPED=1; fi
+	SUP=$(sup_pid "$S8")
+	[ -n "$SUP" ] && kill -9 "$SUP"
+	expect_true "its sandbox died with its supervisor" poll 10 _uid_idle $((UID_BASE + ${S8_SLOT:-0}))
+	expect_eq "still ready in the database (nobody noticed yet)" ready "$(sstatus "$S8")"
+	t0=$(now_ms)
+	if bash "$STACK" start-runner > /dev/null 2>&1; then RUNNER_STOPPED=0; fi
+	expect_true "the new dispatcher ends it as lost well before the 30 s lease" poll 10 _sstatus_is "$S8" lost
+	note "lost $(($(now_ms) - t0)) ms after the dispatcher started"
+	expect_true "its workspace is removed" poll 5 test ! -e "$STATE_DIR/work/slot-${S8_SLOT:-x}"
+else
+	_notok "host reboot: session ready" ready "$(sstatus "$S8")" 0
+fi
+
 # ================================================== 1c. close S1, retention
 
 ctx "close and purge"
