@@ -4,8 +4,16 @@
  * loop: frames from the agent (agentproto.h, every one validated: the agent is as
  * untrusted as anything in the sandbox), request rows, output flushes, command
  * deadlines, cgroup limits, lease, idle time and lifetime; then the end: kill,
- * clean up, record (sstore.c). kill_all, the start retry and the cgroup check are
- * small equivalents of supervise.c's static helpers, not shared code. */
+ * clean up, record (sstore.c). kill_all, the start retry, the cgroup check and the
+ * network setup are small equivalents of supervise.c's static helpers, not shared
+ * code.
+ *
+ * A network session (network=1) is a network job's sandbox with the agent in it:
+ * bwrap waits on --block-fd until slirp4netns (net.c: the slot uid, its own seccomp
+ * and read-only root, PR_SET_PDEATHSIG so it dies with this process) has configured
+ * tap0 and the unreachable routes are in; only then does the agent start. slirp4netns
+ * is this process's child, outside bwrap's process group and the cgroup: cleanup()
+ * kills and reaps it on every end path. */
 #include "session.h"
 
 #include <errno.h>
@@ -31,6 +39,7 @@
 #include "cgroup.h"
 #include "jobstate.h"
 #include "log.h"
+#include "net.h"
 #include "pathrules.h"
 #include "profile.h"
 #include "retry.h"
@@ -91,8 +100,10 @@ struct ses {
 	struct prof_named *prof;
 	char ws_path[CFG_PATH_MAX + 64];
 	int wsfd, cg_on, ag, errfd, statusfd, pidfd;
+	int blockfd;           /* network: bwrap's --block-fd, written once tap0 is up */
 	struct cg cg;
 	pid_t pid;
+	pid_t slirp;           /* network: slirp4netns, or -1 */
 	struct bw_status bst;
 	unsigned char *in;     /* agent bytes not yet parsed */
 	size_t inlen;
@@ -1084,12 +1095,101 @@ static void nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+/* What a network session needs from this host, checked as for a network job
+ * (supervise.c's policy_check): 0, or the session ends failed at stage create
+ * naming what is missing. */
+static int net_available(struct ses *s)
+{
+	static const char *const why = "network access is not available on this runner";
+	struct stat st;
+	char err[CFG_PATH_MAX + 64];
+	int trc;
+
+	if (access(s->cfg->slirp4netns_path, X_OK) != 0) {
+		snprintf(err, sizeof err, "slirp4netns_path %s: %s", s->cfg->slirp4netns_path,
+			 strerror(errno));
+		end(s, "failed", "%s (no slirp4netns)", why);
+	} else if (access(IP_PATH, X_OK) != 0) {
+		snprintf(err, sizeof err, "%s: %s", IP_PATH, strerror(errno));
+		end(s, "failed", "%s (no %s)", why, IP_PATH);
+	} else if ((trc = stat("/dev/net/tun", &st)) != 0 || !S_ISCHR(st.st_mode)) {
+		snprintf(err, sizeof err, "/dev/net/tun: %s",
+			 trc != 0 ? strerror(errno) : "not a character device");
+		end(s, "failed", "%s (no /dev/net/tun)", why);
+	} else {
+		return 0;
+	}
+	s->stage = STAGE_CREATE;
+	s->instance_status = JS_INSTANCE_NOT_CREATED;
+	snprintf(s->failure_error, sizeof s->failure_error, "%s", err);
+	return -1;
+}
+
+/* Waits up to ms for fd to be readable: 1, 0 on timeout, -1. */
+static int wait_readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do
+		r = poll(&p, 1, ms);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* The sandbox's pid on the host, from bwrap's {"child-pid": N}: waits up to 10 s. */
+static pid_t sandbox_child(struct ses *s)
+{
+	for (int i = 0; i < 100 && !s->bst.have_pid && s->statusfd >= 0; i++) {
+		if (wait_readable(s->statusfd, 100) < 0)
+			break;
+		read_status(s);
+	}
+	return s->bst.have_pid ? s->bst.child_pid : -1;
+}
+
+/* Network sessions: bwrap is blocked before exec until slirp4netns has configured
+ * tap0 in the sandbox's network namespace and the unreachable routes are in. */
+static int net_setup(struct ses *s)
+{
+	static const char *const what = "network setup failed";
+	int ready[2];
+	char c, err[256];
+	pid_t child = sandbox_child(s);
+
+	if (child <= 0)
+		return start_fail(s, STAGE_COMMAND_START, what, "sandbox did not start");
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return start_fail(s, STAGE_COMMAND_START, what, strerror(errno));
+	s->slirp = net_slirp_start(s->cfg, child, s->uid, ready[1], err, sizeof err);
+	close(ready[1]);
+	if (s->slirp < 0) {
+		close(ready[0]);
+		return start_fail(s, STAGE_COMMAND_START, what, err);
+	}
+	if (wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		return start_fail(s, STAGE_COMMAND_START, what, "slirp4netns did not become ready");
+	}
+	close(ready[0]);
+	if (net_restrict(s->cfg, child, err, sizeof err) < 0)
+		return start_fail(s, STAGE_COMMAND_START, what, err);
+	if (write(s->blockfd, "1", 1) != 1)
+		return start_fail(s, STAGE_COMMAND_START, what, strerror(errno));
+	close_fd(&s->blockfd);
+	log_kv("info", "session_network", "session", s->id, "network",
+	       "slirp4netns user-mode NAT (unprivileged, slot uid); host, private and link-local "
+	       "addresses unreachable", (char *)NULL);
+	return 0;
+}
+
 /* bwrap as the slot uid, the agent as its command on a socketpair (stdin and
  * stdout), its stderr on a pipe. */
 static int start_sandbox(struct ses *s)
 {
 	char err[512], etc[CFG_PATH_MAX + 8];
-	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, st[2] = { -1, -1 }, sc = -1, args = -1, agent;
+	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, st[2] = { -1, -1 }, bl[2] = { -1, -1 };
+	int sc = -1, args = -1, agent;
 	long long lim[LIM_COUNT] = { 0 };
 	char *cmd[] = { (char *)PROF_AGENT_PATH, NULL };
 	struct sb_spawn sp;
@@ -1102,7 +1202,7 @@ static int start_sandbox(struct ses *s)
 	if ((agent = agent_memfd(s->cfg, err, sizeof err)) < 0)
 		return start_fail(s, STAGE_COMMAND_START, "the sandbox agent could not be loaded", err);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ep, O_CLOEXEC) < 0 ||
-	    pipe2(st, O_CLOEXEC) < 0) {
+	    pipe2(st, O_CLOEXEC) < 0 || (s->row.network && pipe2(bl, O_CLOEXEC) < 0)) {
 		start_fail(s, STAGE_COMMAND_START, "sandbox setup failed", strerror(errno));
 		goto out;
 	}
@@ -1111,7 +1211,8 @@ static int start_sandbox(struct ses *s)
 		goto out;
 	}
 	const struct prof_job pj = { s->ws_path, "", s->cfg->runner_tmp_mb, s->row.env,
-				     SB_FD_SECCOMP, SB_FD_STATUS, -1 };
+				     SB_FD_SECCOMP, SB_FD_STATUS,
+				     s->row.network ? SB_FD_BLOCK : -1 };
 	if ((args = prof_session_args(s->cfg, &s->prof->t, &pj, SB_FD_AGENT, err, sizeof err)) < 0) {
 		start_fail(s, STAGE_COMMAND_START, "sandbox setup failed", err);
 		goto out;
@@ -1123,7 +1224,7 @@ static int start_sandbox(struct ses *s)
 	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid, .etc_dir = etc,
 				.cg = s->cg_on ? &s->cg : NULL, .limits = lim, .args_fd = args,
 				.seccomp_fd = sc, .status_fd = st[1], .stdin_fd = sv[1],
-				.stdout_fd = sv[1], .stderr_fd = ep[1], .block_fd = -1,
+				.stdout_fd = sv[1], .stderr_fd = ep[1], .block_fd = bl[0],
 				.cmd = cmd, .has_agent = 1, .agent_fd = agent };
 	s->t0 = util_mono_ms();
 	s->pid = spawn_with_retry(s, &sp);
@@ -1131,6 +1232,8 @@ static int start_sandbox(struct ses *s)
 		s->ag = sv[0], sv[0] = -1;
 		s->errfd = ep[0], ep[0] = -1;
 		s->statusfd = st[0], st[0] = -1;
+		/* kept open until tap0 is up: bwrap would go on at its EOF */
+		s->blockfd = bl[1], bl[1] = -1;
 		nonblock(s->ag), nonblock(s->errfd), nonblock(s->statusfd);
 		s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 		rc = 0;
@@ -1138,6 +1241,12 @@ static int start_sandbox(struct ses *s)
 out:
 	close_fd(&sv[0]), close_fd(&sv[1]), close_fd(&ep[0]), close_fd(&ep[1]);
 	close_fd(&st[0]), close_fd(&st[1]), close_fd(&sc), close_fd(&args), close_fd(&agent);
+	close_fd(&bl[0]), close_fd(&bl[1]);
+	if (rc == 0 && s->row.network) {
+		/* our end of the sandbox's pipes is closed: only bwrap holds them */
+		rc = net_setup(s);
+		s->t0 = util_mono_ms(); /* the agent's 10 s start when it may run */
+	}
 	return rc;
 }
 
@@ -1280,6 +1389,13 @@ static void cleanup(struct ses *s)
 	kill_all(s);
 	if (s->pid > 0)
 		waitpid(s->pid, NULL, 0);
+	/* slirp4netns: our child, in neither bwrap's process group nor the cgroup */
+	if (s->slirp > 0) {
+		kill(s->slirp, SIGKILL);
+		waitpid(s->slirp, NULL, 0);
+		s->slirp = -1;
+	}
+	close_fd(&s->blockfd); /* after the kill: bwrap must not go on at its EOF */
 	/* Subreaper: the sandbox's killed processes come to us as zombies (they would
 	 * still count as the slot uid's): reaped until none is left, at most 1 s. */
 	for (int i = 0; i < 100; i++) {
@@ -1390,7 +1506,8 @@ static void ses_init(struct ses *s, const struct cfg *cfg, const char *id, int s
 	s->runner_id = runner_id;
 	s->slot = slot;
 	s->uid = (uid_t)(cfg->runner_uid_base + slot);
-	s->wsfd = s->ag = s->errfd = s->statusfd = s->pidfd = -1;
+	s->wsfd = s->ag = s->errfd = s->statusfd = s->pidfd = s->blockfd = -1;
+	s->slirp = -1;
 	s->ours = 1;
 	s->cleanup_status = JS_CLEANUP_NOT_STARTED;
 	sb_init(&s->outq);
@@ -1423,16 +1540,15 @@ int session_main(const struct cfg *cfg, const char *session_id, int slot,
 		ses_free(&s);
 		return rc > 0 ? 0 : 1;
 	}
-	log_kv("info", "session_started", "session", session_id, "runner", runner_id, (char *)NULL);
+	log_kv("info", "session_started", "session", session_id, "runner", runner_id, "network",
+	       s.row.network ? "on" : "off", (char *)NULL);
 	/* a dead supervisor's processes in this slot go first */
 	sb_kill_uid(s.uid);
 	s.in = malloc(AP_HDR + AP_MAX_PAYLOAD);
 	if (s.in == NULL)
 		end(&s, "failed", "supervisor out of memory");
-	else if (s.row.network)
-		start_fail(&s, STAGE_CREATE, "network access is not available for sessions on this runner",
-			   "network sessions are not supported yet");
-	else if (prepare_workspace(&s) == 0 && prepare_limits(&s) == 0 && start_sandbox(&s) == 0)
+	else if ((!s.row.network || net_available(&s) == 0) && prepare_workspace(&s) == 0 &&
+		 prepare_limits(&s) == 0 && start_sandbox(&s) == 0)
 		run_loop(&s);
 	end_session(&s);
 	ses_free(&s);
