@@ -16,6 +16,16 @@
 #      uid, no workspace, no cgroup left).
 #   7. A killed supervisor: the sandbox dies with it, and the session ends `lost` once
 #      its lease has lapsed (the lease is expired by SQL here: the stack's lease is 30 s).
+#   8. Network sessions (network=1): ready with tap0 at 10.0.2.100 and slirp's DNS in
+#      /etc/resolv.conf; nothing on the host is reachable (a listener on its loopback,
+#      slirp's host alias 10.0.2.2, the host's own address, on the nginx port and on a
+#      listener's: the errnos security.sh asserts for network jobs) and the host
+#      listeners see no connection; loopback inside works (http.server in one command,
+#      fetched by another); slirp4netns runs as the slot uid with no capability,
+#      no_new_privs and seccomp, and is gone after close and after a SIGKILLed
+#      supervisor; a session without network has only lo; a supervisor without
+#      slirp4netns fails the session at stage create naming it. External reachability
+#      is not tested (no outbound network where this runs): a visible skip.
 #
 # By hand: SANDBOX_VAR=... bash tests/integration/srunner.sh (a stack with its runner up).
 set -uo pipefail
@@ -39,18 +49,22 @@ CG_NAME=$(conf_get runner_cgroup_name sandbox)
 RUNNER_LOG=$SANDBOX_VAR/log/runner.log
 uuid() { cat /proc/sys/kernel/random/uuid; }
 q() { printf '%s' "$1" | sed "s/'/''/g"; }
+# expect_match NAME ERE TEXT: a line of TEXT matches
+expect_match() { expect_true "$1" grep -Eq -- "$2" <<< "$3"; }
 
 mkkey K srunner tenant-s user u1
 
-# new_session VAR [memory_mb pids idle_seconds max_seconds]: a starting session row.
+# new_session VAR [memory_mb pids idle_seconds max_seconds network runner_id]: a
+# starting session row (with runner_id: already claimed, no dispatcher takes it).
 new_session() {
 	local id
 	id=$(uuid)
 	sql "INSERT INTO sessions (id, key_id, identity_namespace, tenant_id, subject_type,
 	     subject_id, memory_mb, pids, cpu_seconds, disk_mb, idle_seconds, max_seconds,
-	     env_json, metadata_json, expires_at)
+	     network, runner_id, env_json, metadata_json, expires_at)
 	     VALUES ('$id', '$K_ID', 'srunner', 'tenant-s', 'user', 'u1', ${2:-256}, ${3:-64}, 60,
-	     16, ${4:-300}, ${5:-300}, '{\"SESSION_SECRET\":\"s3cr3t-value-77\"}', '{}',
+	     16, ${4:-300}, ${5:-300}, ${6:-0}, $([ -n "${7:-}" ] && echo "'$7'" || echo NULL),
+	     '{\"SESSION_SECRET\":\"s3cr3t-value-77\"}', '{}',
 	     CURRENT_TIMESTAMP(3) + INTERVAL ${5:-300} SECOND)"
 	printf -v "$1" '%s' "$id"
 }
@@ -272,6 +286,174 @@ sql "UPDATE sessions SET lease_expires_at = CURRENT_TIMESTAMP(3) - INTERVAL 1 SE
 expect_true "lost within 5 s of the lease" wait_s "$SK" lost 5
 expect_eq "failure stage execution" execution "$(s_field "$SK" "JSON_VALUE(failure_json, '$.stage')")"
 expect_eq "command lost 125" "lost 125" "$(c_field "$CK" "CONCAT(status, ' ', exit_code)")"
+
+# ---- 8. network sessions
+ctx "no network"
+# (no backslash in a command: the SQL string literal would eat it)
+IFACES="tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | paste -sd ' '"
+new_cmd CN0 "$S1" "$IFACES; cat /etc/resolv.conf"
+expect_true "probe ran" wait_c "$CN0" succeeded 10
+expect_eq "a session without network has only lo" "lo # no network by default" "$(out_of "$CN0" | tr -s '\n' ' ' | sed 's/ $//')"
+
+ctx "network"
+NGINX_PORT=${SANDBOX_URL##*:}
+HOST_IP=$(ip -4 -o addr show scope global 2> /dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+LISTEN_DIR=$(mktemp -d)
+at_exit "rm -rf '$LISTEN_DIR'"
+python3 - "$LISTEN_DIR/ports" "$LISTEN_DIR/log" "${HOST_IP:-}" << 'PYEOF' > /dev/null 2>&1 &
+import os, select, socket, sys, time
+ports_file, log_file, host_ip = sys.argv[1:4]
+socks = []
+def tcp(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((addr, 0))
+    s.listen(16)
+    socks.append(s)
+    return s.getsockname()[1]
+p_lo = tcp("127.0.0.1")
+p_host = tcp(host_ip) if host_ip else 0
+with open(ports_file + ".tmp", "w") as f:
+    f.write("%d %d\n" % (p_lo, p_host))
+os.rename(ports_file + ".tmp", ports_file)
+end = time.time() + 180
+while time.time() < end:
+    r, _, _ = select.select(socks, [], [], 1)
+    for s in r:
+        c, a = s.accept()
+        with open(log_file, "a") as f:
+            f.write("accepted on %r from %r\n" % (s.getsockname(), a))
+        c.close()
+PYEOF
+LISTENER=$!
+at_exit "kill $LISTENER 2> /dev/null"
+for _ in $(seq 50); do [ -s "$LISTEN_DIR/ports" ] && break; sleep 0.1; done
+read -r P_LO P_HOST < "$LISTEN_DIR/ports" 2> /dev/null || { P_LO=0; P_HOST=0; }
+expect_true "host listeners started (127.0.0.1:$P_LO, ${HOST_IP:-no global IPv4}:$P_HOST)" test "${P_LO:-0}" != 0
+new_session SN 256 64 300 300 1
+expect_true "network session ready within 15 s" wait_s "$SN" ready 15
+SLOTN=$((1000 + $(slot_of "$SN")))
+UIDN=$((UID_BASE + SLOTN))
+expect_true "the runner log says network is on" grep -q "event=session_network session=$SN network=\"slirp4netns user-mode NAT" "$RUNNER_LOG"
+new_cmd CN1 "$SN" "$IFACES; cat /etc/resolv.conf;
+python3 -c 'import fcntl, socket, struct; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(\"ADDR\", socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, struct.pack(\"256s\", b\"tap0\"))[20:24]))'"
+expect_true "interface probe ran" wait_c "$CN1" succeeded 10
+NOUT=$(out_of "$CN1")
+note "network session: $(tr '\n' ';' <<< "$NOUT")"
+expect_eq "the sandbox has lo and tap0" "lo tap0" "$(sed -n 1p <<< "$NOUT")"
+expect_eq "/etc/resolv.conf names slirp's DNS" "nameserver 10.0.2.3" "$(sed -n 2p <<< "$NOUT")"
+expect_eq "tap0 has 10.0.2.100 (SIOCGIFADDR)" "ADDR 10.0.2.100" "$(grep '^ADDR' <<< "$NOUT")"
+
+# NAME HOST PORT triples: one line "NAME ERRNO" (or "NAME connected") per target.
+CONNECT='import errno, socket, sys
+a = sys.argv[1:]
+for name, host, port in zip(a[0::3], a[1::3], a[2::3]):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect((host, int(port)))
+        print(name, "connected")
+    except socket.timeout:
+        print(name, "timeout")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+    s.close()'
+TARGETS="nginx 127.0.0.1 $NGINX_PORT lo 127.0.0.1 $P_LO alias_nginx 10.0.2.2 $NGINX_PORT alias_lo 10.0.2.2 $P_LO"
+[ -n "$HOST_IP" ] && TARGETS+=" host_nginx $HOST_IP $NGINX_PORT host $HOST_IP $P_HOST"
+new_cmd CN2 "$SN" "python3 -c '$CONNECT' $TARGETS" 40
+expect_true "connect probe ran" wait_c "$CN2" succeeded 40
+COUT=$(out_of "$CN2")
+note "connects: $(tr '\n' ';' <<< "$COUT")"
+expect_eq "nginx's port on 127.0.0.1 is the sandbox's own loopback: refused" "nginx ECONNREFUSED" "$(grep '^nginx ' <<< "$COUT")"
+expect_eq "a host listener's port on 127.0.0.1: refused" "lo ECONNREFUSED" "$(grep '^lo ' <<< "$COUT")"
+# slirp4netns --disable-host-loopback: its host alias answers net unreachable
+expect_eq "slirp's host alias 10.0.2.2 on nginx's port: unreachable" "alias_nginx ENETUNREACH" "$(grep '^alias_nginx ' <<< "$COUT")"
+expect_eq "slirp's host alias 10.0.2.2 on the listener's port: unreachable" "alias_lo ENETUNREACH" "$(grep '^alias_lo ' <<< "$COUT")"
+if [ -n "$HOST_IP" ]; then
+	# net.c routes every address of this host unreachable in the sandbox's netns
+	expect_eq "the host's own address $HOST_IP on nginx's port: unreachable" "host_nginx EHOSTUNREACH" "$(grep '^host_nginx ' <<< "$COUT")"
+	expect_eq "a host listener on $HOST_IP: unreachable" "host EHOSTUNREACH" "$(grep '^host ' <<< "$COUT")"
+else
+	skip "connects to the host's own address" "no global IPv4 address found (ip -4 -o addr show scope global)"
+fi
+sleep 0.2
+expect_eq "the host listeners saw no connection" "" "$(cat "$LISTEN_DIR/log" 2> /dev/null)"
+skip "external reachability through slirp4netns" "this machine has no outbound network (only the Debian mirror)"
+
+ctx "network loopback"
+new_cmd CNS "$SN" 'echo lo-ok > lo.txt; exec python3 -m http.server 8123 --bind 127.0.0.1'
+expect_true "http.server running" wait_c "$CNS" running 10
+FETCH='import sys, time, urllib.request
+for i in range(50):
+    try:
+        sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:8123/lo.txt", timeout=2).read().decode())
+        break
+    except OSError:
+        time.sleep(0.1)'
+new_cmd CNF "$SN" "python3 -c '$FETCH'" 20
+expect_true "fetch ran" wait_c "$CNF" succeeded 20
+expect_eq "another command of the session reached it on 127.0.0.1" "lo-ok" "$(out_of "$CNF" | tr -d '\n')"
+
+ctx "network slirp4netns"
+SL=$(pgrep -u "$UIDN" -x slirp4netns | head -n 1)
+expect_true "slirp4netns runs as the slot uid $UIDN" test -n "$SL"
+SL_ST=$(cat "/proc/${SL:-0}/status" 2> /dev/null)
+expect_match "real, effective, saved and fs uid all the slot uid" "^Uid:	$UIDN	$UIDN	$UIDN	$UIDN\$" "$SL_ST"
+expect_match "CapEff is 0" '^CapEff:	0000000000000000$' "$SL_ST"
+expect_match "CapBnd is 0" '^CapBnd:	0000000000000000$' "$SL_ST"
+expect_match "NoNewPrivs is 1" '^NoNewPrivs:	1$' "$SL_ST"
+expect_match "seccomp filter mode (2)" '^Seccomp:	2$' "$SL_ST"
+SL_PP=$(awk '/^PPid:/ { print $2 }' <<< "$SL_ST")
+expect_match "its parent is the session's supervisor" "--supervise-session $SN" "$(tr '\0' ' ' < "/proc/${SL_PP:-0}/cmdline" 2> /dev/null)"
+expect_eq "its root holds only /usr, the lib links, /etc, /dev and the namespace files" \
+	"bin dev etc lib lib64 ns sbin usr " "$(ls -A "/proc/${SL:-0}/root/" 2> /dev/null | tr '\n' ' ')"
+
+ctx "network close"
+request RCN "$SN" close '{}'
+expect_true "closed within 5 s" wait_s "$SN" closed 5
+expect_eq "cleanup completed" completed "$(s_field "$SN" cleanup_status)"
+expect_eq "the http.server command cancelled" cancelled "$(c_field "$CNS" status)"
+expect_true "no slirp4netns of the slot uid" fails pgrep -u "$UIDN" -x slirp4netns
+expect_true "no process of the slot uid" fails pgrep -u "$UIDN"
+expect_true "slirp4netns (pid ${SL:-none}) reaped" test -n "$SL" -a ! -e "/proc/${SL:-0}"
+
+ctx "network supervisor killed"
+new_session SNK 256 64 300 300 1
+expect_true "ready" wait_s "$SNK" ready 15
+UIDNK=$((UID_BASE + 1000 + $(slot_of "$SNK")))
+SUPN=$(pgrep -f -- "--supervise-session $SNK")
+SLK=$(pgrep -u "$UIDNK" -x slirp4netns)
+expect_true "supervisor and slirp4netns found" test -n "$SUPN" -a -n "$SLK"
+kill -KILL $SUPN
+slirp_gone() { ! pgrep -u "$UIDNK" -x slirp4netns > /dev/null; }
+uid_gone() { ! pgrep -u "$UIDNK" > /dev/null; }
+expect_true "slirp4netns dies with its supervisor" poll 5 slirp_gone
+expect_true "the sandbox dies with it" poll 5 uid_gone
+sql "UPDATE sessions SET lease_expires_at = CURRENT_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$SNK'"
+expect_true "lost within 5 s of the lease" wait_s "$SNK" lost 5
+
+ctx "network unavailable"
+# A supervisor run by hand (the row already names its runner, so no dispatcher takes
+# it) with a config whose slirp4netns_path does not exist.
+RUNNER_BIN=${SANDBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build}/sandbox-runner
+ALT_CONF=$LISTEN_DIR/no-slirp.conf
+grep -v '^[[:space:]]*slirp4netns_path' "$SANDBOX_CONFIG" > "$ALT_CONF"
+echo "slirp4netns_path = /nonexistent/slirp4netns" >> "$ALT_CONF"
+NSLOT=$(($(conf_get runner_max_sessions 32) - 1))
+NRID="srunner-by-hand/session-$NSLOT/x"
+new_session SNU 256 64 300 300 1 "$NRID"
+# the slot's lock held as the dispatcher holds it (flock), passed as --lock-fd 9
+timeout 30 flock -n "$STATE/slots/$((1000 + NSLOT)).lock" sh -c 'exec "$@" 9< "$0"' \
+	"$STATE/slots/$((1000 + NSLOT)).lock" "$RUNNER_BIN" --config "$ALT_CONF" \
+	--supervise-session "$SNU" --slot $((1000 + NSLOT)) --runner-id "$NRID" --lock-fd 9 \
+	> "$LISTEN_DIR/hand.log" 2>&1
+HAND_RC=$?
+note "hand-run supervisor: $(tr '\n' ';' < "$LISTEN_DIR/hand.log")"
+expect_eq "the supervisor exited 0" 0 "$HAND_RC"
+expect_eq "failed" failed "$(s_status "$SNU")"
+expect_eq "failure stage create" create "$(s_field "$SNU" "JSON_VALUE(failure_json, '$.stage')")"
+expect_eq "end_reason names slirp4netns" "network access is not available on this runner (no slirp4netns)" "$(s_field "$SNU" end_reason)"
+expect_match "failure error names the configured path" "/nonexistent/slirp4netns" "$(s_field "$SNU" "JSON_VALUE(failure_json, '$.error')")"
+kill "$LISTENER" 2> /dev/null
 
 # ---- the end of session 1, and no secret in the runner's log
 ctx "close 1"
