@@ -62,12 +62,44 @@ enum wt_source wt_source_of(enum wt_kind k)
 	case WT_JOB_OUTPUT:
 		return WS_JOB_OUTPUT;
 	case WT_SESSION_READY:
+	case WT_SESSION_ENDED:
 		return WS_SESSIONS;
+	case WT_REQUEST_DONE:
+		return WS_REQUESTS;
 	case WT_COMMAND_DONE:
 	case WT_COMMAND_OUTPUT:
 	default:
 		return WS_COMMANDS;
 	}
+}
+
+int wt_source_numeric(enum wt_source s)
+{
+	return s == WS_REQUESTS;
+}
+
+/* Canonical decimal of 1..LLONG_MAX: what CAST(id AS CHAR) gives back, so that the
+ * poll matches result rows to entries by their text. */
+static int canonical_id(const char *id)
+{
+	size_t n = strlen(id);
+	long long v;
+
+	if (n == 0 || n > 19 || id[0] == '0' || strspn(id, "0123456789") != n)
+		return 0;
+	return util_parse_ll(id, 1, 0x7fffffffffffffffLL, &v) == 0;
+}
+
+int wt_id_ok(enum wt_kind k, const char *id)
+{
+	size_t n;
+
+	if (id == NULL || (unsigned)k >= WT_KINDS)
+		return 0;
+	n = strlen(id);
+	if (n == 0 || n >= WT_ID_MAX)
+		return 0;
+	return !wt_source_numeric(wt_source_of(k)) || canonical_id(id);
 }
 
 static int command_ended(const char *st)
@@ -96,6 +128,10 @@ int wt_cond_ready(const struct wt_cond *c, const struct wt_row *row)
 		return job_ended(st) || have > c->baseline;
 	case WT_SESSION_READY:
 		return strcmp(st, "starting") != 0;
+	case WT_SESSION_ENDED:
+		return strcmp(st, "starting") != 0 && strcmp(st, "ready") != 0;
+	case WT_REQUEST_DONE:
+		return strcmp(st, "pending") != 0;
 	case WT_COMMAND_DONE:
 		return command_ended(st);
 	case WT_COMMAND_OUTPUT:
@@ -127,6 +163,10 @@ int wt_query_text(enum wt_source s, size_t n, char *buf, size_t len)
 		[WS_SESSIONS] = "SELECT id, status AS st, 0 AS n1, 0 AS n2 FROM sessions WHERE id IN (",
 		[WS_COMMANDS] = "SELECT id, status AS st, stdout_bytes AS n1, stderr_bytes AS n2"
 				" FROM session_commands WHERE id IN (",
+		/* BIGINT ids: bound as integers (an index lookup), given back as the
+		 * text the entries hold */
+		[WS_REQUESTS] = "SELECT CAST(id AS CHAR) AS id, state AS st, 0 AS n1, 0 AS n2"
+				" FROM session_requests WHERE id IN (",
 	};
 	size_t used;
 
@@ -333,12 +373,7 @@ int wt_claim_tick(double now)
 
 static int valid_cond(const struct wt_cond *c)
 {
-	size_t n;
-
-	if (c == NULL || c->id == NULL || (unsigned)c->kind >= WT_KINDS)
-		return 0;
-	n = strlen(c->id);
-	if (n == 0 || n >= WT_ID_MAX)
+	if (c == NULL || !wt_id_ok(c->kind, c->id))
 		return 0;
 	if (c->kind == WT_JOB_OUTPUT || c->kind == WT_COMMAND_OUTPUT)
 		return (c->stream == 1 || c->stream == 2) && c->baseline >= 0;
@@ -464,6 +499,7 @@ static int poll_source(struct db *db, struct snap *s, size_t lo, size_t hi)
 	static struct db_param p[WT_BATCH_MAX];
 	char sql[8192];
 	enum wt_source src = wt_source_of(s[lo].c.kind);
+	int numeric = wt_source_numeric(src);
 	size_t i = lo;
 
 	while (i < hi) {
@@ -472,7 +508,8 @@ static int poll_source(struct db *db, struct snap *s, size_t lo, size_t hi)
 
 		for (; i < hi && n < WT_BATCH_MAX; i++)
 			if (i == start || strcmp(s[i].id, s[i - 1].id) != 0)
-				p[n++] = db_str(s[i].id);
+				p[n++] = numeric ? db_i64(strtoll(s[i].id, NULL, 10))
+						 : db_str(s[i].id);
 		/* i stops after the last entry of the last id taken */
 		while (i < hi && strcmp(s[i].id, s[i - 1].id) == 0)
 			i++;

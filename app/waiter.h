@@ -24,6 +24,10 @@
  *   WT_SESSION_READY   sessions.status is not 'starting'
  *   WT_COMMAND_DONE    session_commands.status is neither 'queued' nor 'running'
  *   WT_COMMAND_OUTPUT  session_commands.stdout_bytes/stderr_bytes > `baseline`, or ended
+ *   WT_SESSION_ENDED   sessions.status is neither 'starting' nor 'ready' (close)
+ *   WT_REQUEST_DONE    session_requests.state is not 'pending' (kill, stdin, file_*);
+ *                      its id is the request's BIGINT id in decimal, canonical (no sign,
+ *                      no leading zero), bound as an integer in the batched query
  * A row that does not exist (deleted, wrong id) satisfies every condition: the
  * re-dispatch answers it (404).
  *
@@ -59,11 +63,13 @@ enum wt_kind {
 	WT_SESSION_READY,
 	WT_COMMAND_DONE,
 	WT_COMMAND_OUTPUT,
+	WT_SESSION_ENDED,
+	WT_REQUEST_DONE,
 	WT_KINDS
 };
 
 /* The table read for a kind: kinds on one source share its query. */
-enum wt_source { WS_JOBS, WS_JOB_OUTPUT, WS_SESSIONS, WS_COMMANDS, WS_SOURCES };
+enum wt_source { WS_JOBS, WS_JOB_OUTPUT, WS_SESSIONS, WS_COMMANDS, WS_REQUESTS, WS_SOURCES };
 
 struct wt_cond {
 	enum wt_kind kind;
@@ -112,11 +118,17 @@ void wt_stats(unsigned long long *polls, unsigned long long *queries, long long 
 /* ---- pure parts (unit-tested) ---- */
 
 enum wt_source wt_source_of(enum wt_kind k);
+/* 1 when a source's ids are integers (bound as BIGINT, given as canonical decimal). */
+int wt_source_numeric(enum wt_source s);
+/* 1 when id is a valid id for kind k's source (numeric ones: canonical decimal,
+ * 1..2^63-1). */
+int wt_id_ok(enum wt_kind k, const char *id);
 
 /* What one row says. found 0: no such row. */
 struct wt_row {
 	int found;
-	const char *state; /* jobs.state, sessions.status or session_commands.status */
+	const char *state; /* jobs.state, sessions.status, session_commands.status or
+			    * session_requests.state */
 	long long n1, n2;  /* stdout and stderr bytes (output kinds) */
 };
 /* 1 when row satisfies c. */

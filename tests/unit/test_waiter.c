@@ -45,6 +45,16 @@ static void test_conditions(void)
 		{ WT_COMMAND_OUTPUT, 1, 0, 1, "running", 1, 0, 1 },
 		{ WT_COMMAND_OUTPUT, 2, 7, 1, "running", 100, 7, 0 },
 		{ WT_COMMAND_OUTPUT, 2, 7, 1, "timed_out", 0, 7, 1 },
+		{ WT_SESSION_ENDED, 0, 0, 1, "starting", 0, 0, 0 },
+		{ WT_SESSION_ENDED, 0, 0, 1, "ready", 0, 0, 0 },
+		{ WT_SESSION_ENDED, 0, 0, 1, "closed", 0, 0, 1 },
+		{ WT_SESSION_ENDED, 0, 0, 1, "expired", 0, 0, 1 },
+		{ WT_SESSION_ENDED, 0, 0, 1, "lost", 0, 0, 1 },
+		{ WT_SESSION_ENDED, 0, 0, 0, NULL, 0, 0, 1 },
+		{ WT_REQUEST_DONE, 0, 0, 1, "pending", 0, 0, 0 },
+		{ WT_REQUEST_DONE, 0, 0, 1, "done", 0, 0, 1 },
+		{ WT_REQUEST_DONE, 0, 0, 1, "failed", 0, 0, 1 },
+		{ WT_REQUEST_DONE, 0, 0, 0, NULL, 0, 0, 1 },
 	};
 	for (size_t i = 0; i < NELEM(rows); i++) {
 		struct wt_cond c = { rows[i].kind, ID1, rows[i].stream, rows[i].baseline };
@@ -59,6 +69,50 @@ static void test_conditions(void)
 	CHECK_INT(wt_source_of(WT_COMMAND_OUTPUT), WS_COMMANDS);
 	CHECK_INT(wt_source_of(WT_JOB_DONE), WS_JOBS);
 	CHECK_INT(wt_source_of(WT_SESSION_READY), WS_SESSIONS);
+	/* close's wait shares the sessions query with ?wait=S on a session */
+	CHECK_INT(wt_source_of(WT_SESSION_ENDED), WS_SESSIONS);
+	CHECK_INT(wt_source_of(WT_REQUEST_DONE), WS_REQUESTS);
+	for (int s = 0; s < WS_SOURCES; s++)
+		CHECK_INT_AT("numeric sources", wt_source_numeric((enum wt_source)s),
+			     s == WS_REQUESTS);
+}
+
+/* Request ids are BIGINTs: only their canonical decimal text is a valid id (the poll
+ * matches the rows' CAST(id AS CHAR) to the entries by text). */
+static void test_request_ids(void)
+{
+	static const struct {
+		enum wt_kind kind;
+		const char *id;
+		int ok;
+	} ids[] = {
+		{ WT_REQUEST_DONE, "1", 1 },
+		{ WT_REQUEST_DONE, "9223372036854775807", 1 },
+		{ WT_REQUEST_DONE, "9223372036854775808", 0 },
+		{ WT_REQUEST_DONE, "0", 0 },
+		{ WT_REQUEST_DONE, "012", 0 },
+		{ WT_REQUEST_DONE, "-1", 0 },
+		{ WT_REQUEST_DONE, "+1", 0 },
+		{ WT_REQUEST_DONE, " 1", 0 },
+		{ WT_REQUEST_DONE, "1x", 0 },
+		{ WT_REQUEST_DONE, "", 0 },
+		{ WT_REQUEST_DONE, ID1, 0 },
+		{ WT_SESSION_ENDED, ID1, 1 },
+		{ WT_SESSION_ENDED, "", 0 },
+		{ WT_KINDS, "1", 0 },
+	};
+	char sql[8192];
+
+	for (size_t i = 0; i < NELEM(ids); i++) {
+		char ctx[64];
+		snprintf(ctx, sizeof ctx, "kind %d id '%s'", ids[i].kind, ids[i].id);
+		CHECK_INT_AT(ctx, wt_id_ok(ids[i].kind, ids[i].id), ids[i].ok);
+	}
+	CHECK_INT(wt_query_text(WS_REQUESTS, 8, sql, sizeof sql), 0);
+	CHECK_STR(sql, "SELECT CAST(id AS CHAR) AS id, state AS st, 0 AS n1, 0 AS n2"
+		       " FROM session_requests WHERE id IN (?,?,?,?,?,?,?,?)");
+	CHECK_INT(wt_query_text(WS_SESSIONS, 1, sql, sizeof sql), 0);
+	CHECK_STR(sql, "SELECT id, status AS st, 0 AS n1, 0 AS n2 FROM sessions WHERE id IN (?)");
 }
 
 static size_t count(const char *s, char c)
@@ -152,6 +206,9 @@ static void test_defer(void)
 	CHECK(wt_any_waiting(), "the board has a waiter");
 	CHECK_INT(wt_defer(&r2, "k1", &(struct wt_cond){ WT_JOB_DONE, ID2, 0, 0 }, 5), 0);
 	CHECK_INT(r2.wait.deferred, 0);
+	CHECK_INT(wt_defer(&r2, "k3", &(struct wt_cond){ WT_REQUEST_DONE, "07", 0, 0 }, 5), 0);
+	CHECK_INT(wt_defer(&r2, "k3", &(struct wt_cond){ WT_REQUEST_DONE, ID2, 0, 0 }, 5), 0);
+	CHECK_INT(r2.wait.deferred, 0);
 	CHECK_INT(wt_defer(&r3, "k2", &(struct wt_cond){ WT_COMMAND_OUTPUT, ID2, 2, 10 }, 5), 1);
 	CHECK(wt_claim_tick(util_mono_ms()), "the first tick is claimed");
 	CHECK(!wt_claim_tick(util_mono_ms()), "only once per tick");
@@ -171,6 +228,7 @@ void suite_waiter(void)
 	static const CU_TestInfo tests[] = {
 		{ "conditions of every kind", test_conditions },
 		{ "batch sizes and query texts", test_batches },
+		{ "request ids (BIGINT) and the new kinds' queries", test_request_ids },
 		{ "board: capacity, share, generations", test_board },
 		{ "wt_defer and a handler", test_defer },
 		CU_TEST_INFO_NULL,
