@@ -105,15 +105,42 @@ static enum quota_rc queued_check(struct db *db, const struct cfg *cfg,
 
 /* The key's stored bytes (output, artifacts, inputs) plus this job's inputs must stay
  * within its quota. Not locked: concurrent submits may overshoot by their inputs. */
-static enum quota_rc stored_check(struct db *db, const struct cfg *cfg,
-				  const struct identity *who, long long incoming)
+enum quota_rc quota_stored_admit(struct db *db, const struct cfg *cfg, const char *key_id,
+				 long long max_mb, long long incoming)
 {
-	long long mb = who->max_stored_mb >= 0 ? who->max_stored_mb : cfg->default_max_stored_mb;
-	long long have = jd_key_stored(db, who->key_id);
+	long long mb = max_mb >= 0 ? max_mb : cfg->default_max_stored_mb;
+	long long have = jd_key_stored(db, key_id);
 
 	if (have < 0)
 		return QUOTA_DB;
 	return have + incoming > mb * 1048576 ? QUOTA_STORED : QUOTA_OK;
+}
+
+static enum quota_rc stored_check(struct db *db, const struct cfg *cfg,
+				  const struct identity *who, long long incoming)
+{
+	return quota_stored_admit(db, cfg, who->key_id, who->max_stored_mb, incoming);
+}
+
+/* The key's max_sessions (its own, else default_max_sessions) and its live
+ * (starting or ready) sessions: 0 or -1. */
+static int sessions_use(struct db *db, const struct cfg *cfg, const struct identity *who,
+			long long *max, long long *live)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT k.max_sessions, (SELECT COUNT(*) FROM sessions s"
+					" WHERE s.key_id = k.id AND s.status IN ('starting', 'ready'))"
+					" AS live FROM api_keys k WHERE k.id = ?",
+					db_str(who->key_id));
+
+	if (res == NULL)
+		return -1;
+	*max = db_res_rows(res) && db_res_s(res, 0, "max_sessions")
+		       ? db_res_i(res, 0, "max_sessions", 0)
+		       : cfg->default_max_sessions;
+	*live = db_res_rows(res) ? db_res_i(res, 0, "live", 0) : 0;
+	db_res_free(res);
+	return 0;
 }
 
 enum quota_rc quota_admit(struct db *db, const struct cfg *cfg, const struct identity *who,
@@ -129,12 +156,14 @@ json_t *quota_report(struct db *db, const struct cfg *cfg, const struct identity
 	long long max_q = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
 	long long mb = who->max_stored_mb >= 0 ? who->max_stored_mb : cfg->default_max_stored_mb;
 	long long run = who->max_running >= 0 ? who->max_running : cfg->default_max_running;
-	long long active = count_active(db, who, max_q), stored;
+	long long active = count_active(db, who, max_q), stored, max_s, live_s;
 
-	if (active < 0 || (stored = jd_key_stored(db, who->key_id)) < 0)
+	if (active < 0 || (stored = jd_key_stored(db, who->key_id)) < 0 ||
+	    sessions_use(db, cfg, who, &max_s, &live_s) < 0)
 		return NULL;
-	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "max_queued", (json_int_t)max_q,
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:I}", "max_queued", (json_int_t)max_q,
 			 "active_jobs", (json_int_t)active, "max_stored_bytes",
 			 (json_int_t)(mb * 1048576), "stored_bytes", (json_int_t)stored,
-			 "max_running", run > 0 ? json_integer(run) : json_null());
+			 "max_running", run > 0 ? json_integer(run) : json_null(), "max_sessions",
+			 (json_int_t)max_s, "live_sessions", (json_int_t)live_s);
 }

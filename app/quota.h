@@ -22,8 +22,20 @@ enum quota_rc {
 enum quota_rc quota_admit(struct db *db, const struct cfg *cfg, const struct identity *who,
 			  long long incoming);
 
+/* A session's write (command env and stdin, stdin, an uploaded file) of `incoming`
+ * bytes for the key key_id whose max_stored_mb is `max_mb` (-1: the default): room
+ * for it? QUOTA_OK, QUOTA_STORED or QUOTA_DB. Not locked, as for jobs. */
+enum quota_rc quota_stored_admit(struct db *db, const struct cfg *cfg, const char *key_id,
+				 long long max_mb, long long incoming);
+
+/* The message of a 429 quota_exceeded for stored bytes (the jobs' wording). */
+#define QUOTA_STORED_MESSAGE                                                             \
+	"stored-bytes quota exceeded for this key: its jobs' and sessions' output,"       \
+	" artifacts and inputs leave no room for this"
+
 /* What a key may use and what it uses now, for GET /v1/identity: a new object
- * {max_queued, active_jobs, max_stored_bytes, stored_bytes, max_running}, or NULL on a
+ * {max_queued, active_jobs, max_stored_bytes, stored_bytes, max_running, max_sessions,
+ * live_sessions}, or NULL on a
  * database error. */
 json_t *quota_report(struct db *db, const struct cfg *cfg, const struct identity *who);
 

@@ -196,6 +196,19 @@ static json_t *str_or_null(const char *s, int present)
 	return present ? json_string(s) : json_null();
 }
 
+/* A session's own limits (POST /v1/sessions): {name: {min, default, max}}. */
+static json_t *session_limits(const struct cfg *c)
+{
+	return json_pack("{s:{s:i, s:I, s:I}, s:{s:i, s:I, s:I}, s:{s:i, s:I, s:I}}",
+			 "cpu_seconds", "min", 1, "default",
+			 (json_int_t)c->session_cpu_seconds_default, "max",
+			 (json_int_t)c->session_cpu_seconds_max, "idle_seconds", "min", 1,
+			 "default", (json_int_t)c->session_idle_seconds_default, "max",
+			 (json_int_t)c->session_idle_seconds_max, "max_seconds", "min", 1,
+			 "default", (json_int_t)c->session_max_seconds_default, "max",
+			 (json_int_t)c->session_max_seconds_max);
+}
+
 /* GET /v1/identity: who the key is, exactly as stored (never trimmed or folded),
  * what it may do and what it uses, so a client can check before it submits. */
 static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity *who,
@@ -223,7 +236,7 @@ static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity
 				    json_pack("{s:I, s:I, s:I}", "min", (json_int_t)limit_specs[i].min,
 					      "default", (json_int_t)eff.limit_default[i], "max",
 					      (json_int_t)eff.limit_max[i]));
-	o = json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:o, s:o}, s:b, s:{s:b, s:b}, s:o, s:o}",
+	o = json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:o, s:o}, s:b, s:{s:b, s:b}, s:o, s:o, s:o}",
 		      "key_id", who->key_id, "identity", "identity_namespace", who->ns, "tenant_id",
 		      who->tenant, "subject_type", who->subject_type, "subject_id",
 		      who->subject_id, "actor_type",
@@ -231,7 +244,8 @@ static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity
 		      str_or_null(who->actor_id, who->has_actor_id), "complete",
 		      who->ns[0] && who->tenant[0] && who->subject_type[0] && who->subject_id[0],
 		      "permissions", "network", who->allow_network, "tenant_admin",
-		      who->tenant_admin, "limits", limits, "quotas", quotas);
+		      who->tenant_admin, "limits", limits, "quotas", quotas, "session_limits",
+		      session_limits(&eff));
 	http_send_json(r, 200, o, NULL);
 }
 

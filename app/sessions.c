@@ -3,8 +3,13 @@
  * Theory of operation. A session row is created `starting`; a runner host's
  * dispatcher claims it and its supervisor makes it `ready`. Everything the API asks
  * of a session after that is a session_requests row (command, kill, stdin, file_*,
- * close) that the owning supervisor answers in the same row; the API polls the row
- * (every 5 ms, up to session_request_timeout_ms) for the kinds a client waits on.
+ * close) that the owning supervisor answers in the same row. A handler whose client
+ * waits for that answer (kill, stdin, file_*) hands the request to the waiter
+ * (WT_REQUEST_DONE on the request's id, up to session_request_timeout_ms rounded up to
+ * seconds) and answers on the re-dispatch from r->wait.aux, the request's id: the row
+ * is inserted once, by the first run. Only when the wait board has no room for it
+ * (board full, or the key holds its share) does the worker poll the row itself
+ * (every 5 ms, same bound), so the answer never depends on the board's capacity.
  * Command output is read from job_output (keyed by the command's id) as it grows.
  *
  * Scope: every handler starts with open_session(), the one scoped read of a session
@@ -14,8 +19,14 @@
  *
  * Waits (?wait=S: session ready, command end, output growth) go to the waiter
  * (app/waiter.h): the worker is free while they wait, and the handler runs again
- * with the state as it is then. Close waits for the end with a bounded polling loop
- * (wait_session_end, up to session_request_timeout_ms) that holds the worker. */
+ * with the state as it is then. Close waits for the end the same way
+ * (WT_SESSION_ENDED), with the same polling fallback.
+ *
+ * Storage. What the API writes for a session counts on the session's stored_bytes
+ * and on its key's total (key_storage), where purge takes it off again: env and files
+ * at create, a command's env and stdin, stdin requests, uploaded files. The runner
+ * adds command output itself (sstore.c ss_output). Writes are refused with 429 when
+ * the key has no room left (app/quota.c). */
 #include "sessions.h"
 #include "waiter.h"
 
@@ -29,6 +40,7 @@
 #include "jobdata.h"
 #include "log.h"
 #include "metrics.h"
+#include "quota.h"
 #include "routes.h"
 #include "sha256.h"
 #include "srender.h"
@@ -393,7 +405,7 @@ static int wait_session_end(struct api_ctx *ctx, const char *id, long long ms)
 
 /* ------------------------------------------------------------------ requests */
 
-enum sreq_rc { SREQ_DONE, SREQ_FAILED, SREQ_TIMEOUT, SREQ_DB };
+enum sreq_rc { SREQ_DONE, SREQ_FAILED, SREQ_TIMEOUT, SREQ_DB, SREQ_QUOTA, SREQ_DEFERRED };
 
 struct sreq_answer {
 	struct db_res *res;          /* the answered row */
@@ -445,38 +457,116 @@ static enum sreq_rc sreq_read(struct db *db, long long id, struct sreq_answer *a
 	return strcmp(state, "done") == 0 ? SREQ_DONE : SREQ_FAILED;
 }
 
-/* Inserts a request for the session's supervisor and waits for its answer up to
- * session_request_timeout_ms; a request nobody took by then is marked failed so that
- * the supervisor skips it (one it already answered keeps its answer). */
-static enum sreq_rc sreq_call(struct api_ctx *ctx, const char *sid, const char *kind,
-			      const char *cid, json_t *args, const void *data, size_t len,
-			      struct sreq_answer *a)
+/* The re-dispatch of a handler whose request (r->wait.aux, its id) waited. */
+static int resuming(const struct req *r)
+{
+	return r->wait.resumed && r->wait.aux > 0;
+}
+
+/* The waiter's deadline for an answer: session_request_timeout_ms rounded up to whole
+ * seconds, at most WT_MAX_SECONDS (the rest, if configured longer: see more_ms). */
+static long long answer_seconds(const struct cfg *cfg)
+{
+	long long s = (cfg->session_request_timeout_ms + 999) / 1000;
+
+	return s > WT_MAX_SECONDS ? WT_MAX_SECONDS : s;
+}
+
+/* On a re-dispatch at the waiter's deadline: what is left of a
+ * session_request_timeout_ms longer than WT_MAX_SECONDS (polled), else 0. */
+static long long more_ms(const struct api_ctx *ctx, const struct req *r)
+{
+	long long waited = answer_seconds(ctx->cfg) * 1000;
+
+	if (*ctx->stop || util_mono_ms() < r->wait.deadline_ms ||
+	    ctx->cfg->session_request_timeout_ms <= waited)
+		return 0;
+	return ctx->cfg->session_request_timeout_ms - waited;
+}
+
+/* Inside a transaction: room for `bytes` + `extra` more on the key of session sid (the
+ * key that owns it: output and purge count there too), then `bytes` counted on the
+ * session and the key. 0, 1 no room, -1 error. */
+static int charge(struct db *db, const struct cfg *cfg, const char *sid, long long bytes,
+		  long long extra)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT s.key_id, k.max_stored_mb FROM sessions s JOIN"
+					" api_keys k ON k.id = s.key_id WHERE s.id = ?",
+					db_str(sid));
+	char key[64];
+	long long mb;
+	enum quota_rc q;
+
+	if (res == NULL || db_res_rows(res) != 1) {
+		db_res_free(res);
+		return -1;
+	}
+	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
+	mb = db_res_s(res, 0, "max_stored_mb") ? db_res_i(res, 0, "max_stored_mb", 0) : -1;
+	db_res_free(res);
+	q = quota_stored_admit(db, cfg, key, mb, bytes + extra);
+	if (q != QUOTA_OK)
+		return q == QUOTA_STORED ? 1 : -1;
+	if (bytes == 0)
+		return 0;
+	if (db_exec_p(db, "UPDATE sessions SET stored_bytes = stored_bytes + ? WHERE id = ?",
+		      db_i64(bytes), db_str(sid)) < 0 ||
+	    jd_add_stored(db, key, bytes) < 0)
+		return -1;
+	return 0;
+}
+
+/* Inserts one request (its data counted against the key's storage): SREQ_DONE with
+ * *id, SREQ_QUOTA or SREQ_DB. */
+static enum sreq_rc sreq_insert(struct api_ctx *ctx, const char *sid, const char *kind,
+				const char *cid, json_t *args, const void *data, size_t len,
+				long long *id)
 {
 	char *text = json_dumps(args, JSON_COMPACT);
+	enum sreq_rc rc = SREQ_DB;
 	struct db_res *res;
-	long long id, n;
+	int room;
 
-	memset(a, 0, sizeof *a);
-	if (text == NULL)
+	if (text == NULL || db_begin(ctx->db) < 0) {
+		free(text);
 		return SREQ_DB;
-	n = db_exec_p(ctx->db,
+	}
+	room = charge(ctx->db, ctx->cfg, sid, data ? (long long)len : 0, 0);
+	if (room == 1)
+		rc = SREQ_QUOTA;
+	if (room != 0 ||
+	    db_exec_p(ctx->db,
 		      "INSERT INTO session_requests (session_id, kind, command_id, args_json, data)"
 		      " VALUES (?, ?, ?, ?, ?)",
 		      db_str(sid), db_str(kind), db_str(cid), db_str(text),
-		      db_blob(data, data ? len : 0));
+		      db_blob(data, data ? len : 0)) < 0 ||
+	    (res = db_querya(ctx->db, "SELECT LAST_INSERT_ID() AS id", NULL, 0)) == NULL) {
+		free(text);
+		db_rollback(ctx->db);
+		return rc;
+	}
 	free(text);
-	if (n < 0 || (res = db_querya(ctx->db, "SELECT LAST_INSERT_ID() AS id", NULL, 0)) == NULL)
-		return SREQ_DB;
-	id = db_res_i(res, 0, "id", -1);
+	*id = db_res_i(res, 0, "id", -1);
 	db_res_free(res);
-	if (poll_until(ctx, (double)ctx->cfg->session_request_timeout_ms, REQ_POLL_MS,
-		       probe_request, &id) < 0)
+	if (*id < 1 || db_commit(ctx->db) < 0) {
+		db_rollback(ctx->db);
 		return SREQ_DB;
-	n = db_exec_p(ctx->db,
-		      "UPDATE session_requests SET state = 'failed', http_status = 504,"
-		      " result_json = '{\"error\":\"request_timeout\"}', done_at = NOW(3)"
-		      " WHERE id = ? AND state = 'pending'",
-		      db_i64(id));
+	}
+	return SREQ_DONE;
+}
+
+/* The wait is over: a request nobody took is marked failed so that the supervisor
+ * skips it (one it already answered keeps its answer), else its answer is read. */
+static enum sreq_rc sreq_settle(struct api_ctx *ctx, const char *sid, const char *kind,
+				long long id, struct sreq_answer *a)
+{
+	long long n = db_exec_p(ctx->db,
+				"UPDATE session_requests SET state = 'failed', http_status = 504,"
+				" result_json = '{\"error\":\"request_timeout\"}', done_at = NOW(3)"
+				" WHERE id = ? AND session_id = ? AND state = 'pending'",
+				db_i64(id), db_str(sid));
+
 	if (n < 0)
 		return SREQ_DB;
 	if (n == 1) {
@@ -485,6 +575,42 @@ static enum sreq_rc sreq_call(struct api_ctx *ctx, const char *sid, const char *
 		return SREQ_TIMEOUT;
 	}
 	return sreq_read(ctx->db, id, a);
+}
+
+/* A request for the session's supervisor and its answer within
+ * session_request_timeout_ms. First run: inserts it and hands the wait to the waiter
+ * (SREQ_DEFERRED: answer nothing now); the re-dispatch (resuming) reads the answer of
+ * the request r->wait.aux and inserts nothing. Without room on the wait board the
+ * worker polls the row itself, bounded the same. */
+static enum sreq_rc sreq_call(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			      const char *sid, const char *kind, const char *cid, json_t *args,
+			      const void *data, size_t len, struct sreq_answer *a)
+{
+	char idtext[24];
+	long long id, more;
+	enum sreq_rc rc;
+
+	memset(a, 0, sizeof *a);
+	if (resuming(r)) {
+		id = r->wait.aux;
+		more = more_ms(ctx, r);
+		if (more > 0 && poll_until(ctx, (double)more, REQ_POLL_MS, probe_request, &id) < 0)
+			return SREQ_DB;
+		return sreq_settle(ctx, sid, kind, id, a);
+	}
+	rc = sreq_insert(ctx, sid, kind, cid, args, data, len, &id);
+	if (rc != SREQ_DONE)
+		return rc;
+	snprintf(idtext, sizeof idtext, "%lld", id);
+	r->wait.aux = id;
+	if (wt_defer(r, who->key_id, &(struct wt_cond){ WT_REQUEST_DONE, idtext, 0, 0 },
+		     answer_seconds(ctx->cfg)))
+		return SREQ_DEFERRED;
+	r->wait.aux = 0;
+	if (poll_until(ctx, (double)ctx->cfg->session_request_timeout_ms, REQ_POLL_MS,
+		       probe_request, &id) < 0)
+		return SREQ_DB;
+	return sreq_settle(ctx, sid, kind, id, a);
 }
 
 /* The error codes a supervisor may give (docs/SESSIONS.md; docs/openapi.yaml lists
@@ -511,6 +637,12 @@ static void send_sreq_error(struct api_ctx *ctx, struct req *r, enum sreq_rc rc,
 
 	if (rc == SREQ_DB) {
 		send_db_error(ctx, r);
+		return;
+	}
+	if (rc == SREQ_QUOTA) {
+		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " request (delete"
+				" files, close sessions or wait for old ones to be purged)", NULL,
+				NULL);
 		return;
 	}
 	if (rc == SREQ_TIMEOUT) {
@@ -554,7 +686,7 @@ static int need_ready(struct req *r, const struct sess *s)
 
 /* ------------------------------------------------------------------ sessions */
 
-enum create_rc { CR_OK, CR_QUOTA, CR_NO_HOST, CR_NO_CAPACITY, CR_DB };
+enum create_rc { CR_OK, CR_QUOTA, CR_STORAGE, CR_NO_HOST, CR_NO_CAPACITY, CR_DB };
 
 /* What a session keeps of its env: names, sizes and digests, never values. */
 static char *env_meta(const json_t *env)
@@ -591,15 +723,32 @@ static long long count1(struct db *db, const char *sql, const struct db_param *p
 	return v;
 }
 
-/* Inside the transaction: the key's live sessions against its max_sessions (its row
- * locked, so one key's creates count one after another), then the live runner hosts'
- * capacity against every live session. */
-static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct identity *who)
+/* Inside the transaction, its first statement: the live runner hosts' rows locked
+ * (FOR UPDATE), so that creates count and insert one after another on one MariaDB
+ * server and two of them cannot take the last slot (a transactional lock, released
+ * by COMMIT or ROLLBACK on every path, also when the connection drops; GET_LOCK
+ * would need its own release). Taken before any plain read, so the counts below
+ * read a snapshot that includes every create committed before this one. Then the
+ * key's live sessions against its max_sessions, its stored bytes against its quota
+ * (the session's inputs: `incoming`), and the hosts' capacity against every live
+ * session. Lock order: runner_hosts, then api_keys (a runner's heartbeat waits for
+ * a create at most its few statements). */
+static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct identity *who,
+			    long long incoming)
 {
-	struct db_res *res = db_query_p(db, "SELECT max_sessions FROM api_keys WHERE id = ?"
-					    " FOR UPDATE", db_str(who->key_id));
-	long long cap, n, hosts;
+	struct db_res *res = db_querya(db, "SELECT max_sessions FROM runner_hosts WHERE seen_at"
+				       " >= NOW(3) - INTERVAL 15 SECOND FOR UPDATE", NULL, 0);
+	long long cap, n, hosts, host_cap = 0;
+	enum quota_rc q;
 
+	if (res == NULL)
+		return CR_DB;
+	hosts = (long long)db_res_rows(res);
+	for (size_t i = 0; i < db_res_rows(res); i++)
+		host_cap += db_res_i(res, i, "max_sessions", 0);
+	db_res_free(res);
+	res = db_query_p(db, "SELECT max_sessions FROM api_keys WHERE id = ? FOR UPDATE",
+			 db_str(who->key_id));
 	if (res == NULL)
 		return CR_DB;
 	cap = db_res_rows(res) && db_res_s(res, 0, "max_sessions")
@@ -614,20 +763,29 @@ static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct i
 		if (n >= cap)
 			return CR_QUOTA;
 	}
-	res = db_querya(db, "SELECT COUNT(*) AS hosts, COALESCE(SUM(max_sessions), 0) AS cap"
-			    " FROM runner_hosts WHERE seen_at >= NOW(3) - INTERVAL 15 SECOND",
-			NULL, 0);
-	if (res == NULL)
-		return CR_DB;
-	hosts = db_res_i(res, 0, "hosts", 0);
-	cap = db_res_i(res, 0, "cap", 0);
-	db_res_free(res);
+	q = quota_stored_admit(db, cfg, who->key_id, who->max_stored_mb, incoming);
+	if (q != QUOTA_OK)
+		return q == QUOTA_STORED ? CR_STORAGE : CR_DB;
 	if (hosts == 0)
 		return CR_NO_HOST;
 	n = count1(db, "SELECT COUNT(*) AS n FROM sessions WHERE status IN " LIVE, NULL, 0, "n");
 	if (n < 0)
 		return CR_DB;
-	return n >= cap ? CR_NO_CAPACITY : CR_OK;
+	return n >= host_cap ? CR_NO_CAPACITY : CR_OK;
+}
+
+/* The bytes a new session holds in the database: its env text and its files. */
+static long long input_bytes(const struct sess_req *q)
+{
+	char *env = json_dumps(q->env, JSON_COMPACT);
+	long long n = env ? (long long)strlen(env) : 0;
+
+	if (env)
+		explicit_bzero(env, strlen(env));
+	free(env);
+	for (size_t i = 0; i < q->nfiles; i++)
+		n += (long long)q->files[i].len;
+	return n;
 }
 
 static int insert_session(struct db *db, const struct identity *who, const struct sess_req *q,
@@ -666,6 +824,8 @@ static int insert_session(struct db *db, const struct identity *who, const struc
 			       db_str(id), db_str(q->files[i].path),
 			       db_blob(q->files[i].data, q->files[i].len),
 			       db_i64(q->files[i].executable));
+	if (rc >= 0)
+		rc = jd_add_stored(db, who->key_id, stored); /* purge takes it off again */
 out:
 	if (env)
 		explicit_bzero(env, strlen(env)); /* env values are secrets */
@@ -683,7 +843,7 @@ static enum create_rc create_once(struct db *db, const struct cfg *cfg,
 
 	if (db_begin(db) < 0)
 		return CR_DB;
-	rc = admit(db, cfg, who);
+	rc = admit(db, cfg, who, input_bytes(q));
 	if (rc == CR_OK && (util_uuid7(id) < 0 || insert_session(db, who, q, id) < 0))
 		rc = CR_DB;
 	if (rc != CR_OK) {
@@ -748,6 +908,11 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 		http_send_error(r, 429, "quota_exceeded",
 				"this key holds its maximum number of live sessions (max_sessions):"
 				" close one first", NULL, "Retry-After: 5\r\n");
+		return;
+	case CR_STORAGE:
+		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " session (delete"
+				" files, close sessions or wait for old ones to be purged)", NULL,
+				NULL);
 		return;
 	case CR_NO_HOST:
 		http_send_error(r, 503, "no_capacity",
@@ -936,19 +1101,31 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 	live = sv_session_live(s.v.status);
 	sess_free(&s);
 	if (!live) {
-		send_session(ctx, r, who, a->id, 200, NULL); /* unchanged */
+		send_session(ctx, r, who, a->id, 200, NULL); /* unchanged (or ended meanwhile) */
 		return;
 	}
-	rc = close_unclaimed(ctx->db, a->id);
-	if (rc == 0)
-		rc = request_close(ctx->db, a->id);
-	if (rc == 0)
-		rc = wait_session_end(ctx, a->id, ctx->cfg->session_request_timeout_ms);
+	if (r->wait.resumed) {
+		/* the re-dispatch: asked already; a longer timeout than the waiter's polls */
+		long long more = more_ms(ctx, r);
+		rc = more > 0 ? wait_session_end(ctx, a->id, more) : 0;
+	} else {
+		rc = close_unclaimed(ctx->db, a->id);
+		if (rc == 0)
+			rc = request_close(ctx->db, a->id);
+		if (rc >= 0)
+			log_kv("info", "session_close", "session", a->id, "key", who->key_id,
+			       (char *)NULL);
+		if (rc == 0 &&
+		    wt_defer(r, who->key_id, &(struct wt_cond){ WT_SESSION_ENDED, a->id, 0, 0 },
+			     answer_seconds(ctx->cfg)))
+			return; /* answered on the re-dispatch, when it ended or at the deadline */
+		if (rc == 0) /* no room on the wait board: hold the worker, bounded */
+			rc = wait_session_end(ctx, a->id, ctx->cfg->session_request_timeout_ms);
+	}
 	if (rc < 0) {
 		send_db_error(ctx, r);
 		return;
 	}
-	log_kv("info", "session_close", "session", a->id, "key", who->key_id, (char *)NULL);
 	rc = sess_load(ctx->db, who, a->id, &s);
 	if (rc <= 0) {
 		sess_free(&s);
@@ -964,11 +1141,12 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 
 /* ------------------------------------------------------------------ commands */
 
-enum cmd_rc { CM_OK, CM_NOT_RUNNING, CM_TOO_MANY, CM_DB };
+enum cmd_rc { CM_OK, CM_NOT_RUNNING, CM_TOO_MANY, CM_STORAGE, CM_DB };
 
-static enum cmd_rc insert_command(struct db *db, const char *sid, const struct cmd_req *q,
-				  char cid[UUID_STR_LEN])
+static enum cmd_rc insert_command(struct db *db, const struct cfg *cfg, const char *sid,
+				  const struct cmd_req *q, char cid[UUID_STR_LEN])
 {
+	int room;
 	char *argv = q->argv ? json_dumps(q->argv, JSON_COMPACT) : NULL;
 	char *env = json_dumps(q->env, JSON_COMPACT);
 	enum cmd_rc rc = CM_DB;
@@ -996,6 +1174,14 @@ static enum cmd_rc insert_command(struct db *db, const char *sid, const struct c
 		goto rollback;
 	if (n >= SV_MAX_LIVE_COMMANDS) {
 		rc = CM_TOO_MANY;
+		goto rollback;
+	}
+	/* its env and stdin, as a job's inputs; and a command needs room for at least
+	 * one byte of output: a key with none left starts nothing */
+	room = charge(db, cfg, sid, (long long)strlen(env) + (long long)q->stdin_len, 1);
+	if (room != 0) {
+		if (room == 1)
+			rc = CM_STORAGE;
 		goto rollback;
 	}
 	if (db_exec_p(db,
@@ -1084,7 +1270,7 @@ void h_cmd_create(struct api_ctx *ctx, struct req *r, const struct identity *who
 		return;
 	}
 	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = insert_command(ctx->db, a->id, &q, cid);
+		rc = insert_command(ctx->db, ctx->cfg, a->id, &q, cid);
 		if (rc != CM_DB || db_conn_lost(ctx->db) || !db_retryable(ctx->db))
 			break;
 	}
@@ -1099,6 +1285,11 @@ void h_cmd_create(struct api_ctx *ctx, struct req *r, const struct identity *who
 		return;
 	case CM_NOT_RUNNING:
 		http_send_error(r, 409, "session_not_running", "the session has ended", NULL, NULL);
+		return;
+	case CM_STORAGE:
+		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " command (delete"
+				" files, close sessions or wait for old ones to be purged)", NULL,
+				NULL);
 		return;
 	case CM_TOO_MANY:
 		http_send_error(r, 409, "too_many_commands",
@@ -1283,13 +1474,18 @@ void h_cmd_kill(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		send_val(r, &ve);
 		return;
 	}
-	if (open_command(ctx, r, who, a, cid, sizeof cid, &v, &res) < 0)
+	if (resuming(r))
+		cid_of(a, cid, sizeof cid); /* the first run checked it: answer for it */
+	else if (open_command(ctx, r, who, a, cid, sizeof cid, &v, &res) < 0)
 		return;
-	db_res_free(res);
+	else
+		db_res_free(res);
 	args = json_pack("{s:i}", "signal", signo);
-	rc = sreq_call(ctx, a->id, "kill", cid, args, NULL, 0, &ans);
+	rc = sreq_call(ctx, r, who, a->id, "kill", cid, args, NULL, 0, &ans);
 	json_decref(args);
-	if (rc == SREQ_DONE)
+	if (rc == SREQ_DEFERRED)
+		; /* answered on the re-dispatch */
+	else if (rc == SREQ_DONE)
 		send_command(ctx, r, a->id, cid, 202, NULL);
 	else
 		send_sreq_error(ctx, r, rc, &ans);
@@ -1317,16 +1513,23 @@ void h_cmd_stdin(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		send_val(r, &ve);
 		return;
 	}
-	if (open_command(ctx, r, who, a, cid, sizeof cid, &v, &res) < 0) {
+	if (resuming(r)) {
+		cid_of(a, cid, sizeof cid);
+	} else if (open_command(ctx, r, who, a, cid, sizeof cid, &v, &res) < 0) {
 		free(data);
 		return;
+	} else {
+		db_res_free(res);
 	}
-	db_res_free(res);
 	args = json_pack("{s:b}", "close", close_after);
-	rc = sreq_call(ctx, a->id, "stdin", cid, args, data, len, &ans);
+	rc = sreq_call(ctx, r, who, a->id, "stdin", cid, args, data, len, &ans);
 	json_decref(args);
+	if (data)
+		explicit_bzero(data, len);
 	free(data);
-	if (rc == SREQ_DONE)
+	if (rc == SREQ_DEFERRED)
+		;
+	else if (rc == SREQ_DONE)
 		send_command(ctx, r, a->id, cid, 200, NULL);
 	else
 		send_sreq_error(ctx, r, rc, &ans);
@@ -1475,8 +1678,12 @@ void h_files_list(struct api_ctx *ctx, struct req *r, const struct identity *who
 	json_t *args, *out;
 	const char *why;
 
-	if (open_session(ctx, r, who, a->id, &s) < 0)
+	if (resuming(r)) {
+		memset(&s, 0, sizeof s);
+		s.v.status = "ready"; /* the first run saw it so and sent the request */
+	} else if (open_session(ctx, r, who, a->id, &s) < 0) {
 		return;
+	}
 	if (parse_query(r, names, vals, present) < 0) {
 		sess_free(&s);
 		return;
@@ -1495,9 +1702,11 @@ void h_files_list(struct api_ctx *ctx, struct req *r, const struct identity *who
 		sess_free(&s);
 		args = json_pack("{s:s, s:b, s:b}", "root", vals[0], "recursive", recursive,
 				 "sha256", digests);
-		rc = sreq_call(ctx, a->id, "file_list", NULL, args, NULL, 0, &ans);
+		rc = sreq_call(ctx, r, who, a->id, "file_list", NULL, args, NULL, 0, &ans);
 		json_decref(args);
-		if (rc == SREQ_DONE) {
+		if (rc == SREQ_DEFERRED) {
+			; /* answered on the re-dispatch */
+		} else if (rc == SREQ_DONE) {
 			out = listing(ans.result, ctx->cfg->session_list_max_files);
 			if (out == NULL)
 				http_send_error(r, 502, "bad_gateway", "the session's runner host"
@@ -1520,6 +1729,8 @@ static int open_file(struct api_ctx *ctx, struct req *r, const struct identity *
 	struct sess s;
 	int rc;
 
+	if (resuming(r))
+		return file_path(ctx, r, a, path, n); /* the first run checked the rest */
 	if (open_session(ctx, r, who, a->id, &s) < 0)
 		return -1;
 	rc = file_path(ctx, r, a, path, n);
@@ -1545,9 +1756,11 @@ void h_file_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	if (open_file(ctx, r, who, a, path, sizeof path) < 0)
 		return;
 	args = json_pack("{s:s}", "path", path);
-	rc = sreq_call(ctx, a->id, "file_get", NULL, args, NULL, 0, &ans);
+	rc = sreq_call(ctx, r, who, a->id, "file_get", NULL, args, NULL, 0, &ans);
 	json_decref(args);
-	if (rc != SREQ_DONE)
+	if (rc == SREQ_DEFERRED)
+		; /* answered on the re-dispatch */
+	else if (rc != SREQ_DONE)
 		send_sreq_error(ctx, r, rc, &ans);
 	else if ((long long)ans.len > ctx->cfg->session_file_max_bytes)
 		http_send_error(r, 502, "bad_gateway", "the session's runner host sent more than"
@@ -1583,10 +1796,12 @@ void h_file_put(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	if (open_file(ctx, r, who, a, path, sizeof path) < 0)
 		return;
 	args = json_pack("{s:s, s:i}", "path", path, "mode", mode);
-	rc = sreq_call(ctx, a->id, "file_put", NULL, args, r->body ? r->body : "", r->body_len,
-		       &ans);
+	rc = sreq_call(ctx, r, who, a->id, "file_put", NULL, args, r->body ? r->body : "",
+		       r->body_len, &ans);
 	json_decref(args);
-	if (rc == SREQ_DONE) {
+	if (rc == SREQ_DEFERRED) {
+		; /* answered on the re-dispatch */
+	} else if (rc == SREQ_DONE) {
 		/* 200 when the supervisor says it replaced a file, else 201. */
 		status = json_is_false(json_object_get(ans.result, "created")) ? 200 : 201;
 		http_send_json(r, status, json_pack("{s:s, s:I}", "path", path, "size",
@@ -1614,9 +1829,11 @@ void h_file_delete(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	if (open_file(ctx, r, who, a, path, sizeof path) < 0)
 		return;
 	args = json_pack("{s:s}", "path", path);
-	rc = sreq_call(ctx, a->id, "file_delete", NULL, args, NULL, 0, &ans);
+	rc = sreq_call(ctx, r, who, a->id, "file_delete", NULL, args, NULL, 0, &ans);
 	json_decref(args);
-	if (rc == SREQ_DONE) {
+	if (rc == SREQ_DEFERRED) {
+		; /* answered on the re-dispatch */
+	} else if (rc == SREQ_DONE) {
 		FCGX_PutStr(head, (int)sizeof head - 1, r->fcgi->out);
 		r->status = 204;
 		r->sent_bytes = 0;
