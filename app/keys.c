@@ -354,16 +354,92 @@ static int keys_list(struct db *db, int json)
 	return 0;
 }
 
+/* A session no runner host has claimed is closed here, as the API's close does (the
+ * dispatcher's claim is conditional on runner_id IS NULL: one of the two wins); its
+ * files go, its queued commands and pending requests end with it. 1 closed, 0 not
+ * such a session, -1 error. */
+static int close_unclaimed(struct db *db, const char *sid)
+{
+	long long n = db_exec_p(db,
+				"UPDATE sessions SET status = 'closed', close_requested = 1,"
+				" ended_at = CURRENT_TIMESTAMP(3), end_reason = 'closed: its API key"
+				" was revoked', cleanup_status = 'not_started', env_json = '{}'"
+				" WHERE id = ? AND status = 'starting' AND runner_id IS NULL AND"
+				" runner_host IS NULL",
+				db_str(sid));
+
+	if (n != 1)
+		return n < 0 ? -1 : 0;
+	if (db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(sid)) < 0 ||
+	    db_exec_p(db,
+		      "UPDATE session_commands SET status = 'cancelled', exit_code = 137,"
+		      " finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = '',"
+		      " diagnostics_json = '[\"the session ended before the command started\"]'"
+		      " WHERE session_id = ? AND status = 'queued'",
+		      db_str(sid)) < 0 ||
+	    db_exec_p(db,
+		      "UPDATE session_requests SET state = 'failed', http_status = 410,"
+		      " result_json = '{\"error\":\"session_ended\",\"message\":\"the session"
+		      " has ended (closed)\"}', done_at = CURRENT_TIMESTAMP(3)"
+		      " WHERE session_id = ? AND state = 'pending'",
+		      db_str(sid)) < 0)
+		return -1;
+	return 1;
+}
+
+/* The key's live sessions end: unclaimed ones are closed here, the others get
+ * close_requested (their supervisor reads it with its heartbeat) and, when ready, one
+ * `close` request, as POST /v1/sessions/{id}/close does. Inside the transaction. */
+static int revoke_sessions(struct db *db, const char *key, long long *closed,
+			   long long *closing)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT id, status, close_requested FROM sessions"
+					" WHERE key_id = ? AND status IN ('starting', 'ready')"
+					" FOR UPDATE",
+					db_str(key));
+	int rc = 0;
+
+	*closed = *closing = 0;
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res) && rc == 0; i++) {
+		const char *sid = db_res_s(res, i, "id");
+		int asked = db_res_i(res, i, "close_requested", 0) != 0;
+		int c = close_unclaimed(db, sid);
+
+		if (c != 0) {
+			rc = c < 0 ? -1 : 0;
+			*closed += c > 0;
+			continue;
+		}
+		(*closing)++;
+		if (asked)
+			continue;
+		if (db_exec_p(db, "UPDATE sessions SET close_requested = 1 WHERE id = ?",
+			      db_str(sid)) < 0 ||
+		    (strcmp(db_res_s(res, i, "status"), "ready") == 0 &&
+		     db_exec_p(db,
+			       "INSERT INTO session_requests (session_id, kind, args_json)"
+			       " VALUES (?, 'close', '{}')",
+			       db_str(sid)) < 0))
+			rc = -1;
+	}
+	db_res_free(res);
+	return rc;
+}
+
 /* Revocation ends the key's work too (unless keep_jobs): its queued jobs are
  * cancelled at once, its running ones get cancel_requested (their runner kills them
- * within a second, as for an API cancel). One transaction. */
+ * within a second, as for an API cancel), its live sessions are closed or asked to
+ * close (revoke_sessions). One transaction. */
 static int revoke_once(struct db *db, const char *id, int keep_jobs, long long *queued,
-		       long long *running)
+		       long long *running, long long *sclosed, long long *sclosing)
 {
 	struct db_res *res;
 	long long n;
 
-	*queued = *running = 0;
+	*queued = *running = *sclosed = *sclosing = 0;
 	if (db_begin(db) < 0)
 		return -1;
 	n = db_exec_p(db,
@@ -408,6 +484,8 @@ static int revoke_once(struct db *db, const char *id, int keep_jobs, long long *
 	if (n < 0)
 		goto fail;
 	*running = n;
+	if (revoke_sessions(db, id, sclosed, sclosing) < 0)
+		goto fail;
 	return db_commit(db) < 0 ? -1 : 1;
 fail:
 	db_rollback(db);
@@ -418,7 +496,7 @@ static int keys_revoke(struct db *db, int argc, char **argv)
 {
 	const char *id = NULL;
 	int keep = 0, rc = -1;
-	long long q = 0, r = 0;
+	long long q = 0, r = 0, sc = 0, sg = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--keep-jobs") == 0)
@@ -433,7 +511,7 @@ static int keys_revoke(struct db *db, int argc, char **argv)
 		return 2;
 	}
 	for (int attempt = 0; attempt < 4; attempt++) {
-		rc = revoke_once(db, id, keep, &q, &r);
+		rc = revoke_once(db, id, keep, &q, &r, &sc, &sg);
 		if (rc >= 0 || !db_retryable(db))
 			break;
 	}
@@ -446,10 +524,11 @@ static int keys_revoke(struct db *db, int argc, char **argv)
 		return 1;
 	}
 	if (keep)
-		printf("revoked %s (its jobs were kept)\n", id);
+		printf("revoked %s (its jobs and sessions were kept)\n", id);
 	else
-		printf("revoked %s: %lld queued jobs cancelled, %lld running jobs being killed\n",
-		       id, q, r);
+		printf("revoked %s: %lld queued jobs cancelled, %lld running jobs being killed,"
+		       " %lld sessions closed, %lld sessions closing\n",
+		       id, q, r, sc, sg);
 	return 0;
 }
 

@@ -404,9 +404,28 @@ done
 expect_true "key X could not hold every slot: $early of its $WORKERS waits were answered at once" test "$early" -ge 1
 
 # ====================================================================== 7. revocation
-ctx "keys revoke cancels queued jobs and kills running ones"
+# sess_status_within ID STATUS SECONDS: the session's status becomes STATUS in time
+sess_status_within() {
+	local i
+	for i in $(seq 1 $(($3 * 10))); do
+		[ "$(sql "SELECT status FROM sessions WHERE id = '$1'")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# ready_session VAR TOKEN: a session of the key, ready (VAR empty and a failing check if not)
+ready_session() {
+	local -n sv=$1
+	as "$2" req POST /v1/sessions '{}'
+	sv=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	[ -n "$sv" ] && as "$2" req GET "/v1/sessions/$sv?wait=20"
+	expect_json .status ready "a session of the key is ready"
+}
+
+ctx "keys revoke cancels queued jobs and kills running ones, closes sessions"
 key revoke r --max-running 1
 R_TOK=$KEY_TOK R_KEY=$KEY_ID
+ready_session S_R "$R_TOK"
 as "$R_TOK" submit '{"command":"sleep 60","limits":{"wall_seconds":90}}'
 J_RUN=$JOB
 wait_db_state "$J_RUN" running 30 || note "the first job did not start"
@@ -414,7 +433,12 @@ as "$R_TOK" submit '{"command":"true"}'
 J_Q=$JOB
 expect_eq "the second job waits behind the running cap" queued "$(db_state "$J_Q")"
 out=$(ctl keys revoke "$R_KEY")
-expect_eq "revoke reports what it did" "revoked $R_KEY: 1 queued jobs cancelled, 1 running jobs being killed" "$out"
+expect_eq "revoke reports what it did" "revoked $R_KEY: 1 queued jobs cancelled, 1 running jobs being killed, 0 sessions closed, 1 sessions closing" "$out"
+expect_eq "the ready session is asked to close, once" "1 1" \
+	"$(sql "SELECT CONCAT(s.close_requested, ' ', (SELECT COUNT(*) FROM session_requests q
+		WHERE q.session_id = s.id AND q.kind = 'close')) FROM sessions s WHERE s.id = '$S_R'")"
+expect_true "the session ends closed within a few seconds" sess_status_within "$S_R" closed 10
+expect_eq "its cleanup completed" completed "$(sql "SELECT cleanup_status FROM sessions WHERE id = '$S_R'")"
 expect_eq "the queued job is cancelled at once" cancelled "$(db_state "$J_Q")"
 expect_eq "its diagnostic says why" '["cancelled: its API key was revoked"]' \
 	"$(sql "SELECT r.diagnostics_json FROM job_results r WHERE r.job_id = '$J_Q'")"
@@ -425,13 +449,19 @@ expect_error 401 unauthorized
 ctx "keys revoke --keep-jobs keeps them"
 key keep k --max-running 1
 K_TOK=$KEY_TOK K_KEY=$KEY_ID
+ready_session S_K "$K_TOK"
 as "$K_TOK" submit '{"command":"sleep 2"}'
 J_K1=$JOB
 wait_db_state "$J_K1" running 30
 as "$K_TOK" submit '{"command":"true"}'
 J_K2=$JOB
 out=$(ctl keys revoke "$K_KEY" --keep-jobs)
-expect_eq "revoke --keep-jobs says so" "revoked $K_KEY (its jobs were kept)" "$out"
+expect_eq "revoke --keep-jobs says so" "revoked $K_KEY (its jobs and sessions were kept)" "$out"
+sleep 1
+expect_eq "its session is kept: ready, no close asked" "ready 0 0" \
+	"$(sql "SELECT CONCAT(s.status, ' ', s.close_requested, ' ', (SELECT COUNT(*) FROM session_requests q
+		WHERE q.session_id = s.id AND q.kind = 'close')) FROM sessions s WHERE s.id = '$S_K'")"
+sql "UPDATE sessions SET close_requested = 1 WHERE id = '$S_K'" # the test's own cleanup
 expect_true "the running job ends on its own" wait_db_state "$J_K1" succeeded 30
 expect_true "the queued job still runs" wait_db_state "$J_K2" succeeded 30
 
