@@ -40,6 +40,8 @@ mkkey A "$NS" t1 user alice
 mkkey B "$NS" t1 user bob           # another identity of the same tenant
 mkkey Q "$NS" t2 user quinn --max-sessions 2
 mkkey N "$NS" t3 user nora --allow-network
+mkkey S "$NS" t4 user sam --max-stored-mb 1   # storage quota
+for i in 1 2 3 4 5 6; do mkkey "C$i" "$NS" t5 user "cap$i"; done # concurrent creates
 
 cleanup() {
 	sql "UPDATE session_requests q JOIN sessions s ON s.id = q.session_id SET q.state = 'failed'
@@ -281,6 +283,19 @@ expect_json .cleanup_status not_started
 as "$Q_TOK" req POST /v1/sessions '{}'
 expect_status 201 "a closed session frees its place"
 
+ctx "identity"
+as "$Q_TOK" req GET /v1/identity
+expect_status 200
+expect_json '[.quotas.max_sessions, .quotas.live_sessions] | tojson' '[2,2]'
+as "$A_TOK" req GET /v1/identity
+expect_json .quotas.max_sessions "$(conf_get default_max_sessions 8)"
+expect_json .quotas.live_sessions "$(sql "SELECT COUNT(*) FROM sessions s JOIN api_keys k ON k.id = s.key_id
+	WHERE k.subject_id = 'alice' AND s.identity_namespace = '$NS' AND s.status IN ('starting', 'ready')")"
+expect_json '.session_limits | tojson' "$(jq -cn --argjson cd "$(conf_get session_cpu_seconds_default 600)" \
+	--argjson cm "$CPU_MAX" --argjson id "$(conf_get session_idle_seconds_default 600)" --argjson im "$IDLE_MAX" \
+	--argjson ld "$(conf_get session_max_seconds_default 3600)" --argjson lm "$LIFE_MAX" \
+	'{cpu_seconds:{min:1,default:$cd,max:$cm},idle_seconds:{min:1,default:$id,max:$im},max_seconds:{min:1,default:$ld,max:$lm}}')"
+
 ctx "capacity"
 host_stale
 req POST /v1/sessions '{}'
@@ -441,11 +456,31 @@ req POST "/v1/sessions/$S2/commands/$C2/kill" '{"signal":"TERM"}'
 expect_error 409 not_running
 expect_json '.error.message | test("succeeded")' true
 ctx "kill, nobody answers"
+WORKERS=$(conf_get api_workers 8)
+KILLS0=$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")
+# more waiting kills than workers: they wait on the waiter, not in a worker
+kpids=()
+for i in $(seq 1 $((WORKERS + 2))); do
+	curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $A_TOK" -H 'Content-Type: application/json' \
+		-d '{"signal":"TERM"}' -o "$T_DIR/kill$i" -w '%{http_code}' \
+		"$SANDBOX_URL/v1/sessions/$S2/commands/$C3/kill" > "$T_DIR/kill$i.status" &
+	kpids+=($!)
+done
+sleep 1
+req GET "/v1/sessions/$S2"
+expect_status 200 "a GET is served while $((WORKERS + 2)) kills wait for an answer"
+expect_true "at once (${ELAPSED}s)" in_range "$ELAPSED" 0 1
 req POST "/v1/sessions/$S2/commands/$C3/kill" '{"signal":"TERM"}'
 expect_error 504 request_timeout
 expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$((REQ_TIMEOUT_MS / 1000 + 5))"
 expect_eq "the request is marked failed so the supervisor skips it" "failed 504" \
 	"$(sql "SELECT CONCAT(state, ' ', http_status) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill' ORDER BY id DESC LIMIT 1")"
+wait "${kpids[@]}"
+n504=0
+for i in $(seq 1 $((WORKERS + 2))); do [ "$(cat "$T_DIR/kill$i.status")" = 504 ] && n504=$((n504 + 1)); done
+expect_eq "every waiting kill got its 504" $((WORKERS + 2)) "$n504"
+expect_eq "each call inserted its request exactly once" "$((KILLS0 + WORKERS + 3)) 0" \
+	"$(sql "SELECT CONCAT(COUNT(*), ' ', SUM(state = 'pending')) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")"
 
 ctx "stdin"
 answer "$S2" stdin done 200 '{}'
@@ -603,6 +638,60 @@ req POST "/v1/sessions/$S5/close"
 expect_status 202
 expect_json '[.status, .close_requested] | tojson' '["ready",true]'
 expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$((REQ_TIMEOUT_MS / 1000 + 5))"
+
+# ---------------------------------------------------------------- storage quota
+ctx "storage quota"
+stored_of() { sql "SELECT COALESCE(SUM(bytes), 0) FROM key_storage s JOIN api_keys k ON k.id = s.key_id
+	WHERE k.identity_namespace = '$NS' AND k.subject_id = 'sam'"; }
+ENV_TEXT='{"K":"v"}' # as stored: compact JSON, 9 bytes
+new_session SQ "$S_TOK" "{\"env\":$ENV_TEXT,\"files\":[{\"path\":\"f\",\"content\":\"abc\"}]}"
+make_ready "$SQ"
+expect_eq "the session's inputs count on the key: env text and files" "$((${#ENV_TEXT} + 3))" "$(stored_of)"
+head -c $((1048576 - 12 - 100)) /dev/zero > "$T_DIR/big.bin"
+answer "$SQ" file_put done 200 '{"path":"big","size":1}'
+as "$S_TOK" req PUT "/v1/sessions/$SQ/files/big" "@$T_DIR/big.bin" -H 'Content-Type: application/octet-stream'
+expect_status 201
+wait
+expect_eq "an uploaded file counts on the key and the session" "1048476 1048476" \
+	"$(stored_of) $(sql "SELECT stored_bytes FROM sessions WHERE id = '$SQ'")"
+N_REQ=$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$SQ'")
+head -c 101 /dev/zero > "$T_DIR/small.bin"
+as "$S_TOK" req PUT "/v1/sessions/$SQ/files/small" "@$T_DIR/small.bin" -H 'Content-Type: application/octet-stream'
+expect_error 429 quota_exceeded
+expect_json '.error.message | test("stored-bytes quota exceeded")' true
+as "$S_TOK" req POST "/v1/sessions/$SQ/commands" "{\"command\":\"cat\",\"stdin\":\"$(head -c 99 /dev/zero | tr '\0' x)\"}"
+expect_error 429 quota_exceeded
+as "$S_TOK" req POST "/v1/sessions/$SQ/commands" '{"command":"cat","stdin":"x"}'
+expect_status 202 "a command whose inputs (env {} and stdin: 3 bytes) and one output byte fit"
+expect_eq "nothing was written for the refused ones; the command's env and stdin count" \
+	"$((N_REQ + 1)) 1048479" "$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$SQ'") $(stored_of)"
+as "$S_TOK" req POST /v1/sessions '{}'
+expect_status 201 "a session whose inputs ({}: 2 bytes) fit"
+as "$S_TOK" req POST /v1/sessions "{\"env\":{\"A\":\"$(head -c 100 /dev/zero | tr '\0' x)\"}}"
+expect_error 429 quota_exceeded
+expect_json '.error.message | test("stored-bytes quota exceeded")' true
+as "$S_TOK" req GET /v1/identity
+expect_json .quotas.stored_bytes 1048481
+
+# ---------------------------------------------------------------- capacity, concurrently
+ctx "capacity, concurrent creates"
+sql "UPDATE sessions SET status = 'closed', ended_at = NOW(3), env_json = '{}'
+	WHERE identity_namespace = '$NS' AND status IN ('starting', 'ready')"
+LIVE=$(sql "SELECT COUNT(*) FROM sessions WHERE status IN ('starting', 'ready')")
+host_fresh $((LIVE + 1)) # one place left (LIVE is 0 unless another run left live sessions)
+cpids=()
+for i in 1 2 3 4 5 6; do
+	tok=C${i}_TOK
+	curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer ${!tok}" -H 'Content-Type: application/json' \
+		-d '{}' -o /dev/null -w '%{http_code}\n' "$SANDBOX_URL/v1/sessions" > "$T_DIR/cap$i" &
+	cpids+=($!)
+done
+wait "${cpids[@]}"
+expect_eq "six keys create at once for one place: one 201, five 503" "1 5" \
+	"$(cat "$T_DIR"/cap[1-6] | grep -c '^201$') $(cat "$T_DIR"/cap[1-6] | grep -c '^503$')"
+expect_eq "one live session of theirs" 1 "$(sql "SELECT COUNT(*) FROM sessions WHERE identity_namespace = '$NS'
+	AND tenant_id = 't5' AND status IN ('starting', 'ready')")"
+host_fresh
 
 # ---------------------------------------------------------------- secrets
 ctx "secrets"
