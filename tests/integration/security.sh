@@ -512,6 +512,7 @@ if [ -n "$NET_TOKEN" ] && [ "$(jf .status)" = blocked ] &&
 	check_clean
 elif [ -n "$NET_TOKEN" ]; then
 	expect_state succeeded
+	[ "$(jf .status)" = succeeded ] || note "$CASE: failure: $(jf '.failure | tostring')"
 	expect_match "$CASE: the runner set up slirp4netns" 'network: slirp4netns' "$(jf '.result.diagnostics[]?')"
 	expect_probe connect_nginx ECONNREFUSED
 	expect_probe connect_lo ECONNREFUSED
