@@ -110,7 +110,7 @@ void cfg_defaults(struct cfg *c)
 	c->api_read_timeout_seconds = 10;
 	c->api_wait_slots_per_key = 0;
 	c->api_wait_capacity = 1024;
-	c->api_wait_tick_ms = 25;
+	c->api_wait_tick_ms = 10;
 	snprintf(c->metrics_allow, sizeof c->metrics_allow, "127.0.0.1,::1");
 	c->runner_slots = 0; /* resolved by cfg_check: two per online CPU */
 	c->runner_uid_base = 200000;

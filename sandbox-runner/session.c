@@ -72,7 +72,7 @@ struct stream {
 	size_t len;
 	long long stored; /* bytes in job_output */
 	int trunc;
-	double first;     /* when buf got its first unflushed byte */
+	double last;      /* when it was last stored (0: never) */
 };
 
 /* A command the agent was asked to start. */
@@ -302,14 +302,18 @@ static void unlink_cmd(struct ses *s, struct scmd *c)
 	free_cmd(c);
 }
 
-/* Stores buffered output in chunks of at most FLUSH_BYTES: all of it (force), or
- * what is FLUSH_BYTES big or FLUSH_MS old. A DB error keeps the bytes for later. */
+/* Stores buffered output in chunks of at most FLUSH_BYTES: all of it (force), a full
+ * chunk, or what is there once FLUSH_MS have passed since the stream was last stored.
+ * A rate, not a delay: a line after a quiet spell is stored at once (a tailing client
+ * sees it within a waiter tick), a chatty stream at most every FLUSH_MS. A DB error
+ * keeps the bytes for later. */
 static void flush_stream(struct ses *s, struct scmd *c, int k, int force, double now)
 {
 	struct stream *st = &c->io[k];
 
-	if (st->len == 0 || (!force && st->len < FLUSH_BYTES && now - st->first < FLUSH_MS))
+	if (st->len == 0 || (!force && st->len < FLUSH_BYTES && now - st->last < FLUSH_MS))
 		return;
+	st->last = now;
 	while (st->len > 0) {
 		size_t n = st->len < FLUSH_BYTES ? st->len : FLUSH_BYTES;
 		if (db_ready(s) < 0 ||
@@ -355,8 +359,6 @@ static void take_output(struct ses *s, struct scmd *c, int k, const unsigned cha
 		return;
 	}
 	st->buf = nb;
-	if (st->len == 0)
-		st->first = util_mono_ms();
 	memcpy(st->buf + st->len, p, keep);
 	st->len += keep;
 }
@@ -1264,8 +1266,8 @@ static int next_wait(const struct ses *s, double now)
 		due = s->next_cg;
 	for (const struct scmd *c = s->cmds; c; c = c->next) {
 		for (int k = 0; k < 2; k++)
-			if (c->io[k].len && c->io[k].first + FLUSH_MS < due)
-				due = c->io[k].first + FLUSH_MS;
+			if (c->io[k].len && c->io[k].last + FLUSH_MS < due)
+				due = c->io[k].last + FLUSH_MS;
 		if (c->deadline > 0 && c->deadline < due)
 			due = c->deadline;
 	}
