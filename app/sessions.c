@@ -1036,24 +1036,26 @@ void h_sess_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
  * commands and pending requests end with it. 1 closed, 0 not such a session, -1. */
 static int close_unclaimed(struct db *db, const char *id)
 {
-	long long n;
+	long long n, held = 0;
 
 	if (db_begin(db) < 0)
 		return -1;
 	n = db_exec_p(db,
 		      "UPDATE sessions SET status = 'closed', close_requested = 1, ended_at = NOW(3),"
 		      " end_reason = 'closed before a runner host started it', cleanup_status ="
-		      " 'not_started', env_json = '{}' WHERE id = ? AND status = 'starting' AND"
+		      " 'not_started' WHERE id = ? AND status = 'starting' AND"
 		      " runner_id IS NULL AND runner_host IS NULL",
 		      db_str(id));
-	if (n == 1 && (db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?",
-				 db_str(id)) < 0 ||
+	/* its inputs are erased and released only by the UPDATE that closed it */
+	if (n == 1 && (jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
+		       (held = jd_cmd_inputs(db, id, JD_CMDS_QUEUED, NULL)) < 0 ||
 		       db_exec_p(db,
 				 "UPDATE session_commands SET status = 'cancelled', exit_code = 137,"
 				 " finished_at = NOW(3), env_json = '{}', stdin = '', diagnostics_json"
 				 " = '[\"the session ended before the command started\"]' WHERE"
 				 " session_id = ? AND status = 'queued'",
 				 db_str(id)) < 0 ||
+		       jd_session_release(db, id, held) < 0 ||
 		       db_exec_p(db,
 				 "UPDATE session_requests SET state = 'failed', http_status = 409,"
 				 " result_json = '{\"error\":\"session_ended\"}', done_at = NOW(3)"

@@ -232,3 +232,105 @@ int jd_permanent_error(unsigned err)
 		return 0;
 	}
 }
+
+/* One number from a query that yields one row (or none: 0); -1 on error. */
+static long long one_count(struct db_res *res, const char *col)
+{
+	long long n;
+
+	if (res == NULL)
+		return -1;
+	n = db_res_rows(res) == 1 ? db_res_i(res, 0, col, 0) : 0;
+	db_res_free(res);
+	return n;
+}
+
+int jd_session_release(struct db *db, const char *session_id, long long bytes)
+{
+	struct db_res *res;
+	char key[40];
+	long long held;
+
+	if (bytes <= 0)
+		return bytes < 0 ? -1 : 0;
+	res = db_query_p(db, "SELECT key_id, stored_bytes FROM sessions WHERE id = ? FOR UPDATE",
+			 db_str(session_id));
+	if (res == NULL)
+		return -1;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return -1;
+	}
+	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
+	held = db_res_i(res, 0, "stored_bytes", 0);
+	db_res_free(res);
+	/* A session written before its inputs were counted holds less than them. */
+	if (bytes > held)
+		bytes = held > 0 ? held : 0;
+	if (bytes == 0)
+		return 0;
+	if (db_exec_p(db, "UPDATE sessions SET stored_bytes = stored_bytes - ? WHERE id = ?",
+		      db_i64(bytes), db_str(session_id)) < 0)
+		return -1;
+	return jd_add_stored(db, key, -bytes);
+}
+
+int jd_session_erase(struct db *db, const char *session_id, unsigned parts)
+{
+	long long env = 0, files = 0;
+
+	if (parts & JD_SESS_ENV) {
+		env = one_count(db_query_p(db,
+					   "SELECT LENGTH(env_json) AS n FROM sessions WHERE id = ?"
+					   " FOR UPDATE",
+					   db_str(session_id)),
+				"n");
+		if (env < 0 || db_exec_p(db, "UPDATE sessions SET env_json = '{}' WHERE id = ?",
+					 db_str(session_id)) < 0)
+			return -1;
+	}
+	if (parts & JD_SESS_FILES) {
+		files = one_count(db_query_p(db,
+					     "SELECT COALESCE(SUM(LENGTH(content)), 0) AS n"
+					     " FROM session_files WHERE session_id = ? FOR UPDATE",
+					     db_str(session_id)),
+				  "n");
+		if (files < 0 || db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?",
+					   db_str(session_id)) < 0)
+			return -1;
+	}
+	return jd_session_release(db, session_id, env + files);
+}
+
+long long jd_cmd_inputs(struct db *db, const char *session_id, enum jd_cmds which,
+			const char *cid)
+{
+	/* The statuses are the ones the callers' UPDATEs end (sstore.c end_commands and
+	 * ss_cmd_finish, close_unclaimed in app/sessions.c and app/keys.c). */
+	switch (which) {
+	case JD_CMDS_QUEUED:
+		return one_count(db_query_p(db,
+					    "SELECT COALESCE(SUM(LENGTH(env_json) + LENGTH(stdin)), 0)"
+					    " AS n FROM session_commands WHERE session_id = ? AND"
+					    " status = 'queued' FOR UPDATE",
+					    db_str(session_id)),
+				 "n");
+	case JD_CMDS_LIVE:
+		return one_count(db_query_p(db,
+					    "SELECT COALESCE(SUM(LENGTH(env_json) + LENGTH(stdin)), 0)"
+					    " AS n FROM session_commands WHERE session_id = ? AND"
+					    " status IN ('queued', 'running') FOR UPDATE",
+					    db_str(session_id)),
+				 "n");
+	case JD_CMD_ONE:
+		if (cid == NULL)
+			return -1;
+		return one_count(db_query_p(db,
+					    "SELECT LENGTH(env_json) + LENGTH(stdin) AS n"
+					    " FROM session_commands WHERE id = ? AND session_id = ? AND"
+					    " status IN ('queued', 'running') FOR UPDATE",
+					    db_str(cid), db_str(session_id)),
+				 "n");
+	}
+	return -1;
+}

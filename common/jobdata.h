@@ -54,6 +54,31 @@ long long jd_key_stored(struct db *db, const char *key_id);
  * total. Idempotent. 0 or -1. */
 int jd_settle(struct db *db, const char *job_id, long long kept);
 
+/* Session inputs at rest (schema 005). The API counts them on sessions.stored_bytes and
+ * on the key's total when it writes them (app/sessions.c): the session's env_json text
+ * (an empty env is '{}', 2 bytes) and its session_files at create, each command's
+ * env_json text and stdin. When one is erased its bytes are released, in the
+ * transaction that erases it and only in the one whose guarded UPDATE moved the row
+ * out of its live status: an end path that runs twice, or two racing ones, release
+ * once. The '{}' left in place of an erased env counts nothing, as a settled job's. */
+#define JD_SESS_ENV 1u   /* sessions.env_json, set to '{}' */
+#define JD_SESS_FILES 2u /* session_files rows, deleted */
+/* Inside the transaction, after the caller's guarded status UPDATE changed the session
+ * row: erases those parts of the session and releases their bytes. 0 or -1. */
+int jd_session_erase(struct db *db, const char *session_id, unsigned parts);
+/* Which commands an ending erases: the session's queued ones (a session no runner
+ * took), its queued and running ones, or one command if it is queued or running. */
+enum jd_cmds { JD_CMDS_QUEUED, JD_CMDS_LIVE, JD_CMD_ONE };
+/* Inside the transaction, before the guarded UPDATE that ends those commands and erases
+ * their env and stdin: the bytes it will erase, the rows locked until the end of the
+ * transaction. cid only with JD_CMD_ONE. -1 on error. */
+long long jd_cmd_inputs(struct db *db, const char *session_id, enum jd_cmds which,
+			const char *cid);
+/* Takes bytes off the session's stored_bytes and its key's total (the same amount on
+ * both, never more than the session holds: its stored_bytes stays >= 0). Inside the
+ * caller's transaction. 0 or -1. */
+int jd_session_release(struct db *db, const char *session_id, long long bytes);
+
 /* Deletes a job and everything hanging off it, and takes its bytes off its key's
  * total. Inside the caller's transaction. 1 deleted, 0 not there, -1 error. */
 int jd_delete_job(struct db *db, const char *job_id);

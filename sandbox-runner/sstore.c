@@ -18,15 +18,16 @@ static char *dumps(const json_t *j)
 	return j ? json_dumps(j, JSON_COMPACT) : NULL;
 }
 
-/* The session's unfinished commands end with it: status, exit code, one diagnostic. */
+/* The session's unfinished commands end with it: status, exit code, one diagnostic;
+ * their env and stdin erased and released. After the session's own guarded UPDATE. */
 static int end_commands(struct db *db, const char *id, const char *status, int code,
 			const char *diagnostic)
 {
 	json_t *d = json_pack("[s]", diagnostic);
 	char *dj = dumps(d);
-	long long n = -1;
+	long long n = -1, held = jd_cmd_inputs(db, id, JD_CMDS_LIVE, NULL);
 
-	if (dj)
+	if (dj && held >= 0)
 		n = db_exec_p(db,
 			      "UPDATE session_commands SET status = ?, exit_code = ?,"
 			      " diagnostics_json = ?, finished_at = CURRENT_TIMESTAMP(3),"
@@ -35,7 +36,7 @@ static int end_commands(struct db *db, const char *id, const char *status, int c
 			      db_str(status), db_i64(code), db_str(dj), db_str(id));
 	free(dj);
 	json_decref(d);
-	return n < 0 ? -1 : 0;
+	return n < 0 || jd_session_release(db, id, held) < 0 ? -1 : 0;
 }
 
 /* Nobody will answer the session's pending requests any more: 410 session_ended. */
@@ -109,7 +110,7 @@ int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const cha
 	}
 	n = db_exec_p(db,
 		      "UPDATE sessions SET status = 'lost', end_reason = 'runner lost',"
-		      " failure_json = ?, cleanup_status = 'unknown', env_json = '{}',"
+		      " failure_json = ?, cleanup_status = 'unknown',"
 		      " ended_at = CURRENT_TIMESTAMP(3), lease_expires_at = NULL"
 		      " WHERE id = ? AND " LIVE " AND runner_id <=> ?",
 		      db_str(fj), db_str(id), db_str(runner_id));
@@ -118,7 +119,8 @@ int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const cha
 		db_rollback(db);
 		return n < 0 ? -1 : 0;
 	}
-	if (end_commands(db, id, "lost", LOST_CODE, "the session's runner was lost") < 0 ||
+	if (jd_session_erase(db, id, JD_SESS_ENV) < 0 ||
+	    end_commands(db, id, "lost", LOST_CODE, "the session's runner was lost") < 0 ||
 	    end_requests(db, id, "lost") < 0 || db_commit(db) < 0) {
 		db_rollback(db);
 		return -1;
@@ -174,15 +176,13 @@ int ss_fail_unclaimed(struct db *db, long long timeout_s)
 			break;
 		n = db_exec_p(db,
 			      "UPDATE sessions SET status = 'failed', end_reason = ?, failure_json = ?,"
-			      " cleanup_status = 'not_started', env_json = '{}',"
-			      " ended_at = CURRENT_TIMESTAMP(3)"
+			      " cleanup_status = 'not_started', ended_at = CURRENT_TIMESTAMP(3)"
 			      " WHERE id = ? AND status = 'starting' AND runner_id IS NULL",
 			      db_str(err), db_str(fj), db_str(id));
-		if (n == 1 && end_commands(db, id, "cancelled", CANCELLED_CODE,
-					   "session ended: it never started") == 0 &&
-		    end_requests(db, id, "failed") == 0 &&
-		    db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(id)) >= 0 &&
-		    db_commit(db) == 0)
+		if (n == 1 && jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) == 0 &&
+		    end_commands(db, id, "cancelled", CANCELLED_CODE,
+				 "session ended: it never started") == 0 &&
+		    end_requests(db, id, "failed") == 0 && db_commit(db) == 0)
 			count++;
 		else
 			db_rollback(db);
@@ -271,9 +271,7 @@ int ss_set_ready(struct db *db, const char *id, const char *runner_id)
 		      "UPDATE sessions SET status = 'ready', ready_at = CURRENT_TIMESTAMP(3)"
 		      " WHERE id = ? AND runner_id = ? AND status = 'starting'",
 		      db_str(id), db_str(runner_id));
-	if (n != 1 ||
-	    db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(id)) < 0 ||
-	    db_commit(db) < 0) {
+	if (n != 1 || jd_session_erase(db, id, JD_SESS_FILES) < 0 || db_commit(db) < 0) {
 		db_rollback(db);
 		return n == 0 ? 1 : -1;
 	}
@@ -418,20 +416,50 @@ int ss_cmd_started(struct db *db, const char *cid)
 		       : 0;
 }
 
+/* The session a command belongs to (never changes): 0, 1 no such command, -1. */
+static int cmd_session(struct db *db, const char *cid, char sid[UUID_STR_LEN])
+{
+	struct db_res *res = db_query_p(db, "SELECT session_id FROM session_commands WHERE id = ?",
+					db_str(cid));
+	int rc;
+
+	if (res == NULL)
+		return -1;
+	rc = db_res_rows(res) == 1 ? 0 : 1;
+	if (rc == 0)
+		snprintf(sid, UUID_STR_LEN, "%s", db_res_s(res, 0, "session_id"));
+	db_res_free(res);
+	return rc;
+}
+
 int ss_cmd_finish(struct db *db, const char *cid, const struct ss_end_cmd *e)
 {
-	char *dj = dumps(e->diagnostics);
-	long long n = db_exec_p(db,
-				"UPDATE session_commands SET status = ?, exit_code = ?, `signal` = ?,"
-				" stdout_truncated = ?, stderr_truncated = ?, diagnostics_json = ?,"
-				" finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = ''"
-				" WHERE id = ? AND status IN ('queued', 'running')",
-				db_str(e->status), db_i64(e->exit_code),
-				db_null_i64(e->signal, e->signal == 0), db_i64(e->out_trunc),
-				db_i64(e->err_trunc), db_str(dj ? dj : "[]"), db_str(cid));
+	char sid[UUID_STR_LEN], *dj;
+	long long n = -1, held;
+	int rc = cmd_session(db, cid, sid);
 
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	if (db_begin(db) < 0)
+		return -1;
+	held = jd_cmd_inputs(db, sid, JD_CMD_ONE, cid);
+	dj = held < 0 ? NULL : dumps(e->diagnostics);
+	if (held >= 0)
+		n = db_exec_p(db,
+			      "UPDATE session_commands SET status = ?, exit_code = ?, `signal` = ?,"
+			      " stdout_truncated = ?, stderr_truncated = ?, diagnostics_json = ?,"
+			      " finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = ''"
+			      " WHERE id = ? AND status IN ('queued', 'running')",
+			      db_str(e->status), db_i64(e->exit_code),
+			      db_null_i64(e->signal, e->signal == 0), db_i64(e->out_trunc),
+			      db_i64(e->err_trunc), db_str(dj ? dj : "[]"), db_str(cid));
 	free(dj);
-	return n < 0 ? -1 : 0;
+	/* Released only by the UPDATE that ended it (the session's end may have won). */
+	if (n < 0 || (n == 1 && jd_session_release(db, sid, held) < 0) || db_commit(db) < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return 0;
 }
 
 int ss_output(struct db *db, const char *session_id, const char *key_id, const char *cid,
@@ -471,7 +499,7 @@ int ss_finish(struct db *db, const char *id, const char *runner_id, const struct
 	}
 	n = db_exec_p(db,
 		      "UPDATE sessions SET status = ?, end_reason = ?, failure_json = ?,"
-		      " cleanup_status = ?, env_json = '{}', ended_at = CURRENT_TIMESTAMP(3),"
+		      " cleanup_status = ?, ended_at = CURRENT_TIMESTAMP(3),"
 		      " lease_expires_at = NULL WHERE id = ? AND runner_id = ? AND " LIVE,
 		      db_str(e->status), db_str(e->end_reason), db_str(fj),
 		      db_str(e->cleanup_status), db_str(id), db_str(runner_id));
@@ -480,10 +508,9 @@ int ss_finish(struct db *db, const char *id, const char *runner_id, const struct
 		db_rollback(db);
 		return n == 0 ? 1 : -1;
 	}
-	if (end_commands(db, id, "cancelled", CANCELLED_CODE, diag) < 0 ||
-	    end_requests(db, id, e->status) < 0 ||
-	    db_exec_p(db, "DELETE FROM session_files WHERE session_id = ?", db_str(id)) < 0 ||
-	    db_commit(db) < 0) {
+	if (jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
+	    end_commands(db, id, "cancelled", CANCELLED_CODE, diag) < 0 ||
+	    end_requests(db, id, e->status) < 0 || db_commit(db) < 0) {
 		db_rollback(db);
 		return -1;
 	}
