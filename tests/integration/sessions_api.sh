@@ -42,6 +42,8 @@ mkkey Q "$NS" t2 user quinn --max-sessions 2
 mkkey N "$NS" t3 user nora --allow-network
 mkkey S "$NS" t4 user sam --max-stored-mb 1   # storage quota
 for i in 1 2 3 4 5 6; do mkkey "C$i" "$NS" t5 user "cap$i"; done # concurrent creates
+mkkey U "$NS" t6 user uma  # storage released by a close no host took
+mkkey V "$NS" t6 user vic  # ... and by keys revoke
 
 cleanup() {
 	sql "UPDATE session_requests q JOIN sessions s ON s.id = q.session_id SET q.state = 'failed'
@@ -672,6 +674,44 @@ expect_error 429 quota_exceeded
 expect_json '.error.message | test("stored-bytes quota exceeded")' true
 as "$S_TOK" req GET /v1/identity
 expect_json .quotas.stored_bytes 1048481
+
+ctx "storage released by a close before any host took it"
+total_of() { sql "SELECT COALESCE(SUM(bytes), 0) FROM key_storage WHERE key_id = '$1'"; }
+s_stored() { sql "SELECT stored_bytes FROM sessions WHERE id = '$1'"; }
+# a queued command as the API writes one (env {} and stdin "xy": 4 bytes charged);
+# the API only takes commands for ready sessions, so SQL writes it here
+queued_cmd() {
+	sql "START TRANSACTION;
+	     INSERT INTO session_commands (id, session_id, pid, command, env_json, stdin,
+	     timeout_seconds, output_bytes) VALUES (UUID(), '$1', 1, 'cat', '{}', 'xy', 0, 1000);
+	     UPDATE sessions SET stored_bytes = stored_bytes + 4 WHERE id = '$1';
+	     INSERT INTO key_storage (key_id, shard, bytes) VALUES ('$2', 5, 4)
+	     ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes); COMMIT"
+}
+new_session SU "$U_TOK" "{\"env\":$ENV_TEXT,\"files\":[{\"path\":\"f\",\"content\":\"abc\"}]}"
+queued_cmd "$SU" "$U_ID"
+expect_eq "charged: env text 9, file 3, the command's 4" "16 16" "$(s_stored "$SU") $(total_of "$U_ID")"
+as "$U_TOK" req POST "/v1/sessions/$SU/close"
+expect_status 200 "closed at once"
+expect_json '[.status, .cleanup_status] | tojson' '["closed","not_started"]'
+expect_eq "env, files and the command's env and stdin erased" '{} 0 {}:0:cancelled' \
+	"$(sql "SELECT env_json FROM sessions WHERE id = '$SU'") $(sql "SELECT COUNT(*) FROM session_files WHERE session_id = '$SU'") $(sql "SELECT CONCAT(env_json, ':', LENGTH(stdin), ':', status) FROM session_commands WHERE session_id = '$SU'")"
+expect_eq "all 16 bytes released on the session and the key" "0 0" "$(s_stored "$SU") $(total_of "$U_ID")"
+as "$U_TOK" req POST "/v1/sessions/$SU/close"
+expect_status 200 "closing it again"
+expect_eq "a second close releases nothing more" "0 0" "$(s_stored "$SU") $(total_of "$U_ID")"
+new_session SU2 "$U_TOK" '{}'
+expect_eq "an empty env is '{}': 2 bytes" "2 2" "$(s_stored "$SU2") $(total_of "$U_ID")"
+as "$U_TOK" req POST "/v1/sessions/$SU2/close"
+expect_eq "its close releases them" "0 0" "$(s_stored "$SU2") $(total_of "$U_ID")"
+
+ctx "storage released by keys revoke"
+new_session SV "$V_TOK" "{\"env\":$ENV_TEXT,\"files\":[{\"path\":\"f\",\"content\":\"abcd\"}]}"
+queued_cmd "$SV" "$V_ID"
+expect_eq "charged: 9 + 4 + 4" "17 17" "$(s_stored "$SV") $(total_of "$V_ID")"
+ctl keys revoke "$V_ID" > /dev/null
+expect_eq "revoked: closed, all 17 released" "closed 0 0" \
+	"$(sess_status "$SV") $(s_stored "$SV") $(total_of "$V_ID")"
 
 # ---------------------------------------------------------------- capacity, concurrently
 ctx "capacity, concurrent creates"
