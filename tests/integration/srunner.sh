@@ -16,6 +16,13 @@
 #      uid, no workspace, no cgroup left).
 #   7. A killed supervisor: the sandbox dies with it, and the session ends `lost` once
 #      its lease has lapsed (the lease is expired by SQL here: the stack's lease is 30 s).
+#   9. Storage: rows are charged as the API charges them (the session's env text and
+#      files, a command's env text and stdin, a request's data, on sessions.stored_bytes
+#      and the key's key_storage total); the runner releases exactly what it erases:
+#      files at ready, a command's env+stdin at its end, the session's env and its
+#      running commands' inputs at close and when it is lost. At every step the key's
+#      total is the sum of its sessions' and jobs' stored_bytes, none negative; purge
+#      brings the total of a key that had one session to 0.
 #   8. Network sessions (network=1): ready with tap0 at 10.0.2.100 and slirp's DNS in
 #      /etc/resolv.conf; nothing on the host is reachable (a listener on its loopback,
 #      slirp's host alias 10.0.2.2, the host's own address, on the nginx port and on a
@@ -53,19 +60,37 @@ q() { printf '%s' "$1" | sed "s/'/''/g"; }
 expect_match() { expect_true "$1" grep -Eq -- "$2" <<< "$3"; }
 
 mkkey K srunner tenant-s user u1
+mkkey K2 srunner tenant-s user u2 # one session only: purge brings it to 0
 
+# The API's charge(): bytes on the session and on its key's total, in the transaction
+# that writes them (SQL text for one). The key is the session's.
+charge_sql() {
+	echo "UPDATE sessions SET stored_bytes = stored_bytes + $2 WHERE id = '$1';
+	      INSERT INTO key_storage (key_id, shard, bytes)
+	      SELECT key_id, 3, $2 FROM sessions WHERE id = '$1'
+	      ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes);"
+}
+SENV='{"SESSION_SECRET":"s3cr3t-value-77"}' # the session env new_session stores
+CENV='{"CMD_VAR":"cv"}'                     # the command env new_cmd stores
 # new_session VAR [memory_mb pids idle_seconds max_seconds network runner_id]: a
-# starting session row (with runner_id: already claimed, no dispatcher takes it).
+# starting session row (with runner_id: already claimed, no dispatcher takes it),
+# its env text charged as the API charges it. $S_KEY/$S_SUBJ: another key (default
+# K's), $S_ENV another env, $S_FILES more SQL in the same transaction (files: then
+# charge them too).
 new_session() {
-	local id
+	local id env=${S_ENV:-$SENV} files=${S_FILES:-}
 	id=$(uuid)
-	sql "INSERT INTO sessions (id, key_id, identity_namespace, tenant_id, subject_type,
+	sql "START TRANSACTION;
+	     INSERT INTO sessions (id, key_id, identity_namespace, tenant_id, subject_type,
 	     subject_id, memory_mb, pids, cpu_seconds, disk_mb, idle_seconds, max_seconds,
 	     network, runner_id, env_json, metadata_json, expires_at)
-	     VALUES ('$id', '$K_ID', 'srunner', 'tenant-s', 'user', 'u1', ${2:-256}, ${3:-64}, 60,
+	     VALUES ('$id', '${S_KEY:-$K_ID}', 'srunner', 'tenant-s', 'user', '${S_SUBJ:-u1}',
+	     ${2:-256}, ${3:-64}, 60,
 	     16, ${4:-300}, ${5:-300}, ${6:-0}, $([ -n "${7:-}" ] && echo "'$7'" || echo NULL),
-	     '{\"SESSION_SECRET\":\"s3cr3t-value-77\"}', '{}',
-	     CURRENT_TIMESTAMP(3) + INTERVAL ${5:-300} SECOND)"
+	     '$(q "$env")', '{}', CURRENT_TIMESTAMP(3) + INTERVAL ${5:-300} SECOND);
+	     $(charge_sql "$id" "${#env}")
+	     ${files//@ID@/$id}
+	     COMMIT"
 	printf -v "$1" '%s' "$id"
 }
 s_status() { sql "SELECT status FROM sessions WHERE id = '$1'"; }
@@ -77,15 +102,17 @@ slot_of() { s_field "$1" runner_id | sed -n 's|.*/session-\([0-9]*\)/.*|\1|p'; }
 PIDN=0
 # new_cmd VAR SESSION COMMAND [timeout output_bytes stdin_open stdin_hex]
 new_cmd() {
-	local id
+	local id stdin=${7:-}
 	id=$(uuid)
 	PIDN=$((PIDN + 1))
-	sql "INSERT INTO session_commands (id, session_id, pid, command, env_json, stdin,
+	sql "START TRANSACTION;
+	     INSERT INTO session_commands (id, session_id, pid, command, env_json, stdin,
 	     stdin_open, timeout_seconds, output_bytes)
-	     VALUES ('$id', '$2', $PIDN, '$(q "$3")', '{\"CMD_VAR\":\"cv\"}', X'${7:-}', ${6:-0},
+	     VALUES ('$id', '$2', $PIDN, '$(q "$3")', '$CENV', X'$stdin', ${6:-0},
 	     ${4:-0}, ${5:-1000000});
+	     $(charge_sql "$2" $((${#CENV} + ${#stdin} / 2)))
 	     INSERT INTO session_requests (session_id, kind, command_id, args_json)
-	     VALUES ('$2', 'command', '$id', '{}')"
+	     VALUES ('$2', 'command', '$id', '{}'); COMMIT"
 	printf -v "$1" '%s' "$id"
 }
 c_field() { sql "SELECT $2 FROM session_commands WHERE id = '$1'"; }
@@ -95,9 +122,11 @@ out_of() { sql "SELECT HEX(data) FROM job_output WHERE job_id = '$1' AND stream 
 # request VAR SESSION KIND ARGS [DATA_HEX] [COMMAND_ID]: a pending request's id.
 request() {
 	local id
-	id=$(sql "INSERT INTO session_requests (session_id, kind, command_id, args_json, data)
+	local data=${5:-}
+	id=$(sql "START TRANSACTION; $(charge_sql "$2" $((${#data} / 2)))
+	     INSERT INTO session_requests (session_id, kind, command_id, args_json, data)
 	     VALUES ('$2', '$3', $([ -n "${6:-}" ] && echo "'$6'" || echo NULL), '$(q "$4")',
-	     $([ -n "${5:-}" ] && echo "X'$5'" || echo NULL)); SELECT LAST_INSERT_ID()")
+	     $([ -n "$data" ] && echo "X'$data'" || echo NULL)); SELECT LAST_INSERT_ID(); COMMIT")
 	printf -v "$1" '%s' "$id"
 }
 r_done() { [ "$(sql "SELECT state FROM session_requests WHERE id = $1")" != pending ]; }
@@ -125,7 +154,8 @@ expect_eq "stdout" "$(printf 'hi\n' | xxd -p)" "$(out_of "$C1" 1 | xxd -p)"
 expect_eq "stdout_bytes" 3 "$(c_field "$C1" stdout_bytes)"
 expect_eq "stderr has the session and command env" "s3cr3t-value-77/cv" "$(out_of "$C1" 2)"
 expect_eq "command env erased at the end" '{}' "$(c_field "$C1" env_json)"
-expect_eq "stored bytes counted on the session" 22 "$(s_field "$S1" stored_bytes)"
+expect_eq "stored bytes: the session's env text and the output, the command's inputs released" \
+	"$((${#SENV} + 22))" "$(s_field "$S1" stored_bytes)"
 
 # ---- 2. concurrency, kill, stdin, timeout, output cap
 ctx "concurrent"
@@ -240,6 +270,58 @@ expect_true "no cgroup" test -z "$(ls -d /sys/fs/cgroup/*/"$CG_NAME"/slot-"$SLOT
 request RA "$S2" file_get '{"path": "a"}'
 note "a request after the end is answered by nobody (the API refuses it): state $(sql "SELECT state FROM session_requests WHERE id = $RA")"
 
+# ---- 9. storage: what the runner erases is released, exactly once
+key_total() { sql "SELECT COALESCE(SUM(bytes), 0) FROM key_storage WHERE key_id = '$1'"; }
+key_held() {
+	sql "SELECT (SELECT COALESCE(SUM(stored_bytes), 0) FROM sessions WHERE key_id = '$1')
+	     + (SELECT COALESCE(SUM(stored_bytes), 0) FROM jobs WHERE key_id = '$1')"
+}
+# books WHAT [KEY_ID]: the key's total is what its sessions and jobs hold, none below 0
+books() {
+	local k=${2:-$K_ID}
+	expect_eq "$1: the key's total = its sessions' + jobs' stored_bytes" "$(key_held "$k")" "$(key_total "$k")"
+	expect_eq "$1: no session's stored_bytes below 0" 0 \
+		"$(sql "SELECT COUNT(*) FROM sessions WHERE key_id = '$k' AND stored_bytes < 0")"
+}
+c_out_is() { [ "$(c_field "$1" stdout_bytes)" = "$2" ]; }
+
+ctx "storage: files released at ready"
+books "before"
+T0=$(key_total "$K_ID")
+BENV='{"SB":"x"}' # 10 bytes
+S_ENV=$BENV S_FILES="INSERT INTO session_files (session_id, path, content, executable) VALUES
+	('@ID@', 'a.txt', 'hello', 0), ('@ID@', 'b.bin', REPEAT('z', 1000), 0);
+	$(charge_sql @ID@ 1005)" new_session SB
+expect_true "ready" wait_s "$SB" ready 10
+expect_eq "files gone, their 1005 bytes released: env text (10) left" "0 10 $((T0 + 10))" \
+	"$(sql "SELECT COUNT(*) FROM session_files WHERE session_id = '$SB'") $(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+books "after ready"
+
+ctx "storage: a command's env and stdin released at its end"
+new_cmd CB1 "$SB" 'cat; cat a.txt; wc -c < b.bin' 0 1000000 0 "$(printf abc | xxd -p)"
+expect_true "succeeded" wait_c "$CB1" succeeded 10
+expect_eq "it read its stdin and the session's files" "$(printf 'abchello1000\n' | xxd -p)" "$(out_of "$CB1" | xxd -p)"
+expect_eq "its 16 + 3 input bytes released, its 13 output bytes counted" "23 $((T0 + 23))" \
+	"$(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+books "after a command"
+
+ctx "storage: close releases the env and the running command's inputs"
+new_cmd CB2 "$SB" 'cat' 0 1000000 1 "$(printf zz | xxd -p)"
+expect_true "cat running" wait_c "$CB2" running 10
+expect_true "its initial stdin echoed" poll 5 c_out_is "$CB2" 2
+request RB "$SB" stdin '{"close": false}' "$(printf yy | xxd -p)" "$CB2"
+expect_eq "stdin request done" "done - -" "$(answer "$RB")"
+expect_true "relayed stdin echoed" poll 5 c_out_is "$CB2" 4
+expect_eq "running: its inputs (18), the request's data (2) and output (4) held" "47 $((T0 + 47))" \
+	"$(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+books "while a command runs"
+request RBC "$SB" close '{}'
+expect_true "closed" wait_s "$SB" closed 5
+expect_eq "cat cancelled, inputs erased" "cancelled {} 0" "$(c_field "$CB2" "CONCAT(status, ' ', env_json, ' ', LENGTH(stdin))")"
+expect_eq "env (10) and cat's inputs (18) released: output and request data left" \
+	"{} 19 $((T0 + 19))" "$(s_field "$SB" env_json) $(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+books "after close"
+
 # ---- 6. limits and expiry
 ctx "memory limit"
 new_session SM 64
@@ -272,10 +354,13 @@ expect_eq "command cancelled" cancelled "$(c_field "$CX" status)"
 
 # ---- 7. a killed supervisor
 ctx "supervisor killed"
-new_session SK
+S_KEY=$K2_ID S_SUBJ=u2 new_session SK # K2's only session
 expect_true "ready" wait_s "$SK" ready 10
-new_cmd CK "$SK" 'sleep 60'
+new_cmd CK "$SK" 'echo out; sleep 60'
 expect_true "running" wait_c "$CK" running 10
+expect_true "its output stored" poll 5 c_out_is "$CK" 4
+expect_eq "K2 holds the env, the command's inputs (16) and output (4)" \
+	"$((${#SENV} + 20)) $((${#SENV} + 20))" "$(s_field "$SK" stored_bytes) $(key_total "$K2_ID")"
 SUP=$(pgrep -f -- "--supervise-session $SK")
 SLOTK=$((1000 + $(slot_of "$SK")))
 expect_true "supervisor found" test -n "$SUP"
@@ -286,6 +371,9 @@ sql "UPDATE sessions SET lease_expires_at = CURRENT_TIMESTAMP(3) - INTERVAL 1 SE
 expect_true "lost within 5 s of the lease" wait_s "$SK" lost 5
 expect_eq "failure stage execution" execution "$(s_field "$SK" "JSON_VALUE(failure_json, '$.stage')")"
 expect_eq "command lost 125" "lost 125" "$(c_field "$CK" "CONCAT(status, ' ', exit_code)")"
+expect_eq "lost: env and the command's inputs released, the output (4) held" "{} 4 4" \
+	"$(s_field "$SK" env_json) $(s_field "$SK" stored_bytes) $(key_total "$K2_ID")"
+books "lost" "$K2_ID"
 
 # ---- 8. network sessions
 ctx "no network"
@@ -462,4 +550,13 @@ expect_true "closed" wait_s "$S1" closed 5
 expect_true "no process of slot $SLOT1 left" fails pgrep -u $((UID_BASE + SLOT1))
 expect_true "the session env value never in the runner log" fails grep -q "s3cr3t-value-77" "$RUNNER_LOG"
 expect_true "session_ended logged" grep -q "event=session_ended" "$RUNNER_LOG"
+books "all ended"
+
+ctx "storage: purge"
+expect_eq "every session of K and K2 has ended" 0 \
+	"$(sql "SELECT COUNT(*) FROM sessions WHERE key_id IN ('$K_ID', '$K2_ID') AND status IN ('starting', 'ready')")"
+out=$(ctl purge --older-than 0s)
+note "$out"
+expect_eq "purge: no session of K or K2 left; K2's total (its one lost session) and K's are 0" "0 0 0" \
+	"$(sql "SELECT COUNT(*) FROM sessions WHERE key_id IN ('$K_ID', '$K2_ID')") $(key_total "$K2_ID") $(key_total "$K_ID")"
 finish
