@@ -23,10 +23,12 @@
  * (WT_SESSION_ENDED), with the same polling fallback.
  *
  * Storage. What the API writes for a session counts on the session's stored_bytes
- * and on its key's total (key_storage), where purge takes it off again: env and files
- * at create, a command's env and stdin, stdin requests, uploaded files. The runner
- * adds command output itself (sstore.c ss_output). Writes are refused with 429 when
- * the key has no room left (app/quota.c). */
+ * and on its key's total (key_storage): env and files at create, a command's env and
+ * stdin, stdin requests, uploaded files. The runner adds command output itself
+ * (sstore.c ss_output). Inputs are released when they are erased (files at ready, a
+ * command's env and stdin at its end, the session's env at the end: jd_session_erase,
+ * jd_cmd_inputs), exactly once; purge takes off what is left. Writes are refused with
+ * 429 when the key has no room left (app/quota.c). */
 #include "sessions.h"
 #include "waiter.h"
 
