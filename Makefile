@@ -11,10 +11,12 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Itests/unit \
-              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Icli -Itests/unit \
+              $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The command-line client links only Jansson and libcurl.
+CLI_LIBS := $(shell pkg-config --libs jansson libcurl 2>/dev/null)
 
 COMMON_SRC := $(wildcard common/*.c)
 # Pure logic, linked into the unit tests (no FastCGI, no DB I/O at link time).
@@ -34,24 +36,29 @@ AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c
 FAULT_SRC  := sandbox-runner/fault.c
 RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c)) \
               $(RUN_LIB_SRC)
+# The command-line client (cli/): its pure parts are also linked into the unit tests.
+CLI_LIB_SRC := cli/cliargs.c
+CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/util.c \
+              common/sha256.c common/pathrules.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install
-all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent
+all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
+     $(BUILD)/sandbox
 
-$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
+$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
 
-$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
+$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(asan) $<"; $(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined \
 	  -fno-omit-frame-pointer -fno-sanitize-recover=undefined -c $< -o $@
 
 # The fault-injecting test build of the runner (sandbox-runner/fault.h).
-$(BUILD)/fault/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h tests/unit/*.h)
+$(BUILD)/fault/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(fault) $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -DSANDBOX_FAULT_INJECTION -c $< -o $@
 
@@ -63,6 +70,10 @@ $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 
 $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+
+# The command-line client (cli/sandbox.c).
+$(BUILD)/sandbox: $(call obj,rel,$(CLI_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(CLI_LIBS)
 
 # Runs inside a session's sandbox with the sandbox's /usr: static (libc only), so it
 # needs no file in there. Static PIE keeps ASLR.
@@ -81,10 +92,10 @@ $(BUILD)/fault-runner: $(call obj,fault,$(RUN_SRC) $(FAULT_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
 # tests/unit/test_agent.c runs build/sandbox-agent (order-only: not linked in).
-$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
+$(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(CLI_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
 
-$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
+$(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(CLI_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
 # The DB layer against the test stack's MariaDB (tests/run-integration.sh runs it).
@@ -144,6 +155,7 @@ install: all
 	install -D -m 0755 $(BUILD)/sandbox-api $(DESTDIR)$(PREFIX)/bin/sandbox-api
 	install -D -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(PREFIX)/bin/sandboxctl
 	install -D -m 0755 $(BUILD)/sandbox-runner $(DESTDIR)$(PREFIX)/bin/sandbox-runner
+	install -D -m 0755 $(BUILD)/sandbox $(DESTDIR)$(PREFIX)/bin/sandbox
 	# the session agent: runner_agent_path's default; root-owned, not writable by others
 	install -D -m 0755 $(BUILD)/sandbox-agent $(DESTDIR)/usr/lib/sandbox/sandbox-agent
 	install -d $(DESTDIR)/usr/share/sandbox/schema

@@ -15,7 +15,7 @@ set -euo pipefail
 
 PACKAGES=(
     build-essential pkg-config
-    libfcgi-dev libjansson-dev libmariadb-dev libcunit1-dev libseccomp-dev
+    libfcgi-dev libjansson-dev libcurl4-openssl-dev libmariadb-dev libcunit1-dev libseccomp-dev
     mariadb-server mariadb-client nginx-light bubblewrap slirp4netns
     openssl curl jq python3 python3-yaml procps psmisc ca-certificates valgrind wrk iproute2
 )

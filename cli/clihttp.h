@@ -1,0 +1,64 @@
+/* The client side of the HTTP API for `sandbox` (cli/sandbox.c): one libcurl handle
+ * with the bearer header, JSON errors printed as "sandbox: ..." lines, and the live
+ * output follower (two long-polls in flight at once, one per stream).
+ *
+ * The token lives only in the Authorization header list built here; nothing in this
+ * file prints a header, a request body or the token (no CURLOPT_VERBOSE). */
+#ifndef SANDBOX_CLIHTTP_H
+#define SANDBOX_CLIHTTP_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "strbuf.h"
+
+struct resp {
+	long status;
+	struct strbuf body; /* the response body (or, with fd >= 0, a non-200 one) */
+	int fd;             /* >= 0: a 200 body is written here instead */
+	int werr;           /* errno of a failed write to fd */
+	unsigned long long written;
+	void *sha;          /* struct sha256 * or NULL: fed with what went to fd */
+	void *curl;         /* the handle (the write callback asks it for the status) */
+};
+
+/* Base URL (https only), CA file (NULL: the system's), token. 0, or -1 with a message
+ * printed (never the token). */
+int ch_init(const char *url, const char *cacert, const char *token);
+void ch_cleanup(void);
+
+/* One request. path starts with '/' and is already percent-encoded. body NULL: none
+ * (a POST then sends an empty body); ctype names its type. 0 when an HTTP answer came
+ * (any status), -1 on a transport error (printed). Call resp_init first; resp_release
+ * after. */
+void resp_init(struct resp *r);
+void resp_release(struct resp *r);
+int ch_request(const char *method, const char *path, const void *body, size_t len,
+	       const char *ctype, long timeout_s, struct resp *r);
+
+/* Prints the API's JSON error (code, message, field) or what came instead as a
+ * "sandbox: " line; returns CLI_EXIT_API. */
+int ch_print_error(const char *what, const struct resp *r);
+
+/* Request + status check + JSON parse: the parsed body (caller decrefs) when the
+ * status is one of ok1/ok2 (0: unused), else NULL with the error printed. */
+json_t *ch_json(const char *method, const char *path, const json_t *body, long timeout_s,
+		long ok1, long ok2);
+
+/* Appends s percent-encoded (unreserved bytes kept; '/' kept when keep_slash). */
+int ch_escape(struct strbuf *sb, const char *s, int keep_slash);
+
+/* Follows both output streams from offset 0 until each is at eof, writing their bytes
+ * to fds 1 and 2 as they arrive. fmt is the path of one range read with the
+ * placeholders filled by ch_follow: it is called with (stream, offset, wait) through
+ * url_of. 0, or the exit code to leave with (error printed). */
+typedef int (*ch_url_fn)(struct strbuf *sb, const void *ctx, const char *stream,
+			 long long offset, int wait);
+int ch_follow(ch_url_fn url_of, const void *ctx);
+
+/* Set by the SIGINT/SIGTERM handler; ch_follow returns early (-2) when it is set. */
+extern volatile sig_atomic_t ch_interrupted;
+
+#endif

@@ -1,0 +1,1251 @@
+/* sandbox: the command-line client of the job API (issue 12, point 5).
+ *
+ * Theory of operation: configuration comes from the environment (SANDBOX_URL,
+ * SANDBOX_CACERT, and the token from SANDBOX_TOKEN or the file SANDBOX_TOKEN_FILE;
+ * never from argv, so it never shows in ps). Each command is one or a few HTTPS
+ * requests (cli/clihttp.c). `run` and `session exec` submit an argv array as given
+ * (no shell string is ever built from the arguments), then follow both output
+ * streams with long-polls and exit with the command's exit code. Downloads are
+ * written under the chosen directory by fd, never through a symlink, never over an
+ * existing file. Diagnostics go to stderr prefixed "sandbox: ". */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cliargs.h"
+#include "clihttp.h"
+#include "sha256.h"
+#include "strbuf.h"
+#include "util.h"
+
+#define FILE_MAX (256u << 20) /* what we read into memory for one upload */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sandbox: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sandbox: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see sandbox --help)\n", stderr);
+	return CLI_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------ help */
+
+static const char help_main[] =
+"NAME\n"
+"    sandbox - run commands in the sandboxed job service\n"
+"\n"
+"SYNOPSIS\n"
+"    sandbox [--url URL] [--cacert FILE] COMMAND [OPTIONS] [ARGS]\n"
+"    sandbox COMMAND --help\n"
+"\n"
+"COMMANDS\n"
+"    run [OPTIONS] -- CMD [ARGS...]   run a job, stream its output, exit with its code\n"
+"    get ID [--wait S]                print a job as JSON\n"
+"    list [--limit N] [--status S]    list your jobs, newest first\n"
+"    cancel ID                        cancel a job\n"
+"    artifacts ID [--out DIR]         download a job's artifacts into DIR\n"
+"    session create|exec|ls|cp|close  work in a persistent session (sandbox session --help)\n"
+"\n"
+"ENVIRONMENT\n"
+"    SANDBOX_URL        the API's base URL (https://host:port); --url overrides it\n"
+"    SANDBOX_CACERT     a CA certificate file to verify the server with; --cacert\n"
+"                       overrides it (unset: the system's CAs)\n"
+"    SANDBOX_TOKEN      the API key. It is read only from the environment or from\n"
+"    SANDBOX_TOKEN_FILE a file (first line), never from a command-line flag, so it\n"
+"                       never appears in ps; sandbox never prints it.\n"
+"    `make up` writes these to var/env: `set -a; . var/env; set +a`.\n"
+"\n"
+"EXIT STATUS\n"
+"    run and session exec exit with the command's exit code: its own, 128+N when\n"
+"    killed by signal N, 124 timed out, 122 output limit, 126 blocked by policy,\n"
+"    125 the service failed or the job never ran (lost, cancelled before it started).\n"
+"    Otherwise, and when sandbox itself fails:\n"
+"      0  success\n"
+"      2  usage error: bad arguments, missing SANDBOX_URL or token\n"
+"      3  the API answered an error (its code, message and field are printed), or\n"
+"         the connection failed\n"
+"      4  a local file could not be read or written (e.g. a download would overwrite\n"
+"         a file or follow a symlink)\n"
+"      130 interrupted (run and session exec cancel the job / kill the command first)\n"
+"\n"
+"EXAMPLES\n"
+"    set -a; . var/env; set +a\n"
+"    sandbox run -- echo hello\n"
+"    sandbox run -f main.py --limit wall_seconds=5 -- python3 main.py\n"
+"    id=$(sandbox session create --idle 600)\n"
+"    sandbox session cp data.bin $id:in/data.bin\n"
+"    sandbox session exec $id -- sha256sum in/data.bin\n"
+"    sandbox session close $id\n";
+
+static const char help_run[] =
+"NAME\n"
+"    sandbox run - run one job and stream its output live\n"
+"\n"
+"SYNOPSIS\n"
+"    sandbox run [-f FILE[:PATH]]... [--limit NAME=VALUE]... [--env NAME=VALUE]...\n"
+"                [--network] [--stdin FILE|-] [--cwd DIR] [--artifacts DIR]\n"
+"                [--detach] [-v] -- CMD [ARGS...]\n"
+"\n"
+"DESCRIPTION\n"
+"    Submits CMD and ARGS as the job's argv (exactly as given: no shell is involved\n"
+"    unless CMD is one), then copies the job's stdout and stderr to sandbox's own,\n"
+"    byte for byte, while the job runs, and exits with the job's exit code. The\n"
+"    job's diagnostics (e.g. \"command timed out\") are printed after its output on\n"
+"    stderr, prefixed \"sandbox: \". Ctrl-C cancels the job.\n"
+"\n"
+"OPTIONS\n"
+"    -f, --file FILE[:PATH]  upload the local FILE as PATH in the job's workspace\n"
+"                            (default: FILE's last component); executable when FILE is\n"
+"    --limit NAME=VALUE      a job limit: wall_seconds, cpu_seconds, memory_mb, pids,\n"
+"                            output_bytes, disk_mb (the API checks names and ranges)\n"
+"    --env NAME=VALUE        an environment variable for the job\n"
+"    --network               ask for network access (the key must permit it)\n"
+"    --stdin FILE|-          the job's stdin: FILE's bytes, or sandbox's own stdin\n"
+"    --cwd DIR               the job's working directory, relative to the workspace\n"
+"    --artifacts DIR         collect the workspace directory DIR as artifacts\n"
+"    --detach                print the job id and exit 0 without waiting\n"
+"    -v                      say the job's id on stderr\n";
+
+static const char help_get[] =
+"NAME\n    sandbox get - print a job as JSON\n\n"
+"SYNOPSIS\n    sandbox get ID [--wait S]\n\n"
+"DESCRIPTION\n    Prints the job object (status, result, output inline, diagnostics).\n"
+"    --wait S waits up to S (0..30) seconds for the job to end first.\n";
+static const char help_list[] =
+"NAME\n    sandbox list - list your jobs, newest first\n\n"
+"SYNOPSIS\n    sandbox list [--limit N] [--status STATUS]\n\n"
+"DESCRIPTION\n    One line per job: id, status, exit code (- while none), created_at.\n";
+static const char help_cancel[] =
+"NAME\n    sandbox cancel - cancel a job\n\n"
+"SYNOPSIS\n    sandbox cancel ID\n\n"
+"DESCRIPTION\n    A queued job is cancelled at once, a running one is killed by its runner;\n"
+"    an ended job is left as it is. Prints the id and the status after the request.\n";
+static const char help_artifacts[] =
+"NAME\n    sandbox artifacts - download a job's artifacts\n\n"
+"SYNOPSIS\n    sandbox artifacts ID [--out DIR]\n\n"
+"DESCRIPTION\n    Writes each artifact under DIR (default: the current directory), creating\n"
+"    its parent directories, and prints the paths written. A name that is absolute\n"
+"    or has a '..' component is refused; a file is only ever created, never\n"
+"    overwritten, and no symlink under DIR is followed (exit 4). Each file's size and\n"
+"    sha256 are checked against the listing.\n";
+static const char help_session[] =
+"NAME\n    sandbox session - work in a persistent sandbox session\n\n"
+"SYNOPSIS\n"
+"    sandbox session create [--limit NAME=VALUE]... [--idle S] [--max S] [--network]\n"
+"                           [--env NAME=VALUE]... [--no-wait]\n"
+"    sandbox session exec ID [--env NAME=VALUE]... [--cwd DIR] [--stdin FILE|-]\n"
+"                           [--timeout S] -- CMD [ARGS...]\n"
+"    sandbox session ls ID [DIR]\n"
+"    sandbox session cp LOCAL ID:PATH\n"
+"    sandbox session cp ID:PATH LOCAL\n"
+"    sandbox session close ID\n\n"
+"DESCRIPTION\n"
+"    create   starts a session and prints its id; waits until it is ready unless\n"
+"             --no-wait. Limits: memory_mb, pids, cpu_seconds, disk_mb; --idle and\n"
+"             --max are idle_seconds and max_seconds.\n"
+"    exec     runs CMD ARGS as an argv command in the session, streams its output live\n"
+"             and exits with its exit code (as run does).\n"
+"    ls       lists the regular files under DIR (default: the workspace): size, path.\n"
+"    cp       uploads LOCAL ('-': stdin) to PATH, or downloads PATH to LOCAL ('-':\n"
+"             stdout). A download never follows a symlink at LOCAL.\n"
+"    close    ends the session (every process killed, the workspace removed).\n";
+
+static int want_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static int read_fd_all(int fd, struct strbuf *sb)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return sb->failed ? -1 : 0;
+		if (sb->len + (size_t)n > FILE_MAX) {
+			errno = EFBIG;
+			return -1;
+		}
+		sb_add(sb, buf, (size_t)n);
+	}
+}
+
+/* A local file's bytes ("-": stdin). 0, or -1 with the message printed. */
+static int read_local(const char *name, struct strbuf *sb, int *exec)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (exec)
+		*exec = 0;
+	if (strcmp(name, "-") == 0)
+		fd = 0;
+	else if ((fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		say("%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || (fd != 0 && !S_ISREG(st.st_mode))) {
+		say("%s: not a regular file", name);
+		if (fd != 0)
+			close(fd);
+		return -1;
+	}
+	if (exec)
+		*exec = fd != 0 && (st.st_mode & 0111);
+	rc = read_fd_all(fd, sb);
+	if (rc < 0)
+		say("%s: %s", name, strerror(errno));
+	if (fd != 0)
+		close(fd);
+	return rc;
+}
+
+static int set_b64(json_t *obj, const char *key, const struct strbuf *sb)
+{
+	char *b = util_b64_encode((const unsigned char *)sb->buf, sb->len);
+
+	if (!b)
+		return -1;
+	return json_object_set_new(obj, key, json_string(b)) ? (free(b), -1) : (free(b), 0);
+}
+
+static int need_id(const char *cmd, const char *id)
+{
+	if (!id)
+		return usage("%s: missing ID", cmd);
+	if (!cli_is_id(id))
+		return usage("%s: not a job or session id (a lower-case UUID)", cmd);
+	return 0;
+}
+
+static void print_diagnostics(const json_t *list)
+{
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(list, i, d)
+		if (json_is_string(d))
+			say("%s", json_string_value(d));
+}
+
+static volatile sig_atomic_t got_signal;
+static void on_signal(int sig)
+{
+	got_signal = sig;
+	ch_interrupted = 1;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Shared by run and session exec: --env, --stdin, --cwd into the request object. */
+static int common_opt(json_t *req, const char *opt, const char *val, int *used)
+{
+	*used = 1;
+	if (strcmp(opt, "--env") == 0) {
+		const char *why;
+		size_t n;
+		json_t *env = json_object_get(req, "env");
+		char name[256];
+
+		if (cli_parse_env(val, &n, &why) < 0)
+			return usage("--env: %s", why);
+		if (!env) {
+			env = json_object();
+			json_object_set_new(req, "env", env);
+		}
+		memcpy(name, val, n);
+		name[n] = '\0';
+		if (json_object_set_new(env, name, json_string(val + n + 1)))
+			return usage("--env %s: the value must be UTF-8 text", name);
+		return 0;
+	}
+	if (strcmp(opt, "--stdin") == 0) {
+		struct strbuf sb = STRBUF_INIT;
+		int rc = read_local(val, &sb, NULL) < 0 ? CLI_EXIT_LOCAL
+			 : set_b64(req, "stdin_base64", &sb) < 0 ? CLI_EXIT_LOCAL : 0;
+
+		sb_release(&sb);
+		return rc;
+	}
+	if (strcmp(opt, "--cwd") == 0) {
+		json_object_set_new(req, "cwd", json_string(val));
+		return 0;
+	}
+	*used = 0;
+	return 0;
+}
+
+static int parse_limit_into(json_t *req, const char *val)
+{
+	char name[64];
+	long long v;
+	const char *why;
+	json_t *lim = json_object_get(req, "limits");
+
+	if (cli_parse_limit(val, name, &v, &why) < 0)
+		return usage("--limit %s: %s", val, why);
+	if (!lim) {
+		lim = json_object();
+		json_object_set_new(req, "limits", lim);
+	}
+	json_object_set_new(lim, name, json_integer(v));
+	return 0;
+}
+
+static int add_file(json_t *req, const char *arg)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *path, *why;
+	size_t flen;
+	char *local;
+	int exec, rc = CLI_EXIT_LOCAL;
+	json_t *files = json_object_get(req, "files"), *f;
+	struct stat st;
+
+	/* A whole argument that names a file is the file, even with a ':' in it. */
+	if (stat(arg, &st) == 0 && strchr(arg, ':')) {
+		const char *slash = strrchr(arg, '/');
+
+		flen = strlen(arg);
+		path = slash ? slash + 1 : arg;
+		if (cli_rel_path(path))
+			return usage("-f %s: name the sandbox PATH", arg);
+	} else if (cli_split_file(arg, &flen, &path, &why) < 0) {
+		return usage("-f %s: %s", arg, why);
+	}
+	if (!(local = strndup(arg, flen)))
+		return CLI_EXIT_LOCAL;
+	if (read_local(local, &sb, &exec) < 0)
+		goto out;
+	if (!files) {
+		files = json_array();
+		json_object_set_new(req, "files", files);
+	}
+	f = json_pack("{s:s}", "path", path);
+	if (!f || set_b64(f, "content_base64", &sb) < 0 ||
+	    (exec && json_object_set_new(f, "executable", json_true())) ||
+	    json_array_append_new(files, f)) {
+		say("-f %s: could not build the request", local);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(local);
+	sb_release(&sb);
+	return rc;
+}
+
+static json_t *argv_array(int argc, char **argv)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a && i < argc; i++)
+		if (json_array_append_new(a, json_string(argv[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+static int job_url(struct strbuf *sb, const void *ctx, const char *stream, long long off,
+		   int wait)
+{
+	sb_addf(sb, "/v1/jobs/%s/output/%s?offset=%lld&limit=1048576&encoding=base64&wait=%d",
+		(const char *)ctx, stream, off, wait);
+	return sb->failed ? -1 : 0;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Waits for the job's end and returns the exit code run leaves with. */
+static int job_outcome(const char *id)
+{
+	char path[128];
+	json_t *job = NULL, *res, *fail;
+	const char *st;
+	int rc;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		snprintf(path, sizeof path, "/v1/jobs/%s?wait=30", id);
+		json_decref(job);
+		if (!(job = ch_json("GET", path, NULL, 60, 200, 0)))
+			return CLI_EXIT_API;
+		st = jstr(job, "status");
+		if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
+			break;
+	}
+	res = json_object_get(job, "result");
+	fail = json_object_get(job, "failure");
+	print_diagnostics(json_object_get(res, "diagnostics"));
+	if (json_is_object(fail) && jstr(fail, "error"))
+		say("job failed in the service (stage %s): %s",
+		    jstr(fail, "stage") ? jstr(fail, "stage") : "?", jstr(fail, "error"));
+	st = jstr(job, "status");
+	rc = cli_exit_for(json_is_integer(json_object_get(res, "exit_code")),
+			  json_integer_value(json_object_get(res, "exit_code")));
+	if (!json_is_integer(json_object_get(res, "exit_code")))
+		say("job %s ended %s without an exit code", id, st ? st : "?");
+	json_decref(job);
+	return rc;
+}
+
+static int interrupted_job(const char *id)
+{
+	char path[128];
+	json_t *j;
+
+	snprintf(path, sizeof path, "/v1/jobs/%s/cancel", id);
+	j = ch_json("POST", path, NULL, 30, 200, 0);
+	say("interrupted: job %s %s", id, j ? "cancelled" : "may still be running");
+	json_decref(j);
+	return 130;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	json_t *req = json_object(), *job = NULL, *av;
+	int i, rc = 0, detach = 0, verbose = 0, used;
+	char id[64];
+
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(o, "--") == 0) {
+			i++;
+			break;
+		}
+		if (o[0] != '-')
+			break;
+		if (strcmp(o, "--network") == 0) {
+			json_object_set_new(req, "network", json_true());
+			continue;
+		}
+		if (strcmp(o, "--detach") == 0) {
+			detach = 1;
+			continue;
+		}
+		if (strcmp(o, "-v") == 0) {
+			verbose = 1;
+			continue;
+		}
+		if (!v) {
+			rc = usage("run: %s needs a value", o);
+			goto out;
+		}
+		i++;
+		if (strcmp(o, "-f") == 0 || strcmp(o, "--file") == 0)
+			rc = add_file(req, v);
+		else if (strcmp(o, "--limit") == 0)
+			rc = parse_limit_into(req, v);
+		else if (strcmp(o, "--artifacts") == 0)
+			json_object_set_new(req, "artifacts", json_string(v));
+		else if ((rc = common_opt(req, o, v, &used)) == 0 && !used)
+			rc = usage("run: unknown option %s", o);
+		if (rc)
+			goto out;
+	}
+	if (i >= argc) {
+		rc = usage("run: no command (sandbox run [OPTIONS] -- CMD [ARGS...])");
+		goto out;
+	}
+	if (!(av = argv_array(argc - i, argv + i)) || json_object_set_new(req, "argv", av)) {
+		rc = usage("run: the command's arguments must be UTF-8 text");
+		goto out;
+	}
+	if (!(job = ch_json("POST", "/v1/jobs", req, 120, 202, 200))) {
+		rc = CLI_EXIT_API;
+		goto out;
+	}
+	if (!jstr(job, "id") || !cli_is_id(jstr(job, "id"))) {
+		say("the API's answer has no job id");
+		rc = CLI_EXIT_API;
+		goto out;
+	}
+	snprintf(id, sizeof id, "%s", jstr(job, "id"));
+	if (detach) {
+		printf("%s\n", id);
+		goto out;
+	}
+	if (verbose)
+		say("job %s", id);
+	catch_signals();
+	rc = ch_follow(job_url, id);
+	if (rc == -2)
+		rc = interrupted_job(id);
+	else if (rc == 0)
+		rc = job_outcome(id);
+out:
+	json_decref(job);
+	json_decref(req);
+	return rc;
+}
+
+static int cmd_get(int argc, char **argv)
+{
+	char path[128];
+	long wait = -1;
+	json_t *j;
+	const char *id = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			long long w;
+
+			if (util_parse_ll(argv[++i], 0, 30, &w) < 0)
+				return usage("get: --wait takes 0..30 seconds");
+			wait = (long)w;
+		} else if (!id && argv[i][0] != '-') {
+			id = argv[i];
+		} else {
+			return usage("get: unexpected argument %s", argv[i]);
+		}
+	}
+	if (need_id("get", id))
+		return CLI_EXIT_USAGE;
+	if (wait >= 0)
+		snprintf(path, sizeof path, "/v1/jobs/%s?wait=%ld", id, wait);
+	else
+		snprintf(path, sizeof path, "/v1/jobs/%s", id);
+	if (!(j = ch_json("GET", path, NULL, 60, 200, 0)))
+		return CLI_EXIT_API;
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	putchar('\n');
+	json_decref(j);
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	struct strbuf path = STRBUF_INIT;
+	long long limit = 20;
+	const char *status = NULL;
+	json_t *j, *jobs, *job;
+	size_t k;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+			if (util_parse_ll(argv[++i], 1, 100, &limit) < 0)
+				return usage("list: --limit takes 1..100");
+		} else if (strcmp(argv[i], "--status") == 0 && i + 1 < argc) {
+			status = argv[++i];
+		} else {
+			return usage("list: unexpected argument %s", argv[i]);
+		}
+	}
+	sb_addf(&path, "/v1/jobs?limit=%lld", limit);
+	if (status) {
+		sb_adds(&path, "&status=");
+		ch_escape(&path, status, 0);
+	}
+	j = ch_json("GET", path.buf, NULL, 60, 200, 0);
+	sb_release(&path);
+	if (!j)
+		return CLI_EXIT_API;
+	jobs = json_object_get(j, "jobs");
+	json_array_foreach(jobs, k, job) {
+		json_t *ec = json_object_get(json_object_get(job, "result"), "exit_code");
+
+		if (json_is_integer(ec))
+			printf("%s\t%s\t%lld\t%s\n", jstr(job, "id"), jstr(job, "status"),
+			       (long long)json_integer_value(ec), jstr(job, "created_at"));
+		else
+			printf("%s\t%s\t-\t%s\n", jstr(job, "id"), jstr(job, "status"),
+			       jstr(job, "created_at"));
+	}
+	json_decref(j);
+	return 0;
+}
+
+static int cmd_cancel(int argc, char **argv)
+{
+	char path[128];
+	json_t *j;
+
+	if (argc != 2)
+		return usage("cancel: expected exactly one ID");
+	if (need_id("cancel", argv[1]))
+		return CLI_EXIT_USAGE;
+	snprintf(path, sizeof path, "/v1/jobs/%s/cancel", argv[1]);
+	if (!(j = ch_json("POST", path, NULL, 30, 200, 0)))
+		return CLI_EXIT_API;
+	printf("%s\t%s\n", argv[1], jstr(j, "status"));
+	json_decref(j);
+	return 0;
+}
+
+/* ---- artifacts: created under dirfd by fd, never through a link */
+
+/* Opens (creating) the parent directories of rel under dfd without following a link;
+ * the fd of the last one, or -1 with errno. *last points at the final component. */
+static int open_parents(int dfd, const char *rel, const char **last)
+{
+	int cur = dup(dfd);
+	const char *p = rel;
+
+	if (cur < 0)
+		return -1;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		char comp[4096];
+		int next;
+
+		if (!slash) {
+			*last = p;
+			return cur;
+		}
+		if ((size_t)(slash - p) >= sizeof comp) {
+			close(cur);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, (size_t)(slash - p));
+		comp[slash - p] = '\0';
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+
+			close(cur);
+			errno = e;
+			return -1;
+		}
+		next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int e = errno;
+
+			close(cur);
+			errno = e == ELOOP ? ELOOP : e;
+			return -1;
+		}
+		close(cur);
+		cur = next;
+		p = slash + 1;
+	}
+}
+
+static int fetch_artifact(int dfd, const char *outdir, const char *id, const json_t *a)
+{
+	const char *name = jstr(a, "path"), *last, *why, *want_sha = jstr(a, "sha256");
+	struct strbuf path = STRBUF_INIT;
+	struct resp r;
+	struct sha256 sha;
+	unsigned char dig[32];
+	char hex[65];
+	int pfd = -1, fd = -1, rc = CLI_EXIT_LOCAL;
+
+	resp_init(&r);
+	if (!name || (why = cli_rel_path(name))) {
+		say("artifacts: refusing the artifact name %s: %s", name ? name : "(none)",
+		    name ? why : "missing");
+		goto out;
+	}
+	if ((pfd = open_parents(dfd, name, &last)) < 0 ||
+	    (fd = openat(pfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			 0644)) < 0) {
+		say("artifacts: %s/%s: %s%s", outdir, name, strerror(errno),
+		    errno == EEXIST ? " (never overwritten, never followed)"
+		    : errno == ELOOP ? " (a symlink is never followed)" : "");
+		goto out;
+	}
+	sb_addf(&path, "/v1/jobs/%s/artifacts/", id);
+	ch_escape(&path, name, 1);
+	sha256_init(&sha);
+	r.fd = fd;
+	r.sha = &sha;
+	if (ch_request("GET", path.buf, NULL, 0, NULL, 600, &r) < 0) {
+		rc = r.werr ? CLI_EXIT_LOCAL : CLI_EXIT_API;
+		goto fail;
+	}
+	if (r.status != 200) {
+		rc = ch_print_error(path.buf, &r);
+		goto fail;
+	}
+	sha256_final(&sha, dig);
+	util_hex(dig, 32, hex);
+	if ((json_is_integer(json_object_get(a, "size")) &&
+	     (unsigned long long)json_integer_value(json_object_get(a, "size")) != r.written) ||
+	    (want_sha && strcmp(want_sha, hex) != 0)) {
+		say("artifacts: %s: the bytes do not match the listed size and sha256", name);
+		rc = CLI_EXIT_API;
+		goto fail;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		say("artifacts: %s/%s: %s", outdir, name, strerror(errno));
+		goto fail;
+	}
+	printf("%s/%s\n", outdir, name);
+	rc = 0;
+	goto out;
+fail:
+	unlinkat(pfd, last, 0); /* the file we created, by name under our own fd */
+out:
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	sb_release(&path);
+	resp_release(&r);
+	return rc;
+}
+
+static int cmd_artifacts(int argc, char **argv)
+{
+	const char *id = NULL, *out = ".";
+	char path[128];
+	json_t *list, *a;
+	size_t k;
+	int dfd, rc = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (!id && argv[i][0] != '-')
+			id = argv[i];
+		else
+			return usage("artifacts: unexpected argument %s", argv[i]);
+	}
+	if (need_id("artifacts", id))
+		return CLI_EXIT_USAGE;
+	snprintf(path, sizeof path, "/v1/jobs/%s/artifacts", id);
+	if (!(list = ch_json("GET", path, NULL, 60, 200, 0)))
+		return CLI_EXIT_API;
+	if (mkdir(out, 0755) < 0 && errno != EEXIST) {
+		say("artifacts: %s: %s", out, strerror(errno));
+		json_decref(list);
+		return CLI_EXIT_LOCAL;
+	}
+	if ((dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		say("artifacts: %s: %s", out, strerror(errno));
+		json_decref(list);
+		return CLI_EXIT_LOCAL;
+	}
+	json_array_foreach(list, k, a) {
+		int r = fetch_artifact(dfd, out, id, a);
+
+		if (r && !rc)
+			rc = r;
+	}
+	close(dfd);
+	json_decref(list);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ sessions */
+
+struct cmd_ref {
+	const char *sid, *cid;
+};
+
+static int cmd_url(struct strbuf *sb, const void *ctx, const char *stream, long long off,
+		   int wait)
+{
+	const struct cmd_ref *c = ctx;
+
+	sb_addf(sb, "/v1/sessions/%s/commands/%s/output?stream=%s&offset=%lld&limit=1048576"
+		"&encoding=base64&wait=%d", c->sid, c->cid, stream, off, wait);
+	return sb->failed ? -1 : 0;
+}
+
+static int session_create(int argc, char **argv)
+{
+	json_t *req = json_object(), *s = NULL;
+	int rc = 0, nowait = 0, used;
+	const char *st;
+
+	for (int i = 1; i < argc && !rc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long long n;
+
+		if (strcmp(o, "--network") == 0) {
+			json_object_set_new(req, "network", json_true());
+		} else if (strcmp(o, "--no-wait") == 0) {
+			nowait = 1;
+		} else if (!v) {
+			rc = usage("session create: unexpected argument %s", o);
+		} else if (i++, strcmp(o, "--limit") == 0) {
+			rc = parse_limit_into(req, v);
+		} else if (strcmp(o, "--idle") == 0 || strcmp(o, "--max") == 0) {
+			if (util_parse_ll(v, 1, 1LL << 40, &n) < 0)
+				rc = usage("session create: %s takes a number of seconds", o);
+			else
+				json_object_set_new(req, o[2] == 'i' ? "idle_seconds" : "max_seconds",
+						    json_integer(n));
+		} else if (strcmp(o, "--env") != 0 ||
+			   (rc = common_opt(req, o, v, &used)) != 0 || !used) {
+			if (!rc)
+				rc = usage("session create: unknown option %s", o);
+		}
+	}
+	if (rc)
+		goto out;
+	if (!(s = ch_json("POST", "/v1/sessions", req, 60, 201, 0))) {
+		rc = CLI_EXIT_API;
+		goto out;
+	}
+	st = jstr(s, "status");
+	if (!jstr(s, "id") || !cli_is_id(jstr(s, "id"))) {
+		say("the API's answer has no session id");
+		rc = CLI_EXIT_API;
+		goto out;
+	}
+	printf("%s\n", jstr(s, "id"));
+	fflush(stdout);
+	for (int tries = 0; !nowait && st && strcmp(st, "starting") == 0 && tries < 4; tries++) {
+		char path[128];
+		json_t *g;
+
+		snprintf(path, sizeof path, "/v1/sessions/%s?wait=30", jstr(s, "id"));
+		if (!(g = ch_json("GET", path, NULL, 60, 200, 0))) {
+			rc = CLI_EXIT_API;
+			goto out;
+		}
+		json_decref(s);
+		s = g;
+		st = jstr(s, "status");
+	}
+	if (!nowait && (!st || strcmp(st, "ready") != 0)) {
+		say("session %s is %s%s%s", jstr(s, "id"), st ? st : "?",
+		    jstr(s, "end_reason") ? ": " : "",
+		    jstr(s, "end_reason") ? jstr(s, "end_reason") : "");
+		rc = CLI_EXIT_API;
+	}
+out:
+	json_decref(s);
+	json_decref(req);
+	return rc;
+}
+
+static int command_outcome(const struct cmd_ref *c)
+{
+	char path[192];
+	json_t *cmd = NULL;
+	const char *st = NULL;
+	int rc;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		snprintf(path, sizeof path, "/v1/sessions/%s/commands/%s?wait=30", c->sid, c->cid);
+		json_decref(cmd);
+		if (!(cmd = ch_json("GET", path, NULL, 60, 200, 0)))
+			return CLI_EXIT_API;
+		st = jstr(cmd, "status");
+		if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
+			break;
+	}
+	print_diagnostics(json_object_get(cmd, "diagnostics"));
+	rc = cli_exit_for(json_is_integer(json_object_get(cmd, "exit_code")),
+			  json_integer_value(json_object_get(cmd, "exit_code")));
+	if (!json_is_integer(json_object_get(cmd, "exit_code")))
+		say("command %s ended %s without an exit code", c->cid, st ? st : "?");
+	json_decref(cmd);
+	return rc;
+}
+
+static int interrupted_command(const struct cmd_ref *c)
+{
+	char path[192];
+	json_t *j, *body = json_pack("{s:s}", "signal", "KILL");
+
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands/%s/kill", c->sid, c->cid);
+	j = ch_json("POST", path, body, 30, 202, 0);
+	say("interrupted: command %s %s", c->cid, j ? "killed" : "may still be running");
+	json_decref(j);
+	json_decref(body);
+	return 130;
+}
+
+static int session_exec(int argc, char **argv)
+{
+	json_t *req = json_object(), *cmd = NULL, *av;
+	const char *sid = argc > 1 ? argv[1] : NULL;
+	struct cmd_ref c;
+	char path[128], cid[64];
+	int i, rc = 0, used;
+
+	if (need_id("session exec", sid)) {
+		json_decref(req);
+		return CLI_EXIT_USAGE;
+	}
+	for (i = 2; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long long n;
+
+		if (strcmp(o, "--") == 0) {
+			i++;
+			break;
+		}
+		if (o[0] != '-')
+			break;
+		if (!v) {
+			rc = usage("session exec: %s needs a value", o);
+			goto out;
+		}
+		i++;
+		if (strcmp(o, "--timeout") == 0) {
+			if (util_parse_ll(v, 0, 1LL << 40, &n) < 0)
+				rc = usage("session exec: --timeout takes seconds");
+			else
+				json_object_set_new(req, "timeout_seconds", json_integer(n));
+		} else if ((rc = common_opt(req, o, v, &used)) == 0 && !used) {
+			rc = usage("session exec: unknown option %s", o);
+		}
+		if (rc)
+			goto out;
+	}
+	if (i >= argc) {
+		rc = usage("session exec: no command (sandbox session exec ID -- CMD [ARGS...])");
+		goto out;
+	}
+	if (!(av = argv_array(argc - i, argv + i)) || json_object_set_new(req, "argv", av)) {
+		rc = usage("session exec: the command's arguments must be UTF-8 text");
+		goto out;
+	}
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands", sid);
+	if (!(cmd = ch_json("POST", path, req, 60, 202, 0))) {
+		rc = CLI_EXIT_API;
+		goto out;
+	}
+	if (!jstr(cmd, "id") || !cli_is_id(jstr(cmd, "id"))) {
+		say("the API's answer has no command id");
+		rc = CLI_EXIT_API;
+		goto out;
+	}
+	snprintf(cid, sizeof cid, "%s", jstr(cmd, "id"));
+	c.sid = sid;
+	c.cid = cid;
+	catch_signals();
+	rc = ch_follow(cmd_url, &c);
+	if (rc == -2)
+		rc = interrupted_command(&c);
+	else if (rc == 0)
+		rc = command_outcome(&c);
+out:
+	json_decref(cmd);
+	json_decref(req);
+	return rc;
+}
+
+static int session_ls(int argc, char **argv)
+{
+	struct strbuf path = STRBUF_INIT;
+	json_t *j, *f;
+	size_t k;
+
+	if (argc < 2 || argc > 3)
+		return usage("session ls: expected ID [DIR]");
+	if (need_id("session ls", argv[1]))
+		return CLI_EXIT_USAGE;
+	sb_addf(&path, "/v1/sessions/%s/files?recursive=true", argv[1]);
+	if (argc == 3 && argv[2][0]) {
+		sb_adds(&path, "&root=");
+		ch_escape(&path, argv[2], 0);
+	}
+	j = ch_json("GET", path.buf, NULL, 60, 200, 0);
+	sb_release(&path);
+	if (!j)
+		return CLI_EXIT_API;
+	json_array_foreach(json_object_get(j, "files"), k, f)
+		printf("%lld\t%s\n", (long long)json_integer_value(json_object_get(f, "size")),
+		       jstr(f, "path"));
+	if (json_is_true(json_object_get(j, "truncated")))
+		say("the listing is truncated (the service's session_list_max_files)");
+	json_decref(j);
+	return 0;
+}
+
+static int cp_up(const char *local, const char *sid, const char *rpath)
+{
+	struct strbuf body = STRBUF_INIT, path = STRBUF_INIT;
+	struct resp r;
+	int exec, rc = CLI_EXIT_LOCAL;
+
+	resp_init(&r);
+	if (read_local(local, &body, &exec) < 0)
+		goto out;
+	sb_addf(&path, "/v1/sessions/%s/files/", sid);
+	ch_escape(&path, rpath, 1);
+	if (exec)
+		sb_adds(&path, "?mode=0755");
+	rc = CLI_EXIT_API;
+	if (ch_request("PUT", path.buf, body.buf, body.len, "application/octet-stream", 600,
+		       &r) < 0)
+		goto out;
+	if (r.status != 200 && r.status != 201) {
+		ch_print_error(path.buf, &r);
+		goto out;
+	}
+	rc = 0;
+out:
+	resp_release(&r);
+	sb_release(&body);
+	sb_release(&path);
+	return rc;
+}
+
+static int cp_down(const char *sid, const char *rpath, const char *local)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct resp r;
+	int fd = -1, rc = CLI_EXIT_API;
+
+	resp_init(&r);
+	sb_addf(&path, "/v1/sessions/%s/files/", sid);
+	ch_escape(&path, rpath, 1);
+	if (ch_request("GET", path.buf, NULL, 0, NULL, 600, &r) < 0)
+		goto out;
+	if (r.status != 200) {
+		ch_print_error(path.buf, &r);
+		goto out;
+	}
+	rc = CLI_EXIT_LOCAL;
+	if (strcmp(local, "-") == 0) {
+		fd = dup(1);
+	} else {
+		/* Never through a symlink someone left at LOCAL. */
+		fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	}
+	if (fd < 0) {
+		say("%s: %s", local, strerror(errno));
+		goto out;
+	}
+	for (size_t off = 0; off < r.body.len;) {
+		ssize_t w = write(fd, r.body.buf + off, r.body.len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			say("%s: %s", local, strerror(errno));
+			goto out;
+		}
+		off += (size_t)w;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		say("%s: %s", local, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	resp_release(&r);
+	sb_release(&path);
+	return rc;
+}
+
+static int session_cp(int argc, char **argv)
+{
+	char id[37];
+	const char *rp;
+
+	if (argc != 3)
+		return usage("session cp: expected LOCAL ID:PATH or ID:PATH LOCAL");
+	if (cli_remote_spec(argv[2], id, &rp) && !cli_remote_spec(argv[1], id, &rp)) {
+		cli_remote_spec(argv[2], id, &rp);
+		if (cli_rel_path(rp))
+			return usage("session cp: the session PATH must be relative and normalized");
+		return cp_up(argv[1], id, rp);
+	}
+	if (cli_remote_spec(argv[1], id, &rp) && !cli_remote_spec(argv[2], id, &rp)) {
+		cli_remote_spec(argv[1], id, &rp);
+		if (cli_rel_path(rp))
+			return usage("session cp: the session PATH must be relative and normalized");
+		return cp_down(id, rp, argv[2]);
+	}
+	return usage("session cp: exactly one of the two must be ID:PATH");
+}
+
+static int session_close(int argc, char **argv)
+{
+	char path[128];
+	json_t *j;
+
+	if (argc != 2)
+		return usage("session close: expected exactly one ID");
+	if (need_id("session close", argv[1]))
+		return CLI_EXIT_USAGE;
+	snprintf(path, sizeof path, "/v1/sessions/%s/close", argv[1]);
+	if (!(j = ch_json("POST", path, NULL, 120, 200, 202)))
+		return CLI_EXIT_API;
+	printf("%s\t%s\n", argv[1], jstr(j, "status"));
+	json_decref(j);
+	return 0;
+}
+
+static int cmd_session(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage("session: expected create, exec, ls, cp or close");
+	if (strcmp(argv[1], "create") == 0)
+		return session_create(argc - 1, argv + 1);
+	if (strcmp(argv[1], "exec") == 0)
+		return session_exec(argc - 1, argv + 1);
+	if (strcmp(argv[1], "ls") == 0)
+		return session_ls(argc - 1, argv + 1);
+	if (strcmp(argv[1], "cp") == 0)
+		return session_cp(argc - 1, argv + 1);
+	if (strcmp(argv[1], "close") == 0)
+		return session_close(argc - 1, argv + 1);
+	return usage("session: unknown subcommand %s", argv[1]);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static const struct command {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} commands[] = {
+	{ "run", cmd_run, help_run },
+	{ "get", cmd_get, help_get },
+	{ "list", cmd_list, help_list },
+	{ "cancel", cmd_cancel, help_cancel },
+	{ "artifacts", cmd_artifacts, help_artifacts },
+	{ "session", cmd_session, help_session },
+};
+
+/* The token: SANDBOX_TOKEN, else the first line of SANDBOX_TOKEN_FILE. malloc'd, or
+ * NULL with the reason printed (never the token). */
+static char *load_token(void)
+{
+	const char *env = getenv("SANDBOX_TOKEN"), *file = getenv("SANDBOX_TOKEN_FILE");
+	struct strbuf sb = STRBUF_INIT;
+	size_t n;
+
+	if (env && *env) {
+		sb_adds(&sb, env);
+	} else if (file && *file) {
+		int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+		if (fd < 0 || read_fd_all(fd, &sb) < 0) {
+			say("SANDBOX_TOKEN_FILE %s: %s", file, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			sb_release(&sb);
+			return NULL;
+		}
+		close(fd);
+		sb.len = strcspn(sb.buf, "\r\n");
+		sb.buf[sb.len] = '\0';
+	} else {
+		say("no API token: set SANDBOX_TOKEN or SANDBOX_TOKEN_FILE (e.g. `set -a; . var/env; set +a`)");
+		return NULL;
+	}
+	n = sb.len;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)sb.buf[i] <= 0x20 || (unsigned char)sb.buf[i] >= 0x7f) {
+			say("the API token has characters a bearer token cannot have");
+			explicit_bzero(sb.buf, sb.len);
+			sb_release(&sb);
+			return NULL;
+		}
+	if (n == 0 || n > 4096) {
+		say("the API token is empty or too long");
+		sb_release(&sb);
+		return NULL;
+	}
+	return sb_detach(&sb, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *url = getenv("SANDBOX_URL"), *cacert = getenv("SANDBOX_CACERT");
+	const struct command *cmd = NULL;
+	char *token;
+	int i = 1, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
+			url = argv[++i];
+		else if (strcmp(argv[i], "--cacert") == 0 && i + 1 < argc)
+			cacert = argv[++i];
+		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(help_main, stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--token") == 0)
+			return usage("there is no --token: the token comes from SANDBOX_TOKEN or "
+				     "SANDBOX_TOKEN_FILE only, so it never shows in ps");
+		else
+			break;
+	}
+	if (i >= argc) {
+		fputs(help_main, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+		if (strcmp(argv[i], commands[k].name) == 0)
+			cmd = &commands[k];
+	if (!cmd)
+		return usage("unknown command %s", argv[i]);
+	if (want_help(argc - i, argv + i)) {
+		fputs(cmd->help, stdout);
+		return 0;
+	}
+	if (!url || !*url)
+		return usage("no API URL: set SANDBOX_URL or pass --url");
+	if (!(token = load_token()))
+		return CLI_EXIT_USAGE;
+	rc = ch_init(url, cacert, token);
+	explicit_bzero(token, strlen(token));
+	free(token);
+	if (rc < 0) {
+		ch_cleanup();
+		return CLI_EXIT_USAGE;
+	}
+	rc = cmd->fn(argc - i, argv + i);
+	fflush(stdout);
+	ch_cleanup();
+	return rc;
+}
