@@ -129,7 +129,9 @@ static const char help_run[] =
 "    --cwd DIR               the job's working directory, relative to the workspace\n"
 "    --artifacts DIR         collect the workspace directory DIR as artifacts\n"
 "    --detach                print the job id and exit 0 without waiting\n"
-"    -v                      say the job's id on stderr\n";
+"    -v                      say the job's id on stderr, and show every diagnostic\n"
+"                            (by default only those of a job that did not end on\n"
+"                            its own: timed out, output limit, resource limit, ...)\n";
 
 static const char help_get[] =
 "NAME\n    sandbox get - print a job as JSON\n\n"
@@ -257,11 +259,19 @@ static int need_id(const char *cmd, const char *id)
 	return 0;
 }
 
-static void print_diagnostics(const json_t *list)
+/* The diagnostics say why a job or command ended as it did. One that exited on its
+ * own (succeeded, failed) carries only informational lines (which limits were
+ * applied): shown with -v only, so the job's stderr stays its own. */
+static int verbose;
+
+static void print_diagnostics(const json_t *list, const char *status)
 {
 	size_t i;
 	json_t *d;
 
+	if (!verbose && status &&
+	    (strcmp(status, "succeeded") == 0 || strcmp(status, "failed") == 0))
+		return;
 	json_array_foreach(list, i, d)
 		if (json_is_string(d))
 			say("%s", json_string_value(d));
@@ -429,7 +439,8 @@ static int job_outcome(const char *id)
 	}
 	res = json_object_get(job, "result");
 	fail = json_object_get(job, "failure");
-	print_diagnostics(json_object_get(res, "diagnostics"));
+	st = jstr(job, "status");
+	print_diagnostics(json_object_get(res, "diagnostics"), st);
 	if (json_is_object(fail) && jstr(fail, "error"))
 		say("job failed in the service (stage %s): %s",
 		    jstr(fail, "stage") ? jstr(fail, "stage") : "?", jstr(fail, "error"));
@@ -457,7 +468,7 @@ static int interrupted_job(const char *id)
 static int cmd_run(int argc, char **argv)
 {
 	json_t *req = json_object(), *job = NULL, *av;
-	int i, rc = 0, detach = 0, verbose = 0, used;
+	int i, rc = 0, detach = 0, used;
 	char id[64];
 
 	for (i = 1; i < argc; i++) {
@@ -882,7 +893,7 @@ static int command_outcome(const struct cmd_ref *c)
 		if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
 			break;
 	}
-	print_diagnostics(json_object_get(cmd, "diagnostics"));
+	print_diagnostics(json_object_get(cmd, "diagnostics"), st);
 	rc = cli_exit_for(json_is_integer(json_object_get(cmd, "exit_code")),
 			  json_integer_value(json_object_get(cmd, "exit_code")));
 	if (!json_is_integer(json_object_get(cmd, "exit_code")))

@@ -47,6 +47,7 @@ int main(void)
 	suite_waiter();
 	suite_svalidate();
 	suite_srender();
+	suite_cli();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

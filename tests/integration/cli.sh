@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# tests/integration/cli.sh: the command-line client build/sandbox (issue 12, point 5)
+# against the stack's API and runner, with a key of its own. Configured only through
+# SANDBOX_URL, SANDBOX_CACERT and SANDBOX_TOKEN (what var/env holds).
+#
+#   1. run: echo -> stdout exact, exit 0; sh -c 'exit 3' -> 3; stdout and stderr kept
+#      apart, byte for byte (binary too); -f uploads a file the job reads (exec bit
+#      kept); --stdin; --env; argv is passed as is (no shell: '$HOME;x' stays literal).
+#   2. live: a job printing a line every 200 ms for 1.2 s; its first line is in the
+#      CLI's stdout while the job is still running (checked through the API).
+#   3. outcomes: --limit wall_seconds=1 with sleep 5 -> 124 and its diagnostic on
+#      stderr; output cap -> 122; a bad limit -> 3 with the API's field.
+#   4. get (JSON), list, cancel (a queued/running job ends cancelled).
+#   5. artifacts: downloaded with exact bytes (sha256); an existing file or a symlink
+#      under DIR is neither followed nor overwritten (exit 4, the target untouched).
+#   6. session create/exec/ls/cp both ways (binary, exact bytes)/close.
+#   7. configuration: no token -> 2 with a message; a wrong token -> 3 with the API's
+#      error; --token is refused; the token never appears in any output.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
+. "$HERE/lib.sh"
+
+CLI=${SANDBOX_BIN:-$(cd "$HERE/../.." && pwd)/build}/sandbox
+RUN=$(date +%s)-$$
+mkkey CK cli-ns "cli-$RUN" user u1
+TOKEN=$CK_TOK
+W=$T_DIR/cli
+mkdir -p "$W"
+ALL_OUT=$W/all-output   # every stdout and stderr the CLI wrote, for the token grep
+
+# sb OUT ERR ARGS...: runs the CLI with this suite's key; $RC is its exit code.
+sb() {
+	local out=$1 err=$2
+	shift 2
+	SANDBOX_TOKEN=$TOKEN "$CLI" "$@" > "$out" 2> "$err" < /dev/null
+	RC=$?
+	cat "$out" "$err" >> "$ALL_OUT"
+}
+
+# ============================================================ 1. run
+ctx "run echo"
+sb "$W/o" "$W/e" run -- echo hello world
+expect_eq "exit code" 0 "$RC"
+expect_eq "stdout exact" "$(printf 'hello world\n' | od -An -tx1)" "$(od -An -tx1 < "$W/o")"
+expect_eq "stderr empty" 0 "$(wc -c < "$W/e")"
+
+ctx "run exit 3"
+sb "$W/o" "$W/e" run -- sh -c 'exit 3'
+expect_eq "exit code" 3 "$RC"
+
+ctx "run stdout and stderr apart"
+sb "$W/o" "$W/e" run -- sh -c 'printf "out\n"; printf "err\001\377\n" >&2; printf "\000\200bin"'
+expect_eq "exit code" 0 "$RC"
+expect_eq "stdout bytes" "6f75740a008062696e" "$(hexf "$W/o")"
+expect_eq "stderr bytes" "65727201ff0a" "$(hexf "$W/e")"
+
+ctx "run argv is not a shell string"
+sb "$W/o" "$W/e" run -- echo '$HOME;' '`id`' "a b"
+expect_eq "literal args" "\$HOME; \`id\` a b" "$(cat "$W/o")"
+
+ctx "run -f, --stdin, --env"
+printf '#!/bin/sh\necho "tool:$1:$GREETING"\n' > "$W/tool.sh"
+chmod 755 "$W/tool.sh"
+head -c 3000 /dev/urandom > "$W/blob"
+printf 'from stdin\n' > "$W/in.txt"
+sb "$W/o" "$W/e" run -f "$W/tool.sh:bin/tool" -f "$W/blob" --env GREETING=hi \
+	--stdin "$W/in.txt" -- sh -c './bin/tool x; sha256sum blob | cut -c1-64; cat'
+expect_eq "exit code" 0 "$RC"
+expect_eq "output" "tool:x:hi
+$(sha256sum "$W/blob" | cut -c1-64)
+from stdin" "$(cat "$W/o")"
+
+# ============================================================ 2. live
+ctx "run output is live"
+SANDBOX_TOKEN=$TOKEN "$CLI" run -v -- sh -c 'for i in 1 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
+	> "$W/live.o" 2> "$W/live.e" < /dev/null &
+LIVE_PID=$!
+poll 20 grep -q '^sandbox: job ' "$W/live.e"
+LIVE_JOB=$(sed -n 's/^sandbox: job \([0-9a-f-]*\)$/\1/p' "$W/live.e" | head -1)
+poll 10 grep -q '^line1$' "$W/live.o"
+# The first line is in our stdout: the job must still be running.
+req GET "/v1/jobs/$LIVE_JOB"
+expect_json .status running "job still running when line1 arrived"
+expect_true "not all lines yet when line1 arrived" fails grep -q '^line6$' "$W/live.o"
+wait "$LIVE_PID"
+expect_eq "exit code" 0 "$?"
+expect_eq "all lines in order" "line1 line2 line3 line4 line5 line6" "$(tr '\n' ' ' < "$W/live.o" | sed 's/ $//')"
+cat "$W/live.o" "$W/live.e" >> "$ALL_OUT"
+
+# ============================================================ 3. outcomes
+ctx "run timed out"
+sb "$W/o" "$W/e" run --limit wall_seconds=1 -- sleep 5
+expect_eq "exit code" 124 "$RC"
+expect_true "diagnostic on stderr" grep -q '^sandbox: command timed out$' "$W/e"
+
+ctx "run output limit"
+sb "$W/o" "$W/e" run --limit output_bytes=1000 -- head -c 100000 /dev/zero
+expect_eq "exit code" 122 "$RC"
+expect_eq "stdout capped at 1000 bytes" 1000 "$(wc -c < "$W/o")"
+expect_true "diagnostic on stderr" grep -q '^sandbox: command output limit exceeded$' "$W/e"
+
+ctx "run with a limit out of range"
+sb "$W/o" "$W/e" run --limit memory_mb=1 -- true
+expect_eq "exit code" 3 "$RC"
+expect_true "the API's error names the field" grep -q 'field: limits.memory_mb' "$W/e"
+
+ctx "run usage errors"
+sb "$W/o" "$W/e" run --limit memory_mb=lots -- true
+expect_eq "bad --limit -> 2" 2 "$RC"
+sb "$W/o" "$W/e" run
+expect_eq "no command -> 2" 2 "$RC"
+
+# ============================================================ 4. get, list, cancel
+ctx "get, list"
+sb "$W/o" "$W/e" run --detach -- echo detached
+expect_eq "detach exit code" 0 "$RC"
+JID=$(cat "$W/o")
+expect_true "detach prints the id" grep -Eq '^[0-9a-f-]{36}$' "$W/o"
+sb "$W/o" "$W/e" get "$JID" --wait 30
+expect_eq "get exit code" 0 "$RC"
+expect_eq "get JSON id" "$JID" "$(jq -r .id "$W/o")"
+expect_eq "get JSON stdout" "detached" "$(jq -r .result.stdout "$W/o" | tr -d '\n')"
+sb "$W/o" "$W/e" list --limit 100
+expect_eq "list exit code" 0 "$RC"
+expect_true "list has the job, succeeded, exit 0" grep -Eq "^$JID	succeeded	0	" "$W/o"
+sb "$W/o" "$W/e" get 00000000-0000-7000-8000-000000000000
+expect_eq "unknown id -> 3" 3 "$RC"
+expect_true "404 not_found printed" grep -q 'HTTP 404 not_found' "$W/e"
+sb "$W/o" "$W/e" get ../../etc
+expect_eq "malformed id -> 2" 2 "$RC"
+
+ctx "cancel"
+sb "$W/o" "$W/e" run --detach -- sleep 30
+CID=$(cat "$W/o")
+sb "$W/o" "$W/e" cancel "$CID"
+expect_eq "cancel exit code" 0 "$RC"
+expect_true "cancel prints id and status" grep -Eq "^$CID	(cancelled|running)$" "$W/o"
+wait_state "$CID" cancelled 15
+expect_eq "the job ends cancelled" cancelled "$(state_of "$CID")"
+
+# ============================================================ 5. artifacts
+ctx "artifacts"
+sb "$W/o" "$W/e" run --artifacts out -- sh -c 'mkdir -p out/sub && printf "hello artifact\n" > out/a.txt && head -c 5000 /dev/urandom > out/sub/b.bin && printf x > out/x && sha256sum out/sub/b.bin | cut -c1-64'
+expect_eq "job exit code" 0 "$RC"
+BSHA=$(head -1 "$W/o")
+req GET "/v1/jobs?limit=1"
+JA=$(jq -r '.jobs[0].id' "$BODY")
+sb "$W/o" "$W/e" artifacts "$JA" --out "$W/art"
+expect_eq "artifacts exit code" 0 "$RC"
+expect_eq "a.txt exact" "hello artifact" "$(cat "$W/art/out/a.txt")"
+expect_eq "b.bin exact (sha256)" "$BSHA" "$(sha256sum "$W/art/out/sub/b.bin" | cut -c1-64)"
+expect_eq "paths printed" "$W/art/out/a.txt $W/art/out/sub/b.bin $W/art/out/x" "$(sort "$W/o" | tr '\n' ' ' | sed 's/ $//')"
+
+ctx "artifacts never follow a symlink nor overwrite"
+printf 'outside\n' > "$W/outside"
+mkdir -p "$W/art2/out"
+ln -s "$W/outside" "$W/art2/out/x"
+sb "$W/o" "$W/e" artifacts "$JA" --out "$W/art2"
+expect_eq "exit code 4" 4 "$RC"
+expect_eq "the symlink's target is untouched" "outside" "$(cat "$W/outside")"
+expect_true "the link is still a link" test -L "$W/art2/out/x"
+expect_true "the error names the file" grep -q "art2/out/x: File exists" "$W/e"
+mkdir -p "$W/art3" "$W/elsewhere"
+ln -s "$W/elsewhere" "$W/art3/out"
+sb "$W/o" "$W/e" artifacts "$JA" --out "$W/art3"
+expect_eq "a symlinked parent: exit 4" 4 "$RC"
+expect_eq "nothing written through the linked directory" 0 "$(find "$W/elsewhere" -mindepth 1 | wc -l)"
+
+# ============================================================ 6. sessions
+ctx "session"
+sb "$W/o" "$W/e" session create --limit memory_mb=128 --idle 120
+expect_eq "create exit code" 0 "$RC"
+SID=$(head -1 "$W/o")
+expect_true "create prints the id" grep -Eq '^[0-9a-f-]{36}$' "$W/o"
+if [ "$RC" = 0 ]; then
+	head -c 70000 /dev/urandom > "$W/up.bin"
+	sb "$W/o" "$W/e" session cp "$W/up.bin" "$SID:data/up.bin"
+	expect_eq "cp up exit code" 0 "$RC"
+	sb "$W/o" "$W/e" session exec "$SID" -- sh -c 'sha256sum data/up.bin | cut -c1-64; echo err >&2; cp data/up.bin data/copy.bin; exit 7'
+	expect_eq "exec exit code" 7 "$RC"
+	expect_eq "exec stdout: the uploaded bytes" "$(sha256sum "$W/up.bin" | cut -c1-64)" "$(cat "$W/o")"
+	expect_eq "exec stderr" "err" "$(cat "$W/e")"
+	sb "$W/o" "$W/e" session ls "$SID" data
+	expect_eq "ls exit code" 0 "$RC"
+	expect_eq "ls" "70000	copy.bin 70000	up.bin" "$(sort -k2 "$W/o" | tr '\n' ' ' | sed 's/ $//')"
+	sb "$W/o" "$W/e" session cp "$SID:data/copy.bin" "$W/down.bin"
+	expect_eq "cp down exit code" 0 "$RC"
+	expect_true "cp down: exact bytes" cmp "$W/up.bin" "$W/down.bin"
+	ln -s "$W/outside" "$W/down-link"
+	sb "$W/o" "$W/e" session cp "$SID:data/copy.bin" "$W/down-link"
+	expect_eq "cp down onto a symlink: 4" 4 "$RC"
+	expect_eq "its target untouched" outside "$(cat "$W/outside")"
+	sb "$W/o" "$W/e" session cp "$SID:data/none" "$W/none"
+	expect_eq "cp of a missing file: 3" 3 "$RC"
+	expect_true "404 printed" grep -q 'HTTP 404' "$W/e"
+	sb "$W/o" "$W/e" session exec "$SID" -- sh -c 'for i in 1 2 3; do echo s$i; sleep 0.2; done'
+	expect_eq "exec streaming lines" "s1 s2 s3" "$(tr '\n' ' ' < "$W/o" | sed 's/ $//')"
+	sb "$W/o" "$W/e" session close "$SID"
+	expect_eq "close exit code" 0 "$RC"
+	expect_true "close prints closed" grep -Eq "^$SID	closed$" "$W/o"
+	sb "$W/o" "$W/e" session exec "$SID" -- true
+	expect_eq "exec in a closed session: 3" 3 "$RC"
+fi
+
+# ============================================================ 7. configuration, token
+ctx "configuration"
+env -u SANDBOX_TOKEN -u SANDBOX_TOKEN_FILE "$CLI" list > "$W/o" 2> "$W/e"
+expect_eq "no token: exit 2" 2 "$?"
+expect_true "no token: says so" grep -q 'no API token' "$W/e"
+cat "$W/o" "$W/e" >> "$ALL_OUT"
+SANDBOX_TOKEN=wrong-token-xyz "$CLI" list > "$W/o" 2> "$W/e"
+expect_eq "wrong token: exit 3" 3 "$?"
+expect_true "wrong token: the API's 401 error" grep -q 'HTTP 401 unauthorized' "$W/e"
+expect_true "wrong token not echoed" fails grep -q wrong-token-xyz "$W/o" "$W/e"
+printf '%s\n' "$TOKEN" > "$W/tokfile"
+env -u SANDBOX_TOKEN SANDBOX_TOKEN_FILE="$W/tokfile" "$CLI" run -- echo viafile > "$W/o" 2> "$W/e"
+expect_eq "SANDBOX_TOKEN_FILE works" viafile "$(cat "$W/o")"
+cat "$W/o" "$W/e" >> "$ALL_OUT"
+sb "$W/o" "$W/e" --token x list
+expect_eq "--token refused: 2" 2 "$RC"
+sb "$W/o" "$W/e" --help
+expect_true "--help reads like a man page" grep -q '^EXIT STATUS' "$W/o"
+sb "$W/o" "$W/e" session --help
+expect_true "session --help" grep -q '^SYNOPSIS' "$W/o"
+expect_true "the token never appears in any output" fails grep -qF "$TOKEN" "$ALL_OUT"
+
+finish
