@@ -307,7 +307,7 @@ struct stream {
 	const char *name;
 	int fd;
 	long long off;
-	int eof, busy;
+	int eof, busy, retries;
 	double started, not_before;
 	CURL *h;
 	struct resp r;
@@ -341,10 +341,20 @@ static int take_slice(struct stream *s)
 	size_t n = 0;
 	int rc = CLI_EXIT_API;
 
+	/* Rate limit, no database for a moment, a gateway hiccup: the stored bytes are
+	 * still there, so read the same range again a little later. */
+	if ((s->r.status == 429 || s->r.status == 502 || s->r.status == 503 ||
+	     s->r.status == 504) && s->retries < 30) {
+		s->retries++;
+		s->not_before = util_mono_ms() + 1000;
+		rc = 0;
+		goto out;
+	}
 	if (s->r.status != 200) {
 		rc = ch_print_error(s->path.buf, &s->r);
 		goto out;
 	}
+	s->retries = 0;
 	if (!json_is_integer(next) || json_integer_value(next) < s->off) {
 		warnx("%s: the answer has no usable next_offset", s->name);
 		goto out;

@@ -90,6 +90,20 @@ expect_eq "exit code" 0 "$?"
 expect_eq "all lines in order" "line1 line2 line3 line4 line5 line6" "$(tr '\n' ' ' < "$W/live.o" | sed 's/ $//')"
 cat "$W/live.o" "$W/live.e" >> "$ALL_OUT"
 
+ctx "run interrupted"
+SANDBOX_TOKEN=$TOKEN "$CLI" run -v -- sleep 30 > "$W/int.o" 2> "$W/int.e" < /dev/null &
+INT_PID=$!
+poll 20 grep -q '^sandbox: job ' "$W/int.e"
+INT_JOB=$(sed -n 's/^sandbox: job \([0-9a-f-]*\)$/\1/p' "$W/int.e" | head -1)
+wait_state "$INT_JOB" running 20
+kill -TERM "$INT_PID"
+wait "$INT_PID"
+expect_eq "SIGTERM: exit 130" 130 "$?"
+expect_true "says it cancelled the job" grep -q "^sandbox: interrupted: job $INT_JOB cancelled$" "$W/int.e"
+wait_state "$INT_JOB" cancelled 15
+expect_eq "the job ends cancelled" cancelled "$(state_of "$INT_JOB")"
+cat "$W/int.o" "$W/int.e" >> "$ALL_OUT"
+
 # ============================================================ 3. outcomes
 ctx "run timed out"
 sb "$W/o" "$W/e" run --limit wall_seconds=1 -- sleep 5
@@ -112,6 +126,10 @@ sb "$W/o" "$W/e" run --limit memory_mb=lots -- true
 expect_eq "bad --limit -> 2" 2 "$RC"
 sb "$W/o" "$W/e" run
 expect_eq "no command -> 2" 2 "$RC"
+sb "$W/o" "$W/e" run -f "$W/does-not-exist" -- true
+expect_eq "a missing -f FILE -> 4" 4 "$RC"
+sb "$W/o" "$W/e" run -f "$W/blob:../x" -- true
+expect_eq "-f with PATH .. -> 2" 2 "$RC"
 
 # ============================================================ 4. get, list, cancel
 ctx "get, list"
@@ -196,6 +214,9 @@ if [ "$RC" = 0 ]; then
 	sb "$W/o" "$W/e" session cp "$SID:data/none" "$W/none"
 	expect_eq "cp of a missing file: 3" 3 "$RC"
 	expect_true "404 printed" grep -q 'HTTP 404' "$W/e"
+	printf 'piped\n' | SANDBOX_TOKEN=$TOKEN "$CLI" session exec "$SID" --stdin - -- cat > "$W/o" 2> "$W/e"
+	expect_eq "exec --stdin -" piped "$(cat "$W/o")"
+	cat "$W/o" "$W/e" >> "$ALL_OUT"
 	sb "$W/o" "$W/e" session exec "$SID" -- sh -c 'for i in 1 2 3; do echo s$i; sleep 0.2; done'
 	expect_eq "exec streaming lines" "s1 s2 s3" "$(tr '\n' ' ' < "$W/o" | sed 's/ $//')"
 	sb "$W/o" "$W/e" session close "$SID"
