@@ -436,6 +436,7 @@ static int job_outcome(const char *id)
 		st = jstr(job, "status");
 		if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
 			break;
+		util_sleep_ms(200); /* no long-poll slot was free: do not spin */
 	}
 	res = json_object_get(job, "result");
 	fail = json_object_get(job, "failure");
@@ -892,6 +893,7 @@ static int command_outcome(const struct cmd_ref *c)
 		st = jstr(cmd, "status");
 		if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
 			break;
+		util_sleep_ms(200); /* no long-poll slot was free: do not spin */
 	}
 	print_diagnostics(json_object_get(cmd, "diagnostics"), st);
 	rc = cli_exit_for(json_is_integer(json_object_get(cmd, "exit_code")),
