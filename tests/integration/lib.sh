@@ -436,3 +436,107 @@ db_artifact() {
 		INSERT INTO job_artifact_chunks (job_id, path, off, data)
 		VALUES ('$1', X'$(hexs "$2")', 0, X'$(hexf "$3")');"
 }
+
+# ---- sessions (sessions.sh, security.sh)
+#
+#   screate BODY -> $SID (201)       sready SID [S]: GET ?wait until ready ($BODY)
+#   srun SID BODY -> $CID, $CPID     sawait SID CID [S]: GET ?wait until it ended
+#   sout SID CID STREAM OFF [QUERY]: one slice (base64) into $OUTF
+#   sall SID CID STREAM: the whole stream on stdout   sexec SID CMD [S]: run, wait, $OUT
+#   sstatus / cstatus ID: the row's status (SQL)      sslot SID: its slot
+#   uid_procs UID, sup_pid SID
+
+SESSION_TERMINAL_RE='^(closed|expired|failed|lost)$'
+CMD_TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|killed|cancelled|error|lost)$'
+
+# screate BODY: POST /v1/sessions -> $SID (201), else fails a check.
+screate() {
+	req POST /v1/sessions "$1"
+	SID=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	if [ "$STATUS" != 201 ] || [ -z "$SID" ]; then
+		_notok "$(_name "create session $(head -c 80 <<< "$1")")" "201 with an id" "$STATUS"
+		SID=
+		return 1
+	fi
+}
+sstatus() { sql "SELECT status FROM sessions WHERE id = '$1'"; }
+_sstatus_is() { [ "$(sstatus "$1")" = "$2" ]; }
+_sstatus_ended() { [[ $(sstatus "$1") =~ $SESSION_TERMINAL_RE ]]; }
+# sready SID [SECONDS]: GET ?wait until ready; $BODY holds the session.
+sready() {
+	local end=$((SECONDS + ${2:-30})) st
+	[ -n "$1" ] || return 1
+	while :; do
+		req GET "/v1/sessions/$1?wait=10"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		[ "$st" = ready ] && return 0
+		[[ $st =~ $SESSION_TERMINAL_RE ]] && return 1
+		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$STATUS" = 200 ] || sleep 0.2
+	done
+}
+# srun SID BODY: POST a command -> $CID, $CPID (202).
+srun() {
+	req POST "/v1/sessions/$1/commands" "$2"
+	CID=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
+	CPID=$(jq -r '.pid // empty' "$BODY" 2> /dev/null)
+	if [ "$STATUS" != 202 ] || [ -z "$CID" ]; then
+		_notok "$(_name "command $(head -c 80 <<< "$2")")" "202 with an id" "$STATUS"
+		CID=
+		return 1
+	fi
+}
+# sawait SID CID [SECONDS]: GET the command with ?wait until it ended; $BODY holds it.
+sawait() {
+	local end=$((SECONDS + ${3:-60})) st
+	[ -n "$2" ] || return 1
+	while :; do
+		req GET "/v1/sessions/$1/commands/$2?wait=10"
+		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
+		[[ $st =~ $CMD_TERMINAL_RE ]] && return 0
+		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$STATUS" = 200 ] || sleep 0.2
+	done
+}
+cstatus() { sql "SELECT status FROM session_commands WHERE id = '$1'"; }
+_cstatus_is() { [ "$(cstatus "$1")" = "$2" ]; }
+# sout SID CID STREAM OFFSET [extra query]: one output slice (base64) into $BODY;
+# its bytes go to the file $OUTF.
+OUTF=$T_DIR/out.bin
+sout() {
+	req GET "/v1/sessions/$1/commands/$2/output?stream=$3&offset=$4&encoding=base64${5:+&$5}"
+	jq -r '.data_base64 // empty' "$BODY" | base64 -d > "$OUTF"
+}
+# sall SID CID STREAM: the whole stream (all slices) on stdout.
+sall() {
+	local off=0 eof=false
+	while :; do
+		sout "$1" "$2" "$3" "$off" > /dev/null
+		[ "$STATUS" = 200 ] || return 1
+		cat "$OUTF"
+		off=$(jq -r .next_offset "$BODY")
+		eof=$(jq -r .eof "$BODY")
+		[ "$(wc -c < "$OUTF")" = 0 ] && break
+	done
+	[ "$eof" = true ]
+}
+# sexec SID COMMAND [SECONDS]: runs a shell command in the session, waits; stdout in $OUT.
+sexec() {
+	OUT=
+	srun "$1" "$(jq -cn --arg c "$2" '{command: $c}')" || return 1
+	sawait "$1" "$CID" "${3:-30}" || return 1
+	cp "$BODY" "$T_DIR/cmd.json"
+	OUT=$(sall "$1" "$CID" stdout)
+	cp "$T_DIR/cmd.json" "$BODY" # the command, for the checks that follow
+}
+# The session's slot (runner_id ".../slot-S/..." or ".../session-N/...").
+sslot() {
+	local r
+	r=$(sql "SELECT runner_id FROM sessions WHERE id = '$1'")
+	if [[ $r =~ /slot-([0-9]+)/ ]]; then echo "${BASH_REMATCH[1]}"
+	elif [[ $r =~ /session-([0-9]+)/ ]]; then echo $((1000 + BASH_REMATCH[1]))
+	fi
+}
+uid_procs() { ps -eo uid= | awk -v u="$1" '$1 == u' | wc -l; }
+_uid_idle() { [ "$(uid_procs "$1")" = 0 ]; }
+sup_pid() { pgrep -f -- "--supervise-session $1" 2> /dev/null | head -n 1; }
