@@ -4,6 +4,7 @@
 #ifndef SANDBOX_API_ROUTES_H
 #define SANDBOX_API_ROUTES_H
 
+#include "mcp.h"      /* POST /v1/mcp */
 #include "sessions.h" /* the session handlers (the job handlers are routes.c's own) */
 
 #define API_ROUTES(X)                                                    \
@@ -30,6 +31,7 @@
 	X("GET", "/v1/sessions/{id}/files", h_files_list, 0)             \
 	X("GET", "/v1/sessions/{id}/files/{path*}", h_file_get, 0)       \
 	X("PUT", "/v1/sessions/{id}/files/{path*}", h_file_put, 0)       \
-	X("DELETE", "/v1/sessions/{id}/files/{path*}", h_file_delete, 0)
+	X("DELETE", "/v1/sessions/{id}/files/{path*}", h_file_delete, 0) \
+	X("POST", "/v1/mcp", h_mcp, 0)
 
 #endif

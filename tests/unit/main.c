@@ -48,6 +48,7 @@ int main(void)
 	suite_svalidate();
 	suite_srender();
 	suite_cli();
+	suite_mcp();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

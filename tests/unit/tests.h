@@ -34,6 +34,7 @@ void suite_waiter(void);
 void suite_svalidate(void);
 void suite_srender(void);
 void suite_cli(void);
+void suite_mcp(void);
 
 /* Adds a suite and its tests (terminated by CU_TEST_INFO_NULL); a registration
  * error is remembered and makes the run fail (see t_registration_failed). */
