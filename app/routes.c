@@ -647,6 +647,71 @@ static const struct route routes[] = {
 
 #define NROUTES (sizeof routes / sizeof routes[0])
 
+/* A runner host's name as a label value: it is the runner's (gethostname), never a
+ * tenant's; still, only characters that need no escaping are kept. */
+static void host_label(char *out, size_t n, const char *host)
+{
+	snprintf(out, n, "%s", host ? host : "");
+	for (char *c = out; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '.' || *c == '_'))
+			*c = '_';
+}
+
+/* Capacity per live runner host (runner_hosts, refreshed every 5 s by each
+ * dispatcher; hosts silent for a minute are left out), sessions by status, and the
+ * long-polls this API instance holds. */
+static int host_metrics(struct db *db, struct strbuf *o)
+{
+	static const char *const sst[] = { "starting", "ready", "closed", "expired", "failed",
+					   "lost" };
+	struct db_res *res = db_querya(db,
+				       "SELECT host, slots, max_sessions FROM runner_hosts WHERE"
+				       " seen_at >= CURRENT_TIMESTAMP(3) - INTERVAL 60 SECOND"
+				       " ORDER BY host",
+				       NULL, 0);
+	long long waiting = 0;
+	unsigned long long polls, queries;
+
+	if (res == NULL)
+		return -1;
+	sb_adds(o, "# HELP sandbox_runner_slots Job slots per live runner host.\n"
+		   "# TYPE sandbox_runner_slots gauge\n");
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		char host[130];
+		host_label(host, sizeof host, db_res_s(res, i, "host"));
+		sb_addf(o, "sandbox_runner_slots{runner_host=\"%s\"} %lld\n", host,
+			db_res_i(res, i, "slots", 0));
+	}
+	sb_adds(o, "# HELP sandbox_runner_max_sessions Session places per live runner host.\n"
+		   "# TYPE sandbox_runner_max_sessions gauge\n");
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		char host[130];
+		host_label(host, sizeof host, db_res_s(res, i, "host"));
+		sb_addf(o, "sandbox_runner_max_sessions{runner_host=\"%s\"} %lld\n", host,
+			db_res_i(res, i, "max_sessions", 0));
+	}
+	db_res_free(res);
+	res = db_querya(db, "SELECT status, COUNT(*) AS n FROM sessions GROUP BY status", NULL, 0);
+	if (res == NULL)
+		return -1;
+	sb_adds(o, "# HELP sandbox_sessions Sessions in the database, by status.\n"
+		   "# TYPE sandbox_sessions gauge\n");
+	for (size_t k = 0; k < sizeof sst / sizeof sst[0]; k++) {
+		long long n = 0;
+		for (size_t i = 0; i < db_res_rows(res); i++)
+			if (db_res_s(res, i, "status") && strcmp(db_res_s(res, i, "status"), sst[k]) == 0)
+				n = db_res_i(res, i, "n", 0);
+		sb_addf(o, "sandbox_sessions{status=\"%s\"} %lld\n", sst[k], n);
+	}
+	db_res_free(res);
+	wt_stats(&polls, &queries, &waiting);
+	sb_addf(o, "# HELP sandbox_api_waiting_requests Long-polls this API instance holds now.\n"
+		   "# TYPE sandbox_api_waiting_requests gauge\nsandbox_api_waiting_requests %lld\n",
+		waiting);
+	return 0;
+}
+
 /* The job figures of GET /metrics, from the database at scrape time. Costs: one
  * GROUP BY over the jobs table's state index (grows with the table: purge keeps it
  * bounded), the rest through indexes. */
@@ -690,17 +755,13 @@ static int job_metrics(struct db *db, struct strbuf *o)
 		   "# TYPE sandbox_runner_busy_slots gauge\n");
 	for (size_t i = 0; i < db_res_rows(res); i++) {
 		char host[130];
-		/* A host name is the runner's (gethostname), never a tenant's: still, keep
-		 * only characters that need no escaping in a label. */
-		snprintf(host, sizeof host, "%s", db_res_s(res, i, "host") ? db_res_s(res, i, "host") : "");
-		for (char *c = host; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '.' || *c == '_'))
-				*c = '_';
+		host_label(host, sizeof host, db_res_s(res, i, "host"));
 		sb_addf(o, "sandbox_runner_busy_slots{runner_host=\"%s\"} %lld\n", host,
 			db_res_i(res, i, "n", 0));
 	}
 	db_res_free(res);
+	if (host_metrics(db, o) < 0)
+		return -1;
 	/* Queue wait and run time of the jobs that finished in the last 5 minutes. */
 	{
 		struct strbuf q = STRBUF_INIT;

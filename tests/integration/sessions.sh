@@ -95,6 +95,18 @@ S1_SLOT=$(sslot "$S1")
 S1_UID=$((UID_BASE + ${S1_SLOT:-0}))
 expect_true "the session runs as its own uid ($S1_UID), never root" test "$(uid_procs "$S1_UID")" -ge 1
 
+ctx "metrics"
+as "" req GET /metrics
+expect_status 200
+HOSTLBL=$(hostname | tr -c 'A-Za-z0-9._\n-' '_')
+expect_true "this runner host's job slots ($(conf_get runner_slots x))" \
+	grep -qx "sandbox_runner_slots{runner_host=\"$HOSTLBL\"} $(conf_get runner_slots x)" "$BODY"
+expect_true "this runner host's session places ($(conf_get runner_max_sessions 32))" \
+	grep -qx "sandbox_runner_max_sessions{runner_host=\"$HOSTLBL\"} $(conf_get runner_max_sessions 32)" "$BODY"
+expect_true "ready sessions as the database counts them" \
+	grep -qx "sandbox_sessions{status=\"ready\"} $(sql "SELECT COUNT(*) FROM sessions WHERE status = 'ready'")" "$BODY"
+expect_true "the API's held long-polls" grep -Eq '^sandbox_api_waiting_requests [0-9]+$' "$BODY"
+
 # ================================================== 2. commands
 
 ctx "command"
