@@ -13,6 +13,7 @@
 	X("GET", "/v1/identity", h_identity, 0)                          \
 	X("GET", "/v1/jobs", h_list, 0)                                  \
 	X("POST", "/v1/jobs", h_submit, 0)                               \
+	X("POST", "/v1/jobs/batch", h_batch, 0)                          \
 	X("GET", "/v1/jobs/{id}", h_get, 0)                              \
 	X("POST", "/v1/jobs/{id}/cancel", h_cancel, 0)                   \
 	X("GET", "/v1/jobs/{id}/artifacts", h_artifacts, 0)              \

@@ -878,3 +878,111 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 		return JOBS_DB;
 	return JOBS_OK;
 }
+
+/* One attempt of jobs_create_batch: every decision is made before an item's insert,
+ * so an item that is refused needs no savepoint. */
+static enum jobs_rc batch_once(struct db *db, const struct cfg *cfg, const struct identity *who,
+			       struct jobs_batch_item *items, size_t n)
+{
+	if (db_begin(db) < 0)
+		return JOBS_DB;
+	for (size_t i = 0; i < n; i++) {
+		struct jobs_batch_item *it = &items[i];
+		char *env;
+		long long stored;
+		enum quota_rc q;
+
+		if (it->req == NULL)
+			continue;
+		it->rc = JOBS_OK;
+		if (it->idem_key &&
+		    (it->rc = idem_lookup(db, who, it->idem_key, it->hash, it->id)) != JOBS_OK) {
+			if (it->rc == JOBS_DB)
+				goto fail;
+			continue;
+		}
+		if ((env = json_dumps(it->req->env, JSON_COMPACT)) == NULL)
+			goto fail;
+		stored = input_bytes(it->req, strlen(env));
+		explicit_bzero(env, strlen(env));
+		free(env);
+		q = quota_admit(db, cfg, who, stored);
+		if (q == QUOTA_DB)
+			goto fail;
+		if (q != QUOTA_OK) {
+			it->rc = q == QUOTA_QUEUED ? JOBS_QUOTA : JOBS_STORAGE;
+			continue;
+		}
+		if (util_uuid7(it->id) < 0 ||
+		    insert_job(db, who, it->req, it->idem_key, it->hash, it->id, stored) < 0 ||
+		    add_event(db, it->id, -1, JS_QUEUED, who, "submitted (batch)") < 0)
+			goto fail;
+	}
+	return db_commit(db) < 0 ? JOBS_DB : JOBS_OK;
+fail:
+	db_rollback(db);
+	return JOBS_DB;
+}
+
+enum jobs_rc jobs_create_batch(struct db *db, const struct cfg *cfg, const struct identity *who,
+			       struct jobs_batch_item *items, size_t n)
+{
+	enum jobs_rc rc = JOBS_DB;
+	int any_idem = 0;
+	struct val_err e;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].req == NULL)
+			continue;
+		any_idem |= items[i].idem_key != NULL;
+		/* Fails closed, as jobs_create does, should a caller not have checked. */
+		if (val_job_profile(items[i].req, who->profiles, who->nprofiles, &e) < 0) {
+			items[i].rc = JOBS_FORBIDDEN;
+			items[i].req = NULL;
+		}
+	}
+	/* As jobs_create: deadlocks and a concurrent insert of an item's idempotency key
+	 * retry the whole batch (the retry then replays that item). */
+	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
+		rc = batch_once(db, cfg, who, items, n);
+		if (rc != JOBS_DB || db_conn_lost(db) ||
+		    !(db_retryable(db) || (any_idem && db_errno(db) == 1062)))
+			break;
+	}
+	return rc;
+}
+
+enum jobs_rc jobs_get_ids(struct db *db, const struct identity *who, const char *const *ids,
+			  size_t n, long long preview, struct job_set *out)
+{
+	struct strbuf sql = STRBUF_INIT;
+	struct db_param p[IN_IDS + 8];
+	size_t np = 0, nv = 0;
+	struct db_res *res = NULL;
+	enum jobs_rc rc;
+
+	memset(out, 0, sizeof *out);
+	if (n > IN_IDS)
+		return JOBS_DB;
+	sb_adds(&sql, "SELECT " JOB_COLS JOB_FROM " WHERE 1 = 1");
+	sb_adds(&sql, scope_sql(who));
+	np = scope_params(who, p, np);
+	sb_adds(&sql, " AND j.id");
+	in_ids(&sql);
+	/* Only UUIDs are bound: anything else cannot be a job id. */
+	for (size_t i = 0; i < n; i++)
+		if (util_is_uuid(ids[i]))
+			p[np + nv++] = db_str(ids[i]);
+	for (; nv < IN_IDS; nv++)
+		p[np + nv] = db_str(NULL);
+	np += nv;
+	if (!sql.failed)
+		res = db_querya(db, sql.buf, p, np);
+	sb_release(&sql);
+	if (res == NULL)
+		return JOBS_DB;
+	rc = fill_set(db, res, IN_IDS, preview, out);
+	if (rc != JOBS_OK)
+		jobs_set_free(out);
+	return rc;
+}

@@ -73,4 +73,26 @@ struct jobs_slice {
 enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *id, int stream,
 			 long long off, long long limit, struct jobs_slice *out);
 
+/* One item of POST /v1/jobs/batch for jobs_create_batch. */
+struct jobs_batch_item {
+	const struct job_req *req;  /* NULL: the item was refused before storage, skipped */
+	const char *idem_key;       /* the item's idempotency_key, or NULL */
+	unsigned char hash[32];     /* of the item's canonical request text */
+	enum jobs_rc rc;            /* out: OK, REPLAY, CONFLICT, QUOTA, STORAGE, FORBIDDEN */
+	char id[UUID_STR_LEN];      /* out, for OK and REPLAY */
+};
+/* Every item with a req, in order, in ONE transaction: each looked up by its
+ * idempotency key, then admitted by the key's quotas as the jobs before it in the
+ * batch leave them (quota_admit per item, seeing this transaction's own rows), then
+ * inserted. JOBS_OK when the transaction committed (each item's own rc says what
+ * became of it), JOBS_DB when nothing was stored. */
+enum jobs_rc jobs_create_batch(struct db *db, const struct cfg *cfg, const struct identity *who,
+			       struct jobs_batch_item *items, size_t n);
+/* The visible jobs among ids[0 .. n) (n <= JOBS_IDS_MAX; ids that are not UUIDs, not
+ * found or outside the caller's scope are simply absent), each with at most `preview`
+ * bytes of each stream. Order: unspecified (the caller orders them). */
+#define JOBS_IDS_MAX 100
+enum jobs_rc jobs_get_ids(struct db *db, const struct identity *who, const char *const *ids,
+			  size_t n, long long preview, struct job_set *out);
+
 #endif

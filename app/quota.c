@@ -167,3 +167,19 @@ json_t *quota_report(struct db *db, const struct cfg *cfg, const struct identity
 			 "max_running", run > 0 ? json_integer(run) : json_null(), "max_sessions",
 			 (json_int_t)max_s, "live_sessions", (json_int_t)live_s);
 }
+
+long long quota_active_now(struct db *db, const struct cfg *cfg, const struct identity *who,
+			   long long *max)
+{
+	double now = util_mono_ms();
+	long long n;
+
+	*max = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
+	for (int i = 0; i < QUOTA_CACHE_KEYS; i++)
+		if (strcmp(cache[i].key_id, who->key_id) == 0 && now - cache[i].at < QUOTA_CACHE_MS)
+			return cache[i].count < *max ? cache[i].count : *max;
+	n = count_active(db, who, *max);
+	if (n >= 0)
+		remember(who, n - 1); /* remember() counts a submit in: this is none */
+	return n;
+}

@@ -39,4 +39,12 @@ enum quota_rc quota_stored_admit(struct db *db, const struct cfg *cfg, const cha
  * database error. */
 json_t *quota_report(struct db *db, const struct cfg *cfg, const struct identity *who);
 
+/* For the RateLimit headers: the key's queued+running jobs as this worker knows them,
+ * and its max_queued in *max. The worker's cached count when younger than the cache's
+ * 500 ms (then no query: it counts this worker's admissions since, not other workers'
+ * nor jobs ended since), else one count bounded by max on (key_id, state), which is
+ * then cached. -1 on a database error. */
+long long quota_active_now(struct db *db, const struct cfg *cfg, const struct identity *who,
+			   long long *max);
+
 #endif

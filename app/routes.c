@@ -25,6 +25,9 @@
 #define LIST_DEFAULT 20
 #define LIST_MAX 100
 #define RETRY_AFTER "Retry-After: 1\r\n"
+/* The stored-bytes quota frees only as jobs are purged: a re-check interval, not a
+ * promise. */
+#define RETRY_AFTER_STORED "Retry-After: 60\r\n"
 
 /* A connection idle for a while may have died with a MariaDB restart: check it
  * first, so that the request reconnects instead of answering 503. */
@@ -343,11 +346,263 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 				"stored-bytes quota exceeded for this key: its jobs' output,"
 				" artifacts and inputs leave no room for this job (delete or wait"
 				" for old jobs to be purged)",
-				NULL, NULL);
+				NULL, RETRY_AFTER_STORED);
 		return;
 	default:
 		send_db_error(ctx, r);
 	}
+}
+
+/* ---- POST /v1/jobs/batch */
+
+/* A refused item's entry: {index, status, error: {code, message, field}}. */
+static json_t *batch_error(size_t i, int status, const char *code, const char *message,
+			   const char *field)
+{
+	json_t *b = http_error_body(code, message, field);
+	json_t *e = b ? json_incref(json_object_get(b, "error")) : NULL;
+
+	json_decref(b);
+	return e ? json_pack("{s:I, s:i, s:o}", "index", (json_int_t)i, "status", status, "error", e)
+		 : NULL;
+}
+
+/* field of item i: "jobs[i]" or "jobs[i].<sub>". */
+static void item_field(char *out, size_t n, size_t i, const char *sub)
+{
+	if (sub && *sub)
+		snprintf(out, n, "jobs[%zu].%s", i, sub);
+	else
+		snprintf(out, n, "jobs[%zu]", i);
+}
+
+/* Validates item i exactly as POST /v1/jobs validates a body (its idempotency_key
+ * taken out first: the header's part): 0 and jr, it filled, or 1 and *err, the
+ * item's error entry (NULL when out of memory). */
+static int batch_prepare(const struct cfg *eff, const struct identity *who, size_t i,
+			 json_t *item, struct job_req *jr, struct jobs_batch_item *it,
+			 json_t **err)
+{
+	char field[200];
+	struct val_err ve;
+	json_t *copy, *key;
+	char *text;
+	int rc;
+
+	*err = NULL;
+	if (!json_is_object(item)) {
+		item_field(field, sizeof field, i, NULL);
+		*err = batch_error(i, 400, "invalid_request", "each job must be a JSON object",
+				   field);
+		return 1;
+	}
+	key = json_object_get(item, "idempotency_key");
+	if (key && (!json_is_string(key) || !idem_key_ok(json_string_value(key)))) {
+		item_field(field, sizeof field, i, "idempotency_key");
+		*err = batch_error(i, 400, "invalid_request",
+				   "idempotency_key must be 1 to 255 printable ASCII characters", field);
+		return 1;
+	}
+	it->idem_key = key ? json_string_value(key) : NULL; /* the body's tree outlives it */
+	if ((copy = json_copy(item)) == NULL)
+		return 1;
+	json_object_del(copy, "idempotency_key");
+	/* Canonical text (sorted keys): an item's replay matches however it is spaced. */
+	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(copy);
+	if (text == NULL)
+		return 1;
+	sha256_buf(text, strlen(text), it->hash);
+	rc = val_job_request(text, strlen(text), eff, who->allow_network, jr, &ve) < 0 ||
+	     val_job_profile(jr, who->profiles, who->nprofiles, &ve) < 0;
+	explicit_bzero(text, strlen(text)); /* env values are secrets */
+	free(text);
+	if (rc) {
+		item_field(field, sizeof field, i, ve.field);
+		*err = batch_error(i, ve.status, ve.code, ve.message, field);
+		return 1;
+	}
+	it->req = jr;
+	return 0;
+}
+
+/* The stored item's entry: {index, status: 202, replayed, job}. */
+static json_t *batch_accepted(size_t i, const struct jobs_batch_item *it,
+			      const struct job_set *s)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (strcmp(s->v[k].id, it->id) == 0) {
+			json_t *job = render_job(&s->v[k]);
+			return job ? json_pack("{s:I, s:i, s:b, s:o}", "index", (json_int_t)i,
+					       "status", 202, "replayed", it->rc == JOBS_REPLAY,
+					       "job", job)
+				   : NULL;
+		}
+	return NULL; /* committed a moment ago: gone only if the database lost it */
+}
+
+/* The entry of a stored or refused-at-storage item. */
+static json_t *batch_outcome(const struct identity *who, size_t i,
+			     const struct jobs_batch_item *it, const struct job_set *s)
+{
+	char field[200];
+
+	switch (it->rc) {
+	case JOBS_OK:
+	case JOBS_REPLAY:
+		log_kv("info", "job_submitted", "job", it->id, "key", who->key_id, "replay",
+		       it->rc == JOBS_REPLAY ? "true" : "false", "batch", "true", (char *)NULL);
+		return batch_accepted(i, it, s);
+	case JOBS_CONFLICT:
+		item_field(field, sizeof field, i, "idempotency_key");
+		return batch_error(i, 409, "conflict",
+				   "this idempotency_key was used with a different request", field);
+	case JOBS_QUOTA:
+		item_field(field, sizeof field, i, NULL);
+		return batch_error(i, 429, "quota_exceeded",
+				   "too many queued or running jobs for this key", field);
+	case JOBS_STORAGE:
+		item_field(field, sizeof field, i, NULL);
+		return batch_error(i, 429, "quota_exceeded",
+				   "stored-bytes quota exceeded for this key: its jobs' output,"
+				   " artifacts and inputs leave no room for this job", field);
+	case JOBS_FORBIDDEN:
+	default:
+		item_field(field, sizeof field, i, "profile");
+		return batch_error(i, 403, "forbidden", "this key may not use this profile", field);
+	}
+}
+
+/* The envelope {"jobs": [...]}: the array, or NULL after answering the error. */
+static json_t *batch_jobs(struct api_ctx *ctx, struct req *r, json_t *root)
+{
+	const char *k;
+	json_t *v, *jobs;
+	char msg[160];
+
+	if (!json_is_object(root)) {
+		http_send_error(r, 400, "invalid_request", "the body must be a JSON object", NULL,
+				NULL);
+		return NULL;
+	}
+	json_object_foreach(root, k, v) {
+		if (strcmp(k, "jobs") != 0) {
+			snprintf(msg, sizeof msg, "unknown field '%.60s'", k);
+			http_send_error(r, 400, "invalid_request", msg, k, NULL);
+			return NULL;
+		}
+	}
+	jobs = json_object_get(root, "jobs");
+	if (!json_is_array(jobs) || json_array_size(jobs) == 0 ||
+	    (long long)json_array_size(jobs) > ctx->cfg->max_batch_jobs) {
+		snprintf(msg, sizeof msg, "jobs must be an array of 1 to %lld jobs",
+			 ctx->cfg->max_batch_jobs);
+		http_send_error(r, 400, "invalid_request", msg, "jobs", NULL);
+		return NULL;
+	}
+	return jobs;
+}
+
+/* The entries of all items in order, once the stored ones are stored. */
+static json_t *batch_results(struct api_ctx *ctx, const struct identity *who,
+			     struct jobs_batch_item *items, json_t **refused, size_t n,
+			     enum jobs_rc *rc)
+{
+	const char *ids[JOBS_IDS_MAX];
+	size_t nid = 0;
+	struct job_set s;
+	json_t *res = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		if (refused[i] == NULL && (items[i].rc == JOBS_OK || items[i].rc == JOBS_REPLAY))
+			ids[nid++] = items[i].id;
+	*rc = jobs_get_ids(ctx->db, who, ids, nid, ctx->cfg->list_preview_bytes, &s);
+	for (size_t i = 0; *rc == JOBS_OK && res && i < n; i++) {
+		json_t *e = refused[i] ? json_incref(refused[i]) : batch_outcome(who, i, &items[i], &s);
+		if (e == NULL || json_array_append_new(res, e) < 0)
+			*rc = JOBS_DB;
+	}
+	jobs_set_free(&s);
+	if (*rc != JOBS_OK || res == NULL) {
+		json_decref(res);
+		return NULL;
+	}
+	return json_pack("{s:o}", "results", res);
+}
+
+/* POST /v1/jobs/batch: each item validated as POST /v1/jobs validates a body, the
+ * valid ones stored in one transaction under the key's quotas, 200 with one entry
+ * per item in item order. */
+static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		    const struct route_args *a)
+{
+	static const char *const names[] = { NULL };
+	char vals[1][128];
+	int present[1];
+	struct cfg eff = *ctx->cfg;
+	struct jobs_batch_item *items = NULL;
+	struct job_req *jrs = NULL;
+	json_t *root, *jobs, **refused = NULL, *out = NULL;
+	json_error_t jerr;
+	size_t n = 0;
+	enum jobs_rc rc = JOBS_DB;
+
+	(void)a;
+	if (parse_query(r, names, vals, present) < 0)
+		return;
+	if (!http_is_json_type(r->content_type)) {
+		http_send_error(r, 415, "unsupported_media_type",
+				"Content-Type must be application/json", NULL, NULL);
+		return;
+	}
+	if (r->idempotency_key) {
+		http_send_error(r, 400, "invalid_request",
+				"a batch takes an idempotency_key in each job, not the"
+				" Idempotency-Key header", "Idempotency-Key", NULL);
+		return;
+	}
+	root = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "body is not valid JSON: %.180s", jerr.text);
+		http_send_error(r, 400, "invalid_json", msg, NULL, NULL);
+		return;
+	}
+	if ((jobs = batch_jobs(ctx, r, root)) == NULL)
+		goto out;
+	n = json_array_size(jobs);
+	val_key_limits(&eff, who->max_limits);
+	items = calloc(n, sizeof *items);
+	jrs = calloc(n, sizeof *jrs);
+	refused = calloc(n, sizeof *refused);
+	if (items == NULL || jrs == NULL || refused == NULL)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (batch_prepare(&eff, who, i, json_array_get(jobs, i), &jrs[i], &items[i],
+				  &refused[i]) &&
+		    refused[i] == NULL)
+			goto fail;
+	rc = jobs_create_batch(ctx->db, ctx->cfg, who, items, n);
+	if (rc == JOBS_OK)
+		out = batch_results(ctx, who, items, refused, n, &rc);
+	if (rc != JOBS_OK)
+		goto fail;
+	http_send_json(r, 200, out, NULL);
+	goto out;
+fail:
+	if (rc == JOBS_DB && ctx->db && db_errno(ctx->db))
+		send_db_error(ctx, r);
+	else
+		http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
+out:
+	for (size_t i = 0; i < n && jrs && refused; i++) {
+		val_job_free(&jrs[i]); /* a zeroed or half-filled one too */
+		json_decref(refused[i]);
+	}
+	free(items);
+	free(jrs);
+	free(refused);
+	json_decref(root);
 }
 
 /* Hands the request to the waiter (app/waiter.h) until the job ends or `wait`
@@ -433,12 +688,127 @@ static void h_get(struct api_ctx *ctx, struct req *r, const struct identity *who
 		http_send_json(r, 200, job, NULL);
 }
 
+/* ?ids=a,b,c of GET /v1/jobs: at most JOBS_IDS_MAX ids, each once, in the order given. */
+#define IDS_QUERY_MAX (JOBS_IDS_MAX * 40 + 64)
+
+/* The list's query: status, limit, cursor (as parse_query) and ids, whose value is
+ * longer than parse_query's. 0, or -1 after answering the error. */
+static int list_query(struct req *r, char (*vals)[128], int *present, char *ids)
+{
+	static const char *const names[] = { "status", "limit", "cursor", "ids" };
+	static char val[IDS_QUERY_MAX];
+	const char *q = r->query;
+	char key[64], msg[160];
+	int rc;
+
+	while ((rc = http_query_next(&q, key, sizeof key, val, sizeof val)) == 1) {
+		int i;
+		for (i = 0; i < 4; i++)
+			if (strcmp(key, names[i]) == 0)
+				break;
+		if (i == 4) {
+			snprintf(msg, sizeof msg, "unknown query parameter '%.60s'", key);
+			http_send_error(r, 400, "invalid_request", msg, key, NULL);
+			return -1;
+		}
+		if (i == 3 && present[3]) {
+			http_send_error(r, 400, "invalid_request", "ids is given more than once",
+					"ids", NULL);
+			return -1;
+		}
+		present[i] = 1;
+		if (i == 3)
+			memcpy(ids, val, strlen(val) + 1);
+		else if (snprintf(vals[i], 128, "%s", val) >= 128) {
+			snprintf(msg, sizeof msg, "%s is too long", key);
+			http_send_error(r, 400, "invalid_request", msg, key, NULL);
+			return -1;
+		}
+	}
+	if (rc < 0) {
+		http_send_error(r, 400, "invalid_request", "malformed or oversized query string",
+				NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Splits ids (comma-separated) in place into out, without repeats. The count, or -1
+ * after answering the error. */
+static int split_ids(struct req *r, char *ids, const char **out)
+{
+	size_t n = 0;
+
+	for (char *p = ids, *next; p != NULL; p = next) {
+		next = strchr(p, ',');
+		if (next)
+			*next++ = '\0';
+		if (*p == '\0' || strlen(p) > 64) {
+			http_send_error(r, 400, "invalid_request",
+					"ids must be a comma-separated list of job ids", "ids", NULL);
+			return -1;
+		}
+		size_t k;
+		for (k = 0; k < n && strcmp(out[k], p) != 0; k++)
+			;
+		if (k < n)
+			continue;
+		if (n == JOBS_IDS_MAX) {
+			http_send_error(r, 400, "invalid_request", "ids names at most 100 jobs",
+					"ids", NULL);
+			return -1;
+		}
+		out[n++] = p;
+	}
+	return (int)n;
+}
+
+/* GET /v1/jobs?ids=a,b,c: the caller's jobs among them in the order asked, the rest
+ * (unknown, another identity's, not an id at all) only listed in "missing", alike. */
+static void list_ids(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		     char *idtext)
+{
+	const char *ids[JOBS_IDS_MAX];
+	struct job_view v[JOBS_IDS_MAX];
+	struct job_set s;
+	size_t nv = 0;
+	json_t *missing = json_array(), *out = NULL;
+	int n = split_ids(r, idtext, ids);
+	enum jobs_rc rc;
+
+	if (n < 0) {
+		json_decref(missing);
+		return;
+	}
+	rc = jobs_get_ids(ctx->db, who, ids, (size_t)n, ctx->cfg->list_preview_bytes, &s);
+	for (int i = 0; rc == JOBS_OK && i < n; i++) {
+		size_t k;
+		for (k = 0; k < s.n && strcmp(s.v[k].id, ids[i]) != 0; k++)
+			;
+		if (k < s.n)
+			v[nv++] = s.v[k];
+		else if (json_array_append_new(missing, json_string(ids[i])) < 0)
+			rc = JOBS_DB;
+	}
+	if (rc == JOBS_OK && (out = render_job_list(v, nv, NULL)) != NULL &&
+	    json_object_set(out, "missing", missing) < 0) {
+		json_decref(out);
+		out = NULL;
+	}
+	jobs_set_free(&s);
+	json_decref(missing);
+	if (rc != JOBS_OK)
+		send_db_error(ctx, r);
+	else
+		http_send_json(r, 200, out, NULL);
+}
+
 static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		   const struct route_args *a)
 {
-	static const char *const names[] = { "status", "limit", "cursor", NULL };
 	char vals[3][128] = { "", "", "" };
-	int present[3] = { 0, 0, 0 };
+	static char ids[IDS_QUERY_MAX];
+	int present[4] = { 0, 0, 0, 0 };
 	long long limit = LIST_DEFAULT;
 	int status = -1;
 	struct job_set s;
@@ -446,8 +816,19 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	enum jobs_rc rc;
 
 	(void)a;
-	if (parse_query(r, names, vals, present) < 0)
+	ids[0] = '\0';
+	if (list_query(r, vals, present, ids) < 0)
 		return;
+	if (present[3]) {
+		if (present[0] || present[1] || present[2]) {
+			http_send_error(r, 400, "invalid_request",
+					"ids cannot be combined with status, limit or cursor", "ids",
+					NULL);
+			return;
+		}
+		list_ids(ctx, r, who, ids);
+		return;
+	}
 	if (present[0] && (status = js_parse(vals[0])) < 0) {
 		http_send_error(r, 400, "invalid_request", "status is not a job state", "status",
 				NULL);
@@ -843,6 +1224,28 @@ static void h_metrics(struct api_ctx *ctx, struct req *r, const struct identity 
 	sb_release(&o);
 }
 
+/* RateLimit-Policy and RateLimit (the IETF httpapi RateLimit header fields) for the
+ * key's queue quota: q = max_queued, r = what is left of it when the request arrived
+ * (quota_active_now: this worker's cached count if under 500 ms old, else one bounded
+ * count). Written ahead of the handler's own header lines (a CGI header block takes
+ * them in any order), once: a long-poll's re-dispatch finds them in its buffer. */
+static void send_ratelimit(struct api_ctx *ctx, struct req *r, const struct identity *who)
+{
+	long long max, active;
+	char h[160];
+	int n;
+
+	if (r->wait.resumed || ctx->db == NULL)
+		return;
+	active = quota_active_now(ctx->db, ctx->cfg, who, &max);
+	if (active < 0)
+		return; /* the handler meets the database error itself */
+	n = snprintf(h, sizeof h, "RateLimit-Policy: \"queue\";q=%lld\r\nRateLimit: \"queue\";r=%lld\r\n",
+		     max, active < max ? max - active : 0);
+	if (n > 0 && (size_t)n < sizeof h)
+		FCGX_PutStr(h, n, r->fcgi->out);
+}
+
 void routes_handle(struct api_ctx *ctx, struct req *r)
 {
 	char allow[64], hdr[96];
@@ -867,5 +1270,6 @@ void routes_handle(struct api_ctx *ctx, struct req *r)
 	}
 	if (authenticate(ctx, r, &who) < 0)
 		return;
+	send_ratelimit(ctx, r, &who);
 	rt->handler(ctx, r, &who, &a);
 }

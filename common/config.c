@@ -38,6 +38,7 @@ static const struct key keys[] = {
 	{ I(max_path_bytes, 1, 1024) },
 	{ I(max_metadata_bytes, 0, 65536) },
 	{ I(max_env, 0, 4096) },
+	{ I(max_batch_jobs, 1, 100) },
 	{ I(default_max_queued, 1, 1000000) },
 	{ I(default_max_stored_mb, 1, 100000000) },
 	{ I(default_max_running, 0, 1000000) },
@@ -101,6 +102,7 @@ void cfg_defaults(struct cfg *c)
 	c->max_path_bytes = 255;
 	c->max_metadata_bytes = 4096;
 	c->max_env = 64;
+	c->max_batch_jobs = 20;
 	c->default_max_queued = 100;
 	c->default_max_stored_mb = 1024;
 	c->default_max_running = 0;

@@ -29,6 +29,7 @@ struct cfg {
 	long long max_path_bytes;
 	long long max_metadata_bytes;
 	long long max_env;
+	long long max_batch_jobs;        /* items of one POST /v1/jobs/batch */
 	long long default_max_queued;
 	long long default_max_stored_mb; /* per key: output + artifacts + inputs */
 	long long default_max_running;   /* per key running jobs, 0 = no cap */
