@@ -49,6 +49,7 @@ static void test_defaults(void)
 	CHECK_INT(c.max_path_bytes, 255);
 	CHECK_INT(c.max_metadata_bytes, 4096);
 	CHECK_INT(c.max_env, 64);
+	CHECK_INT(c.max_batch_jobs, 20);
 	CHECK_INT(c.default_max_queued, 100);
 	/* ARCHITECTURE.md: min..max (default). */
 	CHECK_INT(c.limit_default[LIM_WALL_SECONDS], 10);
@@ -196,6 +197,11 @@ static void test_cfg_set(void)
 	CHECK_HAS(err, "db_socket");
 	CHECK_INT(cfg_set(&c, "nope", "1", err, sizeof err), -1);
 	CHECK_HAS(err, "unknown key");
+	CHECK_INT(cfg_set(&c, "max_batch_jobs", "100", err, sizeof err), 0);
+	CHECK_INT(c.max_batch_jobs, 100);
+	CHECK_INT(cfg_set(&c, "max_batch_jobs", "101", err, sizeof err), -1);
+	CHECK_HAS(err, "max_batch_jobs");
+	CHECK_INT(cfg_set(&c, "max_batch_jobs", "0", err, sizeof err), -1);
 }
 
 static void test_db_password(void)

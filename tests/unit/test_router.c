@@ -30,6 +30,11 @@ static void test_routes(void)
 		{ "GET", "/v1/jobs", "h_list", NULL, "", NULL },
 		{ "POST", "/v1/jobs", "h_submit", NULL, "", NULL },
 		{ "DELETE", "/v1/jobs", NULL, "GET, POST", NULL, NULL },
+		{ "POST", "/v1/jobs/batch", "h_batch", NULL, "", NULL },
+		/* GET of it is a job id (a 404 from h_get); other methods: 405 */
+		{ "GET", "/v1/jobs/batch", "h_get", NULL, "batch", NULL },
+		{ "DELETE", "/v1/jobs/batch", NULL, "POST, GET", NULL, NULL },
+		{ "POST", "/v1/jobs/batch/", NULL, "", NULL, NULL },
 		{ "GET", "/v1/jobs/abc", "h_get", NULL, "abc", NULL },
 		{ "POST", "/v1/jobs/abc", NULL, "GET", NULL, NULL },
 		{ "POST", "/v1/jobs/abc/cancel", "h_cancel", NULL, "abc", NULL },
