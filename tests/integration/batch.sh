@@ -65,6 +65,33 @@ t_accept() {
 	expect_json '.command, (.argv | join(" "))' $'null\necho 1' "argv job"
 }
 
+# ------------------------------------------------------------ one transaction
+# A trigger refuses the third item's insert: the first two, already inserted in the
+# same transaction, must be gone with it.
+t_atomic() {
+	local before
+	sql "DELIMITER //
+		CREATE TRIGGER batch_fail_$RUN BEFORE INSERT ON jobs FOR EACH ROW
+		IF NEW.command = 'fail-$RUN' THEN
+		SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test';
+		END IF //" || { _notok "batch atomic: create trigger" ok failed; return; }
+	at_exit "sql 'DROP TRIGGER IF EXISTS batch_fail_$RUN'"
+	before=$(queued_of "$A2_ID")
+	ctx "batch: a failed insert stores none"
+	as "$A2_TOK" req POST /v1/jobs/batch "$(items '{"command":"echo a"}' '{"command":"echo b"}' \
+		"{\"command\":\"fail-$RUN\"}")"
+	expect_error 500 internal_error
+	expect_eq "$CTX: the first two rolled back" "$before" "$(queued_of "$A2_ID")"
+	expect_eq "$CTX: no stored bytes charged" \
+		"$(sql "SELECT COALESCE(SUM(stored_bytes), 0) FROM jobs WHERE key_id = '$A2_ID'")" \
+		"$(sql "SELECT COALESCE(SUM(bytes), 0) FROM key_storage WHERE key_id = '$A2_ID'")"
+	sql "DROP TRIGGER batch_fail_$RUN"
+	ctx "batch: the same items without the refused one"
+	as "$A2_TOK" req POST /v1/jobs/batch "$(items '{"command":"echo a"}' '{"command":"echo b"}')"
+	expect_json '[.results[].status] | join(",")' "202,202"
+	expect_eq "$CTX: stored" "$((before + 2))" "$(queued_of "$A2_ID")"
+}
+
 # ------------------------------------------------------------ per-item validation
 t_items() {
 	ctx "batch: mixed valid and invalid items"
@@ -300,6 +327,7 @@ t_ratelimit() {
 
 echo "# batch suite: run $RUN against $SANDBOX_URL"
 t_accept
+t_atomic
 t_items
 t_envelope
 t_quota
