@@ -203,6 +203,35 @@ t_quota() {
 	expect_header Retry-After '^[0-9]+$'
 }
 
+# Three batches of 3 and three single submits at once against a quota of 5: exactly 5
+# stored, whoever wins (near a quota the admission locks the key's row and recounts).
+t_quota_race() {
+	local i n202=0 body
+	mkkey QC "$NS" ta user race --max-queued 5
+	body=$(items '{"command":"r1"}' '{"command":"r2"}' '{"command":"r3"}')
+	for i in 1 2 3; do
+		curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $QC_TOK" \
+			-H 'Content-Type: application/json' -d "$body" -o "$T_DIR/race.b$i" \
+			"$SANDBOX_URL/v1/jobs/batch" &
+		curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $QC_TOK" \
+			-H 'Content-Type: application/json' -d '{"command":"r"}' -o "$T_DIR/race.s$i" \
+			-w '%{http_code}\n' "$SANDBOX_URL/v1/jobs" > "$T_DIR/race.c$i" &
+	done
+	wait
+	for i in 1 2 3; do
+		n202=$((n202 + $(jq '[.results[]? | select(.status == 202)] | length' "$T_DIR/race.b$i")))
+		[ "$(cat "$T_DIR/race.c$i")" = 202 ] && n202=$((n202 + 1))
+	done
+	ctx "batch quota: 3 batches and 3 submits racing for 5 slots"
+	expect_eq "$CTX: accepted" 5 "$n202"
+	expect_eq "$CTX: stored" 5 "$(queued_of "$QC_ID")"
+	expect_eq "$CTX: every batch item a 202 or a quota 429" 9 \
+		"$(cat "$T_DIR"/race.b? | jq -s '[.[].results[]? | select(.status == 202 or
+			(.status == 429 and .error.code == "quota_exceeded"))] | length')"
+	expect_eq "$CTX: every submit a 202 or a 429" "202|429 202|429 202|429" \
+		"$(for i in 1 2 3; do sed 's/^429$/202|429/; s/^202$/202|429/' "$T_DIR/race.c$i"; done | paste -sd' ')"
+}
+
 # ------------------------------------------------------------ idempotency per item
 t_idem() {
 	local k1="k1-$RUN" k2="k2-$RUN" id1 id2
@@ -331,6 +360,7 @@ t_atomic
 t_items
 t_envelope
 t_quota
+t_quota_race
 t_idem
 t_ids
 t_ratelimit
