@@ -75,6 +75,23 @@ static long long count_active(struct db *db, const struct identity *who, long lo
 	return n;
 }
 
+/* The same count as a locking read, for the recount under the key's lock: under
+ * REPEATABLE READ a plain SELECT reads the transaction's snapshot, taken at its first
+ * read (before the lock was granted), and would miss the jobs that the submits which
+ * held the lock before this one committed; a locking read sees them. Only near the
+ * quota, so it counts at most about max rows. */
+static long long count_active_locked(struct db *db, const struct identity *who)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT COUNT(*) AS n FROM jobs WHERE key_id = ?"
+					" AND state IN ('queued', 'running') LOCK IN SHARE MODE",
+					db_str(who->key_id));
+	long long n = res ? db_res_i(res, 0, "n", 0) : -1;
+
+	db_res_free(res);
+	return n;
+}
+
 static enum quota_rc queued_check(struct db *db, const struct cfg *cfg,
 				  const struct identity *who)
 {
@@ -97,7 +114,7 @@ static enum quota_rc queued_check(struct db *db, const struct cfg *cfg,
 	if (res == NULL)
 		return QUOTA_DB;
 	db_res_free(res);
-	active = count_active(db, who, max);
+	active = count_active_locked(db, who);
 	if (active < 0)
 		return QUOTA_DB;
 	return active >= max ? QUOTA_QUEUED : QUOTA_OK;
