@@ -340,6 +340,13 @@ t_ratelimit() {
 	expect_eq "$CTX: remaining (on a 404 too)" "$((r1 - 1))" "$r2"
 	expect_eq "$CTX: agrees with GET /v1/identity" "$r2" \
 		"$(as "$R_TOK" req GET /v1/identity; jq -r '.quotas.max_queued - .quotas.active_jobs' "$BODY")"
+	ctx "RateLimit: a long-poll answered after its wait"
+	as "$R_TOK" req POST /v1/jobs '{"command":"w"}'
+	as "$R_TOK" req GET "/v1/jobs/$(jq -r .id "$BODY")?wait=1"
+	expect_status 200
+	expect_true "$CTX: waited" awk -v e="$ELAPSED" 'BEGIN { exit !(e >= 0.9) }'
+	expect_eq "$CTX: each header once" "1 1" \
+		"$(grep -ci '^RateLimit:' "$HDRS") $(grep -ci '^RateLimit-Policy:' "$HDRS")"
 	ctx "RateLimit: a full key's 429"
 	as "$Q_TOK" req POST /v1/jobs '{"command":"over"}'
 	expect_error 429 quota_exceeded
