@@ -644,7 +644,7 @@ static void send_sreq_error(struct api_ctx *ctx, struct req *r, enum sreq_rc rc,
 	if (rc == SREQ_QUOTA) {
 		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " request (delete"
 				" files, close sessions or wait for old ones to be purged)", NULL,
-				NULL);
+				"Retry-After: 60\r\n");
 		return;
 	}
 	if (rc == SREQ_TIMEOUT) {
@@ -914,7 +914,7 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	case CR_STORAGE:
 		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " session (delete"
 				" files, close sessions or wait for old ones to be purged)", NULL,
-				NULL);
+				"Retry-After: 60\r\n");
 		return;
 	case CR_NO_HOST:
 		http_send_error(r, 503, "no_capacity",
@@ -1293,7 +1293,7 @@ void h_cmd_create(struct api_ctx *ctx, struct req *r, const struct identity *who
 	case CM_STORAGE:
 		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " command (delete"
 				" files, close sessions or wait for old ones to be purged)", NULL,
-				NULL);
+				"Retry-After: 60\r\n");
 		return;
 	case CM_TOO_MANY:
 		http_send_error(r, 409, "too_many_commands",
