@@ -128,3 +128,30 @@ void http_send_error(struct req *r, int status, const char *code, const char *me
 	}
 	http_send_json(r, status, b, extra);
 }
+
+int http_parse_query(struct req *r, const char *const *names, char (*vals)[128], int *present)
+{
+	const char *q = r->query;
+	char key[64], val[128];
+	int rc;
+
+	while ((rc = http_query_next(&q, key, sizeof key, val, sizeof val)) == 1) {
+		int i;
+		for (i = 0; names[i] != NULL; i++)
+			if (strcmp(key, names[i]) == 0)
+				break;
+		if (names[i] == NULL) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "unknown query parameter '%.60s'", key);
+			http_send_error(r, 400, "invalid_request", msg, key, NULL);
+			return -1;
+		}
+		snprintf(vals[i], 128, "%s", val);
+		present[i] = 1;
+	}
+	if (rc < 0) {
+		http_send_error(r, 400, "invalid_request", "malformed query string", NULL, NULL);
+		return -1;
+	}
+	return 0;
+}

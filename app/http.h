@@ -50,4 +50,9 @@ void http_send_error(struct req *r, int status, const char *code, const char *me
 void http_send_bytes(struct req *r, int status, const char *ctype, const void *buf,
 		     size_t len, const char *extra);
 
+/* The request's query string: each parameter must be one of names (NULL-terminated);
+ * its value goes to vals[i] (truncated to 127 bytes) and present[i] = 1. An unknown
+ * parameter or a malformed query answers 400 (naming the parameter) and gives -1. */
+int http_parse_query(struct req *r, const char *const *names, char (*vals)[128], int *present);
+
 #endif

@@ -91,35 +91,6 @@ static int send_failed(struct api_ctx *ctx, struct req *r, enum jobs_rc rc)
 	return 1;
 }
 
-/* Unknown query parameters are an error naming them; known ones are copied out. */
-static int parse_query(struct req *r, const char *const *names, char (*vals)[128],
-		       int *present)
-{
-	const char *q = r->query;
-	char key[64], val[128];
-	int rc;
-
-	while ((rc = http_query_next(&q, key, sizeof key, val, sizeof val)) == 1) {
-		int i;
-		for (i = 0; names[i] != NULL; i++)
-			if (strcmp(key, names[i]) == 0)
-				break;
-		if (names[i] == NULL) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "unknown query parameter '%.60s'", key);
-			http_send_error(r, 400, "invalid_request", msg, key, NULL);
-			return -1;
-		}
-		snprintf(vals[i], 128, "%s", val);
-		present[i] = 1;
-	}
-	if (rc < 0) {
-		http_send_error(r, 400, "invalid_request", "malformed query string", NULL, NULL);
-		return -1;
-	}
-	return 0;
-}
-
 static int authenticate(struct api_ctx *ctx, struct req *r, struct identity *who)
 {
 	struct db *db = get_db(ctx);
@@ -548,7 +519,7 @@ static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *w
 	enum jobs_rc rc = JOBS_DB;
 
 	(void)a;
-	if (parse_query(r, names, vals, present) < 0)
+	if (http_parse_query(r, names, vals, present) < 0)
 		return;
 	if (!http_is_json_type(r->content_type)) {
 		http_send_error(r, 415, "unsupported_media_type",
@@ -660,7 +631,7 @@ static int parse_wait(struct req *r, long long *wait)
 	int present[1] = { 0 };
 
 	*wait = 0;
-	if (parse_query(r, names, vals, present) < 0)
+	if (http_parse_query(r, names, vals, present) < 0)
 		return -1;
 	if (present[0] && util_parse_ll(vals[0], 0, WAIT_MAX_SECONDS, wait) < 0) {
 		http_send_error(r, 400, "invalid_request",
@@ -969,7 +940,7 @@ static void h_output(struct api_ctx *ctx, struct req *r, const struct identity *
 		http_send_error(r, 404, "not_found", "no such endpoint", NULL, NULL);
 		return;
 	}
-	if (parse_query(r, names, vals, present) < 0)
+	if (http_parse_query(r, names, vals, present) < 0)
 		return;
 	if (present[0] && util_parse_ll(vals[0], 0, (1LL << 50), &off) < 0) {
 		http_send_error(r, 400, "invalid_request",

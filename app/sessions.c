@@ -128,34 +128,6 @@ static void send_val(struct req *r, const struct val_err *ve)
 	http_send_error(r, ve->status, ve->code, ve->message, ve->field, NULL);
 }
 
-/* Unknown query parameters are an error naming them; known ones are copied out. */
-static int parse_query(struct req *r, const char *const *names, char (*vals)[128], int *present)
-{
-	const char *q = r->query;
-	char key[64], val[128];
-	int rc;
-
-	while ((rc = http_query_next(&q, key, sizeof key, val, sizeof val)) == 1) {
-		int i;
-		for (i = 0; names[i] != NULL; i++)
-			if (strcmp(key, names[i]) == 0)
-				break;
-		if (names[i] == NULL) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "unknown query parameter '%.60s'", key);
-			http_send_error(r, 400, "invalid_request", msg, key, NULL);
-			return -1;
-		}
-		snprintf(vals[i], 128, "%s", val);
-		present[i] = 1;
-	}
-	if (rc < 0) {
-		http_send_error(r, 400, "invalid_request", "malformed query string", NULL, NULL);
-		return -1;
-	}
-	return 0;
-}
-
 static int parse_wait_value(struct req *r, int present, const char *val, long long *wait)
 {
 	*wait = 0;
@@ -940,7 +912,7 @@ void h_sess_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	long long wait;
 	struct sess s;
 
-	if (parse_query(r, names, vals, present) < 0 ||
+	if (http_parse_query(r, names, vals, present) < 0 ||
 	    parse_wait_value(r, present[0], vals[0], &wait) < 0)
 		return;
 	if (open_session(ctx, r, who, a->id, &s) < 0)
@@ -980,7 +952,7 @@ void h_sess_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	size_t n = 0, rows;
 
 	(void)a;
-	if (parse_query(r, names, vals, present) < 0)
+	if (http_parse_query(r, names, vals, present) < 0)
 		return;
 	if (present[0] && !sv_session_status(vals[0])) {
 		http_send_error(r, 400, "invalid_request", "status must be one of starting, ready,"
@@ -1322,7 +1294,7 @@ void h_cmd_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	if (open_session(ctx, r, who, a->id, &s) < 0)
 		return;
 	sess_free(&s);
-	if (parse_query(r, names, vals, present) < 0)
+	if (http_parse_query(r, names, vals, present) < 0)
 		return;
 	if (present[0] && !sv_command_status(vals[0])) {
 		http_send_error(r, 400, "invalid_request", "status must be a command status (queued,"
@@ -1406,7 +1378,7 @@ void h_cmd_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	if (open_session(ctx, r, who, a->id, &s) < 0)
 		return;
 	sess_free(&s);
-	if (parse_query(r, names, vals, present) < 0 ||
+	if (http_parse_query(r, names, vals, present) < 0 ||
 	    parse_wait_value(r, present[0], vals[0], &wait) < 0)
 		return;
 	cid_of(a, cid, sizeof cid);
@@ -1557,7 +1529,7 @@ void h_cmd_output(struct api_ctx *ctx, struct req *r, const struct identity *who
 	if (open_session(ctx, r, who, a->id, &s) < 0)
 		return;
 	sess_free(&s);
-	if (parse_query(r, names, vals, present) < 0 ||
+	if (http_parse_query(r, names, vals, present) < 0 ||
 	    parse_wait_value(r, present[4], vals[4], &wait) < 0)
 		return;
 	if (present[0] && strcmp(vals[0], "stdout") != 0 && strcmp(vals[0], "stderr") != 0) {
@@ -1688,7 +1660,7 @@ void h_files_list(struct api_ctx *ctx, struct req *r, const struct identity *who
 	} else if (open_session(ctx, r, who, a->id, &s) < 0) {
 		return;
 	}
-	if (parse_query(r, names, vals, present) < 0) {
+	if (http_parse_query(r, names, vals, present) < 0) {
 		sess_free(&s);
 		return;
 	}
@@ -1785,7 +1757,7 @@ void h_file_put(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	enum sreq_rc rc;
 	json_t *args;
 
-	if (parse_query(r, names, vals, present) < 0)
+	if (http_parse_query(r, names, vals, present) < 0)
 		return;
 	if (present[0] && sv_file_mode(vals[0], &mode) < 0) {
 		http_send_error(r, 400, "invalid_request", "mode must be octal permissions from 0 to"

@@ -169,36 +169,7 @@ static int text_or_b64(json_t *obj, const char *tkey, const char *bkey, const ch
 
 static int v_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e)
 {
-	json_t *env = json_object_get(root, "env"), *v;
-	const char *k;
-	size_t total = 0;
-
-	if (env == NULL || json_is_null(env)) {
-		*out = json_object();
-		return *out ? 0 : fail(e, "env", "out of memory");
-	}
-	if (!json_is_object(env))
-		return fail(e, "env", "env must be an object of strings");
-	if (json_object_size(env) > (size_t)cfg->max_env)
-		return fail(e, "env", "env has more than %lld entries", cfg->max_env);
-	json_object_foreach(env, k, v) {
-		if (!val_env_name(k))
-			return fail(e, "env", "env name '%.64s' must match [A-Za-z_][A-Za-z0-9_]*",
-				    k);
-		if (!json_is_string(v))
-			return fail(e, "env", "env value of %.64s must be a string", k);
-		if (!cfg->runner_env_passthrough_override && val_env_passthrough(cfg, k)) {
-			char field[160];
-			snprintf(field, sizeof field, "env.%.120s", k);
-			return fail(e, field, "%s is passed through from the runner's environment "
-				    "(runner_env_passthrough) and cannot be set", field);
-		}
-		total += strlen(k) + json_string_length(v) + 2;
-	}
-	if (total > MAX_ENV_BYTES)
-		return fail(e, "env", "env is larger than %d bytes", MAX_ENV_BYTES);
-	*out = json_incref(env);
-	return 0;
+	return val_env(root, cfg, out, e);
 }
 
 static int meta_key_ok(const char *k)

@@ -197,15 +197,15 @@ int val_env_passthrough(const struct cfg *cfg, const char *name)
 	return 0;
 }
 
-static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+int val_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e)
 {
 	json_t *env = json_object_get(root, "env"), *v;
 	const char *k;
 	size_t total = 0;
 
 	if (env == NULL || json_is_null(env)) {
-		r->env = json_object();
-		return r->env ? 0 : fail(e, "env", "out of memory");
+		*out = json_object();
+		return *out ? 0 : fail(e, "env", "out of memory");
 	}
 	if (!json_is_object(env))
 		return fail(e, "env", "env must be an object of strings");
@@ -223,14 +223,19 @@ static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct 
 			char field[160];
 			snprintf(field, sizeof field, "env.%.120s", k);
 			return fail(e, field, "%s is passed through from the runner's environment "
-				    "(runner_env_passthrough) and cannot be set by a job", field);
+				    "(runner_env_passthrough) and cannot be set", field);
 		}
 		total += strlen(k) + json_string_length(v) + 2;
 	}
 	if (total > MAX_ENV_BYTES)
 		return fail(e, "env", "env is larger than %d bytes", MAX_ENV_BYTES);
-	r->env = json_incref(env);
+	*out = json_incref(env);
 	return 0;
+}
+
+static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	return val_env(root, cfg, &r->env, e);
 }
 
 static int v_one_file(json_t *f, size_t i, const struct cfg *cfg, struct job_file *out,

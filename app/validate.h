@@ -64,6 +64,11 @@ void val_key_limits(struct cfg *eff, const long long key_max[LIM_COUNT]);
 const char *val_rel_path(const char *p, size_t max);
 /* [A-Za-z_][A-Za-z0-9_]* */
 int val_env_name(const char *s);
+/* root's "env" (absent or null: {}): an object of at most max_env string values
+ * (MAX_ENV_BYTES in all), names [A-Za-z_][A-Za-z0-9_]*, none passed through from the
+ * runner unless the operator allows overriding; *out is a new reference. Jobs,
+ * sessions and session commands share it. 0, or -1 with e filled. */
+int val_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e);
 /* Metadata keys that could be taken for identity (case-insensitive). */
 int val_reserved_meta_key(const char *k);
 
