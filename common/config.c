@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "netcheck.h"
 #include "util.h"
 
 enum kind { K_STR, K_INT };
@@ -51,6 +52,10 @@ static const struct key keys[] = {
 	{ I(api_wait_capacity, 0, 65536) },
 	{ I(api_wait_tick_ms, 5, 1000) },
 	{ S(metrics_allow) },
+	{ S(callback_allow) },
+	{ I(callback_allow_http, 0, 1) },
+	{ I(callback_max_attempts, 1, 20) },
+	{ I(callback_backoff_ms, 1, 600000) },
 	{ I(runner_slots, 0, 256) },
 	{ I(runner_uid_base, 1000, 2000000000) },
 	{ S(runner_state_dir) },
@@ -103,6 +108,8 @@ void cfg_defaults(struct cfg *c)
 	c->max_metadata_bytes = 4096;
 	c->max_env = 64;
 	c->max_batch_jobs = 20;
+	c->callback_max_attempts = 8;
+	c->callback_backoff_ms = 10000;
 	c->default_max_queued = 100;
 	c->default_max_stored_mb = 1024;
 	c->default_max_running = 0;
@@ -222,6 +229,10 @@ static char *trim(char *s)
 
 static int cfg_check(struct cfg *c, char *err, size_t errlen)
 {
+	struct nc_allow allow;
+
+	if (nc_allow_parse(c->callback_allow, &allow, err, errlen) < 0)
+		return -1;
 	if (c->runner_slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		c->runner_slots = n < 1 ? 2 : n * 2 > 256 ? 256 : n * 2;

@@ -42,6 +42,11 @@ struct cfg {
 	long long api_wait_capacity;        /* concurrent long-polls per API instance */
 	long long api_wait_tick_ms;         /* how often the waiter reads waited-on rows */
 	char metrics_allow[512];            /* GET /metrics: REMOTE_ADDRs / IPv4 CIDRs */
+	/* webhooks (issue 12): destinations allowed even if not public (host names, CIDRs) */
+	char callback_allow[1024];
+	long long callback_allow_http;      /* 1: http:// for allowlisted hosts */
+	long long callback_max_attempts;    /* then the delivery is failed */
+	long long callback_backoff_ms;      /* first retry wait, doubled, cap 10 min */
 	/* runner */
 	long long runner_slots;
 	long long runner_uid_base;

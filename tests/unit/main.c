@@ -49,6 +49,7 @@ int main(void)
 	suite_srender();
 	suite_cli();
 	suite_mcp();
+	suite_netcheck();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -35,6 +35,7 @@ void suite_svalidate(void);
 void suite_srender(void);
 void suite_cli(void);
 void suite_mcp(void);
+void suite_netcheck(void);
 
 /* Adds a suite and its tests (terminated by CU_TEST_INFO_NULL); a registration
  * error is remembered and makes the run fail (see t_registration_failed). */
