@@ -28,9 +28,13 @@
 	" j.output_bytes, j.disk_mb, j.network, j.cancel_requested,"                       \
 	" r.job_id AS result_job_id, r.exit_code, r.term_signal, r.stdout_bytes,"          \
 	" r.stderr_bytes, r.stdout_truncated, r.stderr_truncated, r.diagnostics_json,"     \
-	" r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes"
+	" r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes, j.callback_url,"       \
+	" c.state AS cb_state, c.attempts AS cb_attempts, c.last_status AS cb_last_status," \
+	" c.last_error AS cb_last_error, " TS("c.delivered_at") " AS cb_delivered_at"
 
-#define JOB_FROM " FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"
+#define JOB_FROM                                                                          \
+	" FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"                         \
+	" LEFT JOIN job_callbacks c ON c.job_id = j.id"
 
 /* Appends the scope parameters; returns the new count. */
 static size_t scope_params(const struct identity *who, struct db_param *p, size_t n)
@@ -372,6 +376,12 @@ static const struct {
 	VIEW_TEXT("wall_ms", wall_ms),
 	VIEW_TEXT("cpu_ms", cpu_ms),
 	VIEW_TEXT("memory_peak_bytes", memory_peak_bytes),
+	VIEW_TEXT("callback_url", cb_url),
+	VIEW_TEXT("cb_state", cb_state),
+	VIEW_TEXT("cb_attempts", cb_attempts),
+	VIEW_TEXT("cb_last_status", cb_last_status),
+	VIEW_TEXT("cb_last_error", cb_last_error),
+	VIEW_TEXT("cb_delivered_at", cb_delivered_at),
 };
 #undef VIEW_TEXT
 
@@ -634,9 +644,10 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     " subject_id, actor_type, actor_id, state, command, argv_json, env_json,"
 		     " stdin, cwd, network, artifacts_dir, metadata_json, wall_seconds,"
 		     " cpu_seconds, memory_mb, pids, output_bytes, disk_mb, idempotency_key,"
-		     " request_sha256, env_meta_json, stored_bytes, fair_tag, profile_name)"
+		     " request_sha256, env_meta_json, stored_bytes, fair_tag, profile_name,"
+		     " callback_url)"
 		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		     db_str(id), db_str(who->key_id), db_str(who->ns), db_str(who->tenant),
 		     db_str(who->subject_type), db_str(who->subject_id),
 		     db_str(who->has_actor_type ? who->actor_type : NULL),
@@ -648,7 +659,8 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     db_i64(req->limits[LIM_MEMORY_MB]), db_i64(req->limits[LIM_PIDS]),
 		     db_i64(req->limits[LIM_OUTPUT_BYTES]), db_i64(req->limits[LIM_DISK_MB]),
 		     db_str(idem_key), db_blob(idem_key ? (const void *)hash : NULL, 32),
-		     db_str(envmeta), db_i64(stored), db_i64(tag), db_str(req->profile));
+		     db_str(envmeta), db_i64(stored), db_i64(tag), db_str(req->profile),
+		     db_str(req->callback_url));
 	if (rc >= 0)
 		rc = jd_add_stored(db, who->key_id, stored);
 	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)

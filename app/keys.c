@@ -192,7 +192,7 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 /* The key and all its quotas in one transaction: a key never exists without the
  * limits it was created with. */
 static int create_row(struct db *db, const struct key_opts *o, const char *id,
-		      const unsigned char hash[32])
+		      const unsigned char hash[32], const char *whsec)
 {
 	char *m = o->max_limits ? json_dumps(o->max_limits, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	char *p = o->profiles ? json_dumps(o->profiles, JSON_COMPACT) : NULL;
@@ -210,15 +210,16 @@ static int create_row(struct db *db, const struct key_opts *o, const char *id,
 				"INSERT INTO api_keys (id, token_hash, identity_namespace,"
 				" tenant_id, subject_type, subject_id, actor_type, actor_id,"
 				" tenant_admin, allow_network, max_queued, max_limits_json,"
-				" max_stored_mb, max_running, profiles_json, max_sessions)"
-				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				" max_stored_mb, max_running, profiles_json, max_sessions,"
+				" webhook_secret)"
+				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				db_str(id), db_blob(hash, 32), db_str(o->ns), db_str(o->tenant),
 				db_str(o->stype), db_str(o->sid), db_str(o->atype), db_str(o->aid),
 				db_i64(o->tenant_admin), db_i64(o->allow_network),
 				db_null_i64(o->max_queued, o->max_queued <= 0), db_str(m),
 				db_null_i64(o->max_stored_mb, o->max_stored_mb <= 0),
 				db_null_i64(o->max_running, o->max_running <= 0), db_str(p),
-				db_null_i64(o->max_sessions, o->max_sessions <= 0));
+				db_null_i64(o->max_sessions, o->max_sessions <= 0), db_str(whsec));
 	free(m);
 	free(p);
 	if (n < 0)
@@ -231,6 +232,10 @@ static int keys_create(struct db *db, int argc, char **argv)
 	struct key_opts o;
 	unsigned char raw[TOKEN_HEX / 2], hash[32];
 	char token[sizeof TOKEN_PREFIX + TOKEN_HEX], hex[TOKEN_HEX + 1], id[UUID_STR_LEN];
+	/* Signs the webhooks of the key's jobs (sandbox-runner/callback.c). The runner
+	 * needs it to sign, so it is stored as is; it is shown here once. */
+	unsigned char wraw[32];
+	char whsec[2 * sizeof wraw + 1];
 
 	if (parse_create(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: sandboxctl keys create --namespace N --tenant T "
@@ -242,14 +247,17 @@ static int keys_create(struct db *db, int argc, char **argv)
 		json_decref(o.profiles);
 		return 2;
 	}
-	if (util_random(raw, sizeof raw) < 0 || util_uuid7(id) < 0) {
+	if (util_random(raw, sizeof raw) < 0 || util_random(wraw, sizeof wraw) < 0 ||
+	    util_uuid7(id) < 0) {
 		perror("sandboxctl: getrandom");
 		return 1;
 	}
 	util_hex(raw, sizeof raw, hex);
 	snprintf(token, sizeof token, "%s%s", TOKEN_PREFIX, hex);
 	auth_token_hash(token, hash);
-	if (create_row(db, &o, id, hash) < 0) {
+	util_hex(wraw, sizeof wraw, whsec);
+	explicit_bzero(wraw, sizeof wraw);
+	if (create_row(db, &o, id, hash, whsec) < 0) {
 		fprintf(stderr, "sandboxctl: keys create: %s\n", db_error(db));
 		db_rollback(db);
 		json_decref(o.max_limits);
@@ -259,11 +267,14 @@ static int keys_create(struct db *db, int argc, char **argv)
 	json_decref(o.max_limits);
 	json_decref(o.profiles);
 	if (o.json)
-		printf("{\"id\":\"%s\",\"token\":\"%s\"}\n", id, token);
+		printf("{\"id\":\"%s\",\"token\":\"%s\",\"webhook_secret\":\"%s\"}\n", id, token,
+		       whsec);
 	else
-		printf("id:    %s\ntoken: %s\n(the token is shown only now; store it safely)\n", id,
-		       token);
+		printf("id:    %s\ntoken: %s\nwebhook_secret: %s\n(the token and the webhook secret"
+		       " are shown only now; store them safely)\n",
+		       id, token, whsec);
 	explicit_bzero(token, sizeof token);
+	explicit_bzero(whsec, sizeof whsec);
 	explicit_bzero(hex, sizeof hex);
 	return 0;
 }

@@ -126,6 +126,31 @@ static json_t *render_result(const struct job_view *v)
 	return r;
 }
 
+static json_t *dec_or_null(const char *dec)
+{
+	char *end;
+	long long n;
+
+	if (dec == NULL)
+		return json_null();
+	n = strtoll(dec, &end, 10);
+	return end != dec && *end == '\0' ? json_integer(n) : json_null();
+}
+
+/* null without a callback_url; before the job ends there is no delivery row yet: a
+ * pending delivery with no attempt. last_error is the service's own text. */
+static json_t *render_callback(const struct job_view *v)
+{
+	if (v->cb_url == NULL)
+		return json_null();
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "url", v->cb_url, "state",
+			 v->cb_state ? v->cb_state : "pending", "attempts",
+			 v->cb_attempts ? dec_or_null(v->cb_attempts) : json_integer(0),
+			 "last_status", dec_or_null(v->cb_last_status), "last_error",
+			 str_or_null(v->cb_last_error), "delivered_at",
+			 render_time(v->cb_delivered_at));
+}
+
 json_t *render_job(const struct job_view *v)
 {
 	json_t *j, *limits = json_object(), *identity, *result = json_null();
@@ -142,7 +167,7 @@ json_t *render_job(const struct job_view *v)
 		result = render_result(v);
 	}
 	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o, s:o, s:o,"
-		      " s:s, s:b, s:o, s:o}",
+		      " s:s, s:b, s:o, s:o, s:o}",
 		      "id", v->id, "status", js_name(v->state), "created_at", render_time(v->created_at),
 		      "started_at", render_time(v->started_at), "finished_at",
 		      render_time(v->finished_at), "identity", identity, "command",
@@ -154,7 +179,7 @@ json_t *render_job(const struct job_view *v)
 		      v->profile_name ? v->profile_name : "default", "cancel_requested",
 		      v->cancel_requested,
 		      "result", result ? result : json_null(), "failure",
-		      stored_json(v->failure_json, json_null()));
+		      stored_json(v->failure_json, json_null()), "callback", render_callback(v));
 	return j;
 }
 

@@ -37,6 +37,9 @@ struct job_view {
 	int out_trunc, err_trunc;
 	const char *diagnostics_json, *failure_json;
 	const char *wall_ms, *cpu_ms, *memory_peak_bytes; /* decimal or NULL */
+	/* webhook (schema 007): cb_url NULL = none; cb_state NULL = not ended yet */
+	const char *cb_url, *cb_state, *cb_attempts, *cb_last_status, *cb_last_error,
+		*cb_delivered_at;
 	const struct art_view *arts; /* the job's artifacts, ordered by path */
 	size_t narts;
 };

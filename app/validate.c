@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "netcheck.h"
 #include "pathrules.h"
 #include "util.h"
 
@@ -456,12 +457,32 @@ int val_job_profile(const struct job_req *r, const char (*allowed)[AUTH_PROFILE_
 	return -1;
 }
 
+/* Shape only: the API never resolves the host. Where it points (after DNS, against
+ * callback_allow) is checked by the runner right before each delivery. */
+static int v_callback(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	json_t *v = json_object_get(root, "callback_url");
+	const char *why = NULL;
+	struct nc_url u;
+
+	if (opt_string(root, "callback_url", &r->callback_url, e) < 0 || r->callback_url == NULL)
+		return 0;
+	if (json_string_length(v) != strlen(r->callback_url))
+		return fail(e, "callback_url", "callback_url must not contain NUL");
+	if (nc_parse_url(r->callback_url, &u, &why) < 0)
+		return fail(e, "callback_url", "callback_url: %s", why);
+	if (!u.https && !cfg->callback_allow_http)
+		return fail(e, "callback_url", "callback_url: scheme must be https");
+	return 0;
+}
+
 int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
 		    struct job_req *r, struct val_err *e)
 {
 	static const char *const known[] = { "command", "argv",    "files",   "stdin",
 					     "stdin_base64", "env", "cwd",     "limits",
-					     "network", "artifacts", "metadata", "profile", NULL };
+					     "network", "artifacts", "metadata", "profile",
+					     "callback_url", NULL };
 	json_error_t jerr;
 
 	memset(r, 0, sizeof *r);
@@ -481,7 +502,7 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 	    v_env(r->root, cfg, r, e) < 0 || v_files(r->root, cfg, r, e) < 0 ||
 	    v_paths(r->root, cfg, r, e) < 0 || v_limits(r->root, cfg, r, e) < 0 ||
 	    v_network(r->root, allow_network, r, e) < 0 || v_metadata(r->root, cfg, r, e) < 0 ||
-	    v_profile(r->root, cfg, r, e) < 0)
+	    v_profile(r->root, cfg, r, e) < 0 || v_callback(r->root, cfg, r, e) < 0)
 		return -1;
 	if (r->stdin_len > (size_t)cfg->max_files_bytes)
 		return fail(e, "stdin", "stdin exceeds %lld bytes", cfg->max_files_bytes);

@@ -37,6 +37,7 @@ struct job_req {
 	const char *artifacts;   /* NULL = none */
 	json_t *metadata;        /* object of strings, never NULL */
 	const char *profile;     /* the sandbox profile's name, "default" when not given */
+	const char *callback_url; /* NULL = none (common/netcheck.h's URL rules) */
 	struct job_file *files;
 	size_t nfiles;
 };

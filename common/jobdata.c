@@ -149,6 +149,24 @@ long long jd_key_stored(struct db *db, const char *key_id)
 	return n < 0 ? 0 : n;
 }
 
+/* Every terminal transition settles here, in its own transaction: a job that named a
+ * callback_url gets its delivery row (schema 007) in the transaction that ends it, so
+ * an ending is never without its webhook, nor a webhook without its ending. Once. */
+static int add_callback(struct db *db, const char *job_id)
+{
+	char delivery[UUID_STR_LEN];
+
+	if (util_uuid7(delivery) < 0)
+		return -1;
+	return db_exec_p(db,
+			 "INSERT INTO job_callbacks (job_id, delivery_id)"
+			 " SELECT id, ? FROM jobs WHERE id = ? AND callback_url IS NOT NULL"
+			 " ON DUPLICATE KEY UPDATE job_id = job_id",
+			 db_str(delivery), db_str(job_id)) < 0
+		       ? -1
+		       : 0;
+}
+
 int jd_settle(struct db *db, const char *job_id, long long kept)
 {
 	struct db_res *res = db_query_p(db,
@@ -178,7 +196,8 @@ int jd_settle(struct db *db, const char *job_id, long long kept)
 		      " inputs_erased = 1 WHERE id = ? AND inputs_erased = 0",
 		      db_str(job_id)) < 0 ||
 	    db_exec_p(db, "UPDATE jobs SET stored_bytes = ? WHERE id = ?", db_i64(kept),
-		      db_str(job_id)) < 0)
+		      db_str(job_id)) < 0 ||
+	    add_callback(db, job_id) < 0)
 		return -1;
 	return jd_add_stored(db, key, kept - old);
 }
@@ -195,6 +214,7 @@ int jd_delete_job(struct db *db, const char *job_id)
 		"DELETE FROM job_results WHERE job_id = ?",
 		"DELETE FROM job_files WHERE job_id = ?",
 		"DELETE FROM job_events WHERE job_id = ?",
+		"DELETE FROM job_callbacks WHERE job_id = ?",
 		"DELETE FROM jobs WHERE id = ?",
 	};
 	char key[40];
