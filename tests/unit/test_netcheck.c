@@ -3,10 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hooksign.h"
 #include "netcheck.h"
+#include "render.h"
 #include "tests.h"
 #include "util.h"
 
@@ -195,6 +197,35 @@ static void test_backoff(void)
 	CHECK_INT(hs_backoff_ms(200, 3), 800);
 }
 
+/* The job object's callback: null without a URL, pending before the row exists. */
+static void test_render_callback(void)
+{
+	struct job_view v = { .id = "0190", .state = JS_QUEUED };
+	json_t *j = render_job(&v);
+	char *s;
+
+	CHECK(json_is_null(json_object_get(j, "callback")), "no url: null");
+	json_decref(j);
+	v.cb_url = "https://h.example/x";
+	j = render_job(&v);
+	s = json_dumps(json_object_get(j, "callback"), JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK_STR(s, "{\"attempts\":0,\"delivered_at\":null,\"last_error\":null,"
+		     "\"last_status\":null,\"state\":\"pending\",\"url\":\"https://h.example/x\"}");
+	free(s);
+	json_decref(j);
+	v.cb_state = "delivered";
+	v.cb_attempts = "3";
+	v.cb_last_status = "200";
+	v.cb_delivered_at = "2026-11-29T10:00:00.123456Z";
+	j = render_job(&v);
+	s = json_dumps(json_object_get(j, "callback"), JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK_STR(s, "{\"attempts\":3,\"delivered_at\":\"2026-11-29T10:00:00.123Z\","
+		     "\"last_error\":null,\"last_status\":200,\"state\":\"delivered\","
+		     "\"url\":\"https://h.example/x\"}");
+	free(s);
+	json_decref(j);
+}
+
 void suite_netcheck(void)
 {
 	static const CU_TestInfo tests[] = {
@@ -204,6 +235,7 @@ void suite_netcheck(void)
 		{ "address decision", test_check_addr },
 		{ "signature", test_sign },
 		{ "backoff", test_backoff },
+		{ "job object's callback", test_render_callback },
 		CU_TEST_INFO_NULL,
 	};
 	t_register("netcheck", tests);

@@ -147,7 +147,7 @@ static void test_queued_job(void)
 					      "finished_at", "identity", "command", "argv", "cwd",
 					      "limits", "network", "artifacts", "metadata", "profile",
 					      "profile_name",
-					      "cancel_requested", "result", "failure" };
+					      "cancel_requested", "result", "failure", "callback" };
 	for (size_t i = 0; i < NELEM(fields); i++)
 		CHECK(json_object_get(j, fields[i]) != NULL, "missing field %s", fields[i]);
 	CHECK_INT(json_object_size(j), NELEM(fields));
