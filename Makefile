@@ -34,8 +34,12 @@ RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/
 AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
 FAULT_SRC  := sandbox-runner/fault.c
+# The webhook sender (sandbox-runner/callback.c) reads and renders a job as the API
+# does, and is the only part of the runner that links libcurl.
+RUN_APP_SRC := app/jobs.c app/quota.c app/render.c app/validate.c app/auth.c app/http_util.c
 RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c)) \
-              $(RUN_LIB_SRC)
+              $(RUN_LIB_SRC) $(RUN_APP_SRC)
+RUN_LIBS   := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
 # The command-line client (cli/): its pure parts are also linked into the unit tests.
 CLI_LIB_SRC := cli/cliargs.c
 CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/util.c \
@@ -69,7 +73,7 @@ $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
 $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
-	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+	$(CC) $(LDHARD) -o $@ $^ $(RUN_LIBS)
 
 # The command-line client (cli/sandbox.c).
 $(BUILD)/sandbox: $(call obj,rel,$(CLI_SRC))
@@ -84,12 +88,12 @@ $(BUILD)/sandbox-agent: $(AGENT_SRC) sandbox-runner/agentproto.h
 
 # The runner with ASan+LSan, for the job-loop leak check (tests/integration/leaks.sh).
 $(BUILD)/asan-runner: $(call obj,asan,$(RUN_SRC) $(COMMON_SRC))
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(RUN_LIBS)
 
 # The runner that reads SANDBOX_FAULTS, for tests/integration/contract.sh only: the
 # release build above has no such code path.
 $(BUILD)/fault-runner: $(call obj,fault,$(RUN_SRC) $(FAULT_SRC) $(COMMON_SRC))
-	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
+	$(CC) $(LDHARD) -o $@ $^ $(RUN_LIBS)
 
 # tests/unit/test_agent.c runs build/sandbox-agent (order-only: not linked in).
 $(BUILD)/unit-tests: $(call obj,rel,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_SRC) $(CLI_LIB_SRC) $(FAULT_SRC) $(COMMON_SRC)) | $(BUILD)/sandbox-agent
@@ -109,7 +113,8 @@ $(BUILD)/seccomp-probe: tests/security/probe.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
 # Benchmarks (tests/bench/): the launch path without the DB, and claim latency.
-BENCH_RUN_OBJ := $(filter-out sandbox-runner/runner_main.c sandbox-runner/dispatch.c,$(RUN_SRC))
+BENCH_RUN_OBJ := $(filter-out sandbox-runner/runner_main.c sandbox-runner/dispatch.c \
+                 sandbox-runner/callback.c $(RUN_APP_SRC),$(RUN_SRC))
 $(BUILD)/bench-launch: $(call obj,rel,tests/bench/launch.c $(BENCH_RUN_OBJ) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 

@@ -56,6 +56,7 @@ static const struct key keys[] = {
 	{ I(callback_allow_http, 0, 1) },
 	{ I(callback_max_attempts, 1, 20) },
 	{ I(callback_backoff_ms, 1, 600000) },
+	{ S(callback_cacert) },
 	{ I(runner_slots, 0, 256) },
 	{ I(runner_uid_base, 1000, 2000000000) },
 	{ S(runner_state_dir) },

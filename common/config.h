@@ -47,6 +47,7 @@ struct cfg {
 	long long callback_allow_http;      /* 1: http:// for allowlisted hosts */
 	long long callback_max_attempts;    /* then the delivery is failed */
 	long long callback_backoff_ms;      /* first retry wait, doubled, cap 10 min */
+	char callback_cacert[CFG_PATH_MAX]; /* CA bundle for receivers, "" = the system's */
 	/* runner */
 	long long runner_slots;
 	long long runner_uid_base;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "callback.h"
 #include "db.h"
 #include "jobdata.h"
 #include "log.h"
@@ -24,6 +25,7 @@
 
 #define RECOVER_EVERY_MS 1000
 #define HOST_BEAT_MS 5000
+#define DELIVER_EVERY_MS 500
 
 struct disp {
 	const struct cfg *cfg;
@@ -35,6 +37,8 @@ struct disp {
 	size_t nlaunched, caplaunched;
 	int drained; /* the last claim found the queue empty */
 	int packet_ok; /* max_allowed_packet was checked against what we store */
+	pid_t deliverer; /* the running webhook pass (callback.c), 0: none */
+	double next_deliver;
 };
 
 /* Unlike util_sleep_ms, a signal ends the wait: SIGTERM sets *o->stop and the loop
@@ -364,6 +368,37 @@ static int all_done(struct disp *d)
 	return 1;
 }
 
+/* Webhooks go out from a child process, one pass at a time: a receiver that takes
+ * its full 10 s (times CB_PER_PASS) delays only the next pass, never a claim, a
+ * heartbeat or a lease recovery. The child opens its own DB connection and never
+ * touches the dispatcher's. */
+static void deliver_tick(struct disp *d)
+{
+	pid_t pid;
+
+	if (d->deliverer > 0) {
+		int st;
+		pid_t r = waitpid(d->deliverer, &st, WNOHANG);
+		if (r == 0)
+			return;
+		d->deliverer = 0;
+	}
+	if (util_mono_ms() < d->next_deliver)
+		return;
+	d->next_deliver = util_mono_ms() + DELIVER_EVERY_MS;
+	pid = fork();
+	if (pid < 0) {
+		log_kv("warn", "callback_fork", "error", strerror(errno), (char *)NULL);
+		return;
+	}
+	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		_exit(cb_pass(d->cfg) < 0 ? 1 : 0);
+	}
+	d->deliverer = pid;
+}
+
 int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 {
 	struct disp d = { .cfg = cfg, .o = o };
@@ -434,6 +469,8 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			else
 				started += nj;
 		}
+		if (d.db)
+			deliver_tick(&d);
 		if (o->once) {
 			queue_empty = d.drained && d.db != NULL;
 			if (queue_empty || util_mono_ms() > deadline)
