@@ -465,7 +465,9 @@ static int v_callback(json_t *root, const struct cfg *cfg, struct job_req *r, st
 	const char *why = NULL;
 	struct nc_url u;
 
-	if (opt_string(root, "callback_url", &r->callback_url, e) < 0 || r->callback_url == NULL)
+	if (opt_string(root, "callback_url", &r->callback_url, e) < 0)
+		return -1;
+	if (r->callback_url == NULL)
 		return 0;
 	if (json_string_length(v) != strlen(r->callback_url))
 		return fail(e, "callback_url", "callback_url must not contain NUL");
