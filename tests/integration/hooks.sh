@@ -12,7 +12,8 @@
 #   3. With a runner on a config copy (callback_allow = 127.0.0.1/32, small backoff,
 #      3 attempts, the test CA): delivered once with a valid signature, body = the job
 #      object; 500, 500, 200 -> delivered on attempt 3; always 500 -> failed after 3;
-#      a 302 is not followed; a job cancelled while queued gets its callback too.
+#      a 302 is not followed; a job cancelled while queued gets its callback too; two
+#      runners send each delivery once.
 #   4. The webhook secret: in `keys create` output once, in no log file of the stack.
 #
 # Needs root (it stops the stack's runner and starts its own); the stack's runner is
@@ -250,6 +251,24 @@ req GET "/v1/jobs/$RJ"
 expect_json .callback.last_status 302 "redirect: status recorded"
 expect_json .callback.state failed "redirect: not delivered"
 expect_eq "redirect: the Location was never fetched" 0 "$(got /other)"
+
+ctx "two runners"
+# A second dispatcher on the same config: every delivery is still sent once (the claim
+# is a conditional UPDATE won by one of them).
+(cd "$T_DIR" && exec setsid "$RUNNER" --config "$CONF" < /dev/null >> "$T_DIR/hooks-runner2.log" 2>&1) &
+MY_RUNNER2=$!
+at_exit 'kill -TERM "$MY_RUNNER2" 2> /dev/null'
+RACE=()
+for i in 1 2 3 4 5 6; do
+	submit "{\"command\":\"true\",\"callback_url\":\"$HOOK/race-$i\"}"
+	RACE+=("$JOB")
+done
+for j in "${RACE[@]}"; do cb_wait "$j" 30; done
+for i in 1 2 3 4 5 6; do
+	expect_eq "race-$i received exactly once" 1 "$(got "/race-$i")"
+done
+kill -TERM "$MY_RUNNER2" 2> /dev/null
+expect_true "the second runner stops" poll 10 fails alive "$MY_RUNNER2"
 
 # ---------------------------------------------------------------- 4. the secret
 ctx "secret"
