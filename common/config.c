@@ -74,6 +74,7 @@ static const struct key keys[] = {
 	{ I(runner_env_passthrough_override, 0, 1) },
 	{ S(runner_command_policy) },
 	{ S(runner_profiles_dir) },
+	{ S(runner_runtimes_file) },
 	{ I(runner_max_sessions, 0, 10000) },
 	{ I(default_max_sessions, 0, 100000) },
 	{ I(session_idle_seconds_default, 1, 31536000) },
@@ -128,6 +129,8 @@ void cfg_defaults(struct cfg *c)
 	c->runner_lease_seconds = 30;
 	c->runner_poll_ms = 10;
 	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
+	snprintf(c->runner_runtimes_file, sizeof c->runner_runtimes_file,
+		 "/etc/sandbox/runtimes.conf");
 	snprintf(c->runner_cgroup_name, sizeof c->runner_cgroup_name, "sandbox");
 	c->runner_tmp_mb = 64;
 	c->runner_max_artifact_files = 100;

@@ -66,6 +66,7 @@ struct cfg {
 	long long runner_env_passthrough_override; /* 1: a job's env may override them */
 	char runner_command_policy[CFG_PATH_MAX]; /* root-owned policy file, "" = none */
 	char runner_profiles_dir[CFG_PATH_MAX];   /* named profiles, "" = only "default" */
+	char runner_runtimes_file[CFG_PATH_MAX];  /* root-owned runtimes file (runtimes.h) */
 	/* sessions (issue 9) */
 	long long runner_max_sessions;       /* sessions this runner host keeps at once */
 	long long default_max_sessions;      /* live sessions per key unless the key says */

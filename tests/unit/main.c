@@ -41,6 +41,7 @@ int main(void)
 	suite_profile();
 	suite_fault();
 	suite_policy();
+	suite_runtimes();
 	suite_agentproto();
 	suite_agent();
 	suite_sfiles();

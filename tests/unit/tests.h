@@ -27,6 +27,7 @@ void suite_retry(void);
 void suite_profile(void);
 void suite_fault(void);
 void suite_policy(void);
+void suite_runtimes(void);
 void suite_agentproto(void);
 void suite_agent(void);
 void suite_sfiles(void);
