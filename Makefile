@@ -22,7 +22,7 @@ COMMON_SRC := $(wildcard common/*.c)
 # Pure logic, linked into the unit tests (no FastCGI, no DB I/O at link time).
 APP_LIB_SRC := app/metrics.c app/validate.c app/render.c app/http_util.c app/jobcache.c app/router.c \
                app/waiter.c app/svalidate.c app/srender.c app/mcp.c
-API_SRC    := app/api_main.c app/http.c app/routes.c app/auth.c app/jobs.c app/quota.c app/sessions.c app/mcp_tools.c \
+API_SRC    := app/api_main.c app/http.c app/routes.c app/auth.c app/jobs.c app/quota.c app/sessions.c app/mcp_tools.c app/runtimes.c \
               $(APP_LIB_SRC)
 CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/purge.c app/auth.c app/http_util.c
 RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/policy.c \

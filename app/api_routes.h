@@ -7,10 +7,14 @@
 #include "mcp.h"      /* POST /v1/mcp */
 #include "sessions.h" /* the session handlers (the job handlers are routes.c's own) */
 
+/* GET /v1/runtimes (app/runtimes.c) */
+route_fn h_runtimes;
+
 #define API_ROUTES(X)                                                    \
 	X("GET", "/v1/health", h_health, 1)                              \
 	X("GET", "/metrics", h_metrics, 1)                               \
 	X("GET", "/v1/identity", h_identity, 0)                          \
+	X("GET", "/v1/runtimes", h_runtimes, 0)                          \
 	X("GET", "/v1/jobs", h_list, 0)                                  \
 	X("POST", "/v1/jobs", h_submit, 0)                               \
 	X("POST", "/v1/jobs/batch", h_batch, 0)                          \

@@ -30,7 +30,8 @@
 	" r.stderr_bytes, r.stdout_truncated, r.stderr_truncated, r.diagnostics_json,"     \
 	" r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes, j.callback_url,"       \
 	" c.state AS cb_state, c.attempts AS cb_attempts, c.last_status AS cb_last_status," \
-	" c.last_error AS cb_last_error, " TS("c.delivered_at") " AS cb_delivered_at"
+	" c.last_error AS cb_last_error, " TS("c.delivered_at") " AS cb_delivered_at,"     \
+	" j.compile_result_json"
 
 #define JOB_FROM                                                                          \
 	" FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"                         \
@@ -382,6 +383,7 @@ static const struct {
 	VIEW_TEXT("cb_last_status", cb_last_status),
 	VIEW_TEXT("cb_last_error", cb_last_error),
 	VIEW_TEXT("cb_delivered_at", cb_delivered_at),
+	VIEW_TEXT("compile_result_json", compile_json),
 };
 #undef VIEW_TEXT
 
@@ -624,6 +626,22 @@ static long long fair_tag(struct db *db, const struct identity *who)
 	return t;
 }
 
+/* A compiled runtime's compile step (schema 008), stored beside the job's argv. */
+static long long insert_compile(struct db *db, const char *id, const struct job_req *req)
+{
+	char *c;
+	long long rc;
+
+	if (req->compile_argv == NULL)
+		return 0;
+	if ((c = json_dumps(req->compile_argv, JSON_COMPACT)) == NULL)
+		return -1;
+	rc = db_exec_p(db, "UPDATE jobs SET compile_argv_json = ? WHERE id = ?", db_str(c),
+		       db_str(id));
+	free(c);
+	return rc;
+}
+
 static int insert_job(struct db *db, const struct identity *who, const struct job_req *req,
 		      const char *idem_key, const unsigned char hash[32], const char *id,
 		      long long stored)
@@ -663,6 +681,8 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     db_str(req->callback_url));
 	if (rc >= 0)
 		rc = jd_add_stored(db, who->key_id, stored);
+	if (rc >= 0)
+		rc = insert_compile(db, id, req);
 	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)
 		rc = db_exec_p(db,
 			       "INSERT INTO job_files (job_id, idx, path, content, executable)"

@@ -123,6 +123,8 @@ static json_t *render_result(const struct job_view *v)
 		json_decref(r);
 		return NULL;
 	}
+	if (v->compile_json)
+		json_object_set_new(r, "compile", stored_json(v->compile_json, json_null()));
 	return r;
 }
 

@@ -42,6 +42,7 @@ struct job_view {
 		*cb_delivered_at;
 	const struct art_view *arts; /* the job's artifacts, ordered by path */
 	size_t narts;
+	const char *compile_json; /* a compiled runtime's compile step, NULL for none */
 };
 
 /* "2026-11-29T10:00:00.123456Z" (DB, microseconds) -> "...:00.123Z"; NULL stays NULL. */

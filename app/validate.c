@@ -10,6 +10,7 @@
 
 #include "netcheck.h"
 #include "pathrules.h"
+#include "runtimes.h"
 #include "util.h"
 
 #define MAX_ENV_BYTES 65536
@@ -112,6 +113,8 @@ static int v_command(json_t *root, struct job_req *r, struct val_err *e)
 	json_t *argv = json_object_get(root, "argv");
 	const char *cmd;
 
+	if (json_object_get(root, "runtime") != NULL)
+		return 0; /* val_job_runtime gives the argv */
 	if (opt_string(root, "command", &cmd, e) < 0)
 		return -1;
 	if (argv != NULL && json_is_null(argv))
@@ -484,7 +487,11 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 	static const char *const known[] = { "command", "argv",    "files",   "stdin",
 					     "stdin_base64", "env", "cwd",     "limits",
 					     "network", "artifacts", "metadata", "profile",
+<<<<<<< HEAD
 					     "callback_url", NULL };
+=======
+					     "runtime", "source", "entrypoint", NULL };
+>>>>>>> ba7baea (runtimes: job requests may name a runtime with source or files+entrypoint (validate.c val_job_runtime: argv from the run template, compile argv stored), GET /v1/runtimes from runner_runtimes (schema 008), result.compile rendered when stored)
 	json_error_t jerr;
 
 	memset(r, 0, sizeof *r);
@@ -502,12 +509,105 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 	    text_or_b64(r->root, "stdin", "stdin_base64", "", 0, &r->stdin_buf, &r->stdin_len,
 			e) < 0 ||
 	    v_env(r->root, cfg, r, e) < 0 || v_files(r->root, cfg, r, e) < 0 ||
+	    val_job_runtime(r->root, cfg, r, e) < 0 ||
 	    v_paths(r->root, cfg, r, e) < 0 || v_limits(r->root, cfg, r, e) < 0 ||
 	    v_network(r->root, allow_network, r, e) < 0 || v_metadata(r->root, cfg, r, e) < 0 ||
 	    v_profile(r->root, cfg, r, e) < 0 || v_callback(r->root, cfg, r, e) < 0)
 		return -1;
 	if (r->stdin_len > (size_t)cfg->max_files_bytes)
 		return fail(e, "stdin", "stdin exceeds %lld bytes", cfg->max_files_bytes);
+	return 0;
+}
+
+/* source -> a new file at the runtime's file name (the request's files must not
+ * have it); returns the index of the program file in r->files. */
+static long rt_source_file(json_t *src, const struct rt_entry *rt, const struct cfg *cfg,
+			   struct job_req *r, struct val_err *e)
+{
+	struct job_file *f;
+	size_t total = r->stdin_len;
+
+	if (!json_is_string(src))
+		return fail(e, "source", "source must be a string");
+	for (size_t i = 0; i < r->nfiles; i++) {
+		total += r->files[i].len;
+		if (paths_clash(r->files[i].path, rt->file))
+			return fail(e, "source", "source goes to %s, which files[%zu].path "
+				    "clashes with", rt->file, i);
+	}
+	if (r->nfiles + 1 > (size_t)cfg->max_files)
+		return fail(e, "files", "files has more than %lld entries", cfg->max_files);
+	if (total + json_string_length(src) > (size_t)cfg->max_files_bytes)
+		return fail(e, "source", "source, files and stdin exceed %lld bytes",
+			    cfg->max_files_bytes);
+	f = realloc(r->files, (r->nfiles + 2) * sizeof *f);
+	if (f == NULL)
+		return fail(e, "source", "out of memory");
+	r->files = f;
+	f = &r->files[r->nfiles];
+	memset(f, 0, sizeof *f);
+	/* a copy: the process's runtimes set may be read again before the insert */
+	if ((r->rt_file = strdup(rt->file)) == NULL)
+		return fail(e, "source", "out of memory");
+	f->path = r->rt_file;
+	f->len = json_string_length(src);
+	f->data = malloc(f->len + 1);
+	if (f->data == NULL)
+		return fail(e, "source", "out of memory");
+	memcpy(f->data, json_string_value(src), f->len + 1);
+	return (long)r->nfiles++;
+}
+
+static long rt_entry_file(json_t *ep, struct job_req *r, struct val_err *e)
+{
+	if (!json_is_string(ep))
+		return fail(e, "entrypoint", "entrypoint must be a string");
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (strcmp(r->files[i].path, json_string_value(ep)) == 0)
+			return (long)i;
+	return fail(e, "entrypoint", "entrypoint must be the path of one of files");
+}
+
+int val_job_runtime(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+{
+	json_t *rt_name = json_object_get(root, "runtime");
+	json_t *src = json_object_get(root, "source"), *ep = json_object_get(root, "entrypoint");
+	const struct rt_set *set;
+	const struct rt_entry *rt;
+	char err[256], names[160], path[CFG_PATH_MAX];
+	long fi;
+
+	if (rt_name == NULL) {
+		if (src != NULL || ep != NULL)
+			return fail(e, src ? "source" : "entrypoint", "%s needs runtime",
+				    src ? "source" : "entrypoint");
+		return 0;
+	}
+	if (!json_is_string(rt_name))
+		return fail(e, "runtime", "runtime must be a string");
+	if (json_object_get(root, "command") != NULL || json_object_get(root, "argv") != NULL)
+		return fail(e, "runtime", "runtime excludes command and argv");
+	if ((set = rt_cached(cfg->runner_runtimes_file, err, sizeof err)) == NULL)
+		return fail(e, "runtime", "no runtimes are configured on this service");
+	if ((rt = rt_find(set, json_string_value(rt_name))) == NULL) {
+		rt_names(set, names, sizeof names);
+		return fail(e, "runtime", "unknown runtime '%.40s' (known: %s)",
+			    json_string_value(rt_name), names);
+	}
+	if ((src == NULL) == (ep == NULL))
+		return fail(e, "source", "runtime needs exactly one of source and entrypoint");
+	fi = src ? rt_source_file(src, rt, cfg, r, e) : rt_entry_file(ep, r, e);
+	if (fi < 0)
+		return -1;
+	if ((size_t)snprintf(path, sizeof path, RT_WORKSPACE "/%s", r->files[fi].path) >=
+	    sizeof path)
+		return fail(e, src ? "source" : "entrypoint", "the program's path is too long");
+	snprintf(r->runtime, sizeof r->runtime, "%s", rt->name);
+	r->rt_argv = rt_expand(rt->run, path);
+	r->compile_argv = rt->compile ? rt_expand(rt->compile, path) : NULL;
+	if (r->rt_argv == NULL || (rt->compile && r->compile_argv == NULL))
+		return fail(e, "runtime", "out of memory");
+	r->argv = r->rt_argv;
 	return 0;
 }
 
@@ -528,6 +628,9 @@ void val_job_free(struct job_req *r)
 	free(r->files);
 	free(r->stdin_buf);
 	json_decref(r->env);
+	json_decref(r->rt_argv);
+	free(r->rt_file);
+	json_decref(r->compile_argv);
 	json_decref(r->metadata);
 	json_decref(r->root);
 	memset(r, 0, sizeof *r);

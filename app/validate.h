@@ -40,6 +40,12 @@ struct job_req {
 	const char *callback_url; /* NULL = none (common/netcheck.h's URL rules) */
 	struct job_file *files;
 	size_t nfiles;
+	/* "runtime" (val_job_runtime): argv is then rt_argv, the runtime's run template
+	 * with {file} expanded; compile_argv its compile template, NULL if interpreted */
+	char runtime[33];        /* the name as the file spells it (an alias resolved) */
+	char *rt_file;           /* owned: the path source went to */
+	json_t *rt_argv;         /* owned */
+	json_t *compile_argv;    /* owned, NULL when none */
 };
 
 /* Parses and validates body. 0 and a filled req (release with val_job_free), or -1
@@ -47,6 +53,11 @@ struct job_req {
 int val_job_request(const char *body, size_t len, const struct cfg *cfg, int allow_network,
 		    struct job_req *req, struct val_err *err);
 void val_job_free(struct job_req *req);
+/* "runtime" with "source" (written to the runtime's file) or "files" + "entrypoint",
+ * instead of command/argv: the runtime must be in runner_runtimes_file (400 field
+ * runtime naming the known ones). Called by val_job_request after the files. */
+int val_job_runtime(json_t *root, const struct cfg *cfg, struct job_req *req,
+		    struct val_err *err);
 /* 403 `forbidden` naming the field profile unless req's profile is one of the key's
  * (allowed[0 .. n), struct identity's profiles). */
 int val_job_profile(const struct job_req *req, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],

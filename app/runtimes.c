@@ -1,0 +1,83 @@
+/* GET /v1/runtimes: what jobs can name as "runtime", as the runner hosts found it.
+ * The list comes from runner_runtimes (schema 008), which each runner host refreshes
+ * by probing its sandbox (sandbox-runner/rtprobe.c): only hosts seen in the last 5
+ * minutes count, a runtime no such host provides is not listed, and each distinct
+ * version across hosts is its own entry. Any authenticated key may read it. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api_routes.h"
+#include "db.h"
+#include "http.h"
+#include "log.h"
+#include "routes.h"
+
+#define RT_FRESH_MINUTES "5"
+
+static void rt_db_error(struct api_ctx *ctx, struct req *r)
+{
+	char code[16];
+
+	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
+	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
+	if (db_gone(ctx->db)) {
+		db_close(ctx->db);
+		ctx->db = NULL;
+		http_send_error(r, 503, "service_unavailable",
+				"the database is unavailable; retry later", NULL, "Retry-After: 1\r\n");
+		return;
+	}
+	http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
+}
+
+/* "a,b" -> ["a","b"] ("" -> []). */
+static json_t *split_aliases(const char *s)
+{
+	json_t *a = json_array();
+
+	while (a && s && *s) {
+		size_t n = strcspn(s, ",");
+		json_array_append_new(a, json_stringn(s, n));
+		s += n + (s[n] == ',');
+	}
+	return a;
+}
+
+void h_runtimes(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		const struct route_args *a)
+{
+	struct db_res *res;
+	json_t *list;
+
+	(void)who;
+	(void)a;
+	if (*r->query != '\0') {
+		http_send_error(r, 400, "invalid_request", "GET /v1/runtimes takes no query parameters",
+				NULL, NULL);
+		return;
+	}
+	res = db_querya(ctx->db,
+			"SELECT name, version, MAX(aliases) AS aliases, MAX(file) AS file,"
+			" MAX(has_compile) AS has_compile FROM runner_runtimes"
+			" WHERE seen_at >= NOW(3) - INTERVAL " RT_FRESH_MINUTES " MINUTE"
+			" GROUP BY name, version ORDER BY name, version",
+			NULL, 0);
+	if (res == NULL) {
+		rt_db_error(ctx, r);
+		return;
+	}
+	list = json_array();
+	for (size_t i = 0; list && i < db_res_rows(res); i++) {
+		const char *v = db_res_s(res, i, "version");
+		json_array_append_new(list,
+				      json_pack("{s:s, s:o, s:o, s:s, s:b}", "name",
+						db_res_s(res, i, "name"), "version",
+						v ? json_string(v) : json_null(), "aliases",
+						split_aliases(db_res_s(res, i, "aliases")), "file",
+						db_res_s(res, i, "file"), "compiled",
+						(int)db_res_i(res, i, "has_compile", 0)));
+	}
+	db_res_free(res);
+	http_send_json(r, 200, json_pack("{s:o}", "runtimes", list ? list : json_array()), NULL);
+}
