@@ -371,3 +371,34 @@ void rt_names(const struct rt_set *set, char *out, size_t outlen)
 		k += (size_t)w;
 	}
 }
+
+void rt_version_line(const unsigned char *o, size_t n, char *out, size_t outlen)
+{
+	size_t i = 0, k = 0;
+
+	if (outlen == 0)
+		return;
+	while (i < n) {
+		size_t start = i, end;
+		while (i < n && o[i] != '\n')
+			i++;
+		end = i++;
+		while (start < end && (o[start] == ' ' || o[start] == '\t' || o[start] == '\r'))
+			start++;
+		while (end > start && (o[end - 1] == ' ' || o[end - 1] == '\t' || o[end - 1] == '\r'))
+			end--;
+		if (start == end)
+			continue;
+		for (size_t j = start; j < end && k + 1 < outlen && k < RT_VERSION_MAX; j++)
+			out[k++] = o[j] >= 0x20 && o[j] < 0x7f ? (char)o[j] : '?';
+		break;
+	}
+	while (k > 0 && out[k - 1] == ' ')
+		k--;
+	out[k] = '\0';
+}
+
+int rt_available(const struct rt_entry *e, int found, int ran_ok)
+{
+	return found && (e->version == NULL || ran_ok);
+}

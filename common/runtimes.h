@@ -59,4 +59,14 @@ json_t *rt_expand(char *const *tmpl, const char *file);
 /* "python3, perl, ..." (truncated with "..." if it does not fit). */
 void rt_names(const struct rt_set *set, char *out, size_t outlen);
 
+#define RT_VERSION_MAX 200
+/* A version probe's output -> its first non-empty line, at most RT_VERSION_MAX bytes,
+ * each byte outside printable ASCII replaced by '?', edge blanks trimmed: out is ""
+ * when there is none. */
+void rt_version_line(const unsigned char *o, size_t n, char *out, size_t outlen);
+/* Whether a runner host provides a runtime: every program it names (version,
+ * compile, run argv[0], but the job's own ./prog) was found (found != 0), and the
+ * version argv, if the entry has one, ran to exit 0 (ran_ok). */
+int rt_available(const struct rt_entry *e, int found, int ran_ok);
+
 #endif

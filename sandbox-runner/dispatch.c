@@ -16,6 +16,7 @@
 #include "jobdata.h"
 #include "log.h"
 #include "profile.h"
+#include "rtprobe.h"
 #include "sstore.h"
 #include "store.h"
 #include "util.h"
@@ -118,6 +119,21 @@ static int take_slot(const struct cfg *cfg, int slot)
 		return -1;
 	}
 	return fd;
+}
+
+/* The runtimes probe (rtprobe.h) in the first free job slot: 0 started, -1 none free
+ * (tried again soon). */
+static int probe_runtimes(struct disp *d)
+{
+	for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
+		int fd = take_slot(d->cfg, slot), rc;
+		if (fd < 0)
+			continue;
+		rc = rtp_launch(d->cfg, d->host, slot);
+		close(fd);
+		return rc;
+	}
+	return -1;
 }
 
 /* Double fork + setsid: the supervisor belongs to no dispatcher, so restarting or
@@ -403,7 +419,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 {
 	struct disp d = { .cfg = cfg, .o = o };
 	double deadline = util_mono_ms() + (double)o->max_seconds * 1e3, next_recover = 0;
-	double next_beat = 0;
+	double next_beat = 0, next_probe = 0;
 	int queue_empty = 0, host_recovered = 0;
 
 	if (prof_digest(cfg, d.digest) < 0)
@@ -455,6 +471,8 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 				db_failed(&d, "host_heartbeat");
 			next_beat = util_mono_ms() + HOST_BEAT_MS;
 		}
+		if (d.db && !o->once && util_mono_ms() >= next_probe)
+			next_probe = util_mono_ms() + (probe_runtimes(&d) == 0 ? RTP_EVERY_MS : 5000);
 		if (d.db && !o->once) {
 			int ns = fill_sessions(&d);
 			if (ns < 0)

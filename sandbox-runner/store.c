@@ -176,8 +176,8 @@ int store_load(struct db *db, const char *id, struct job *j)
 	snprintf(j->id, sizeof j->id, "%s", id);
 	res = db_query_p(db,
 			 "SELECT key_id, command, argv_json, env_json, stdin, cwd, artifacts_dir, network,"
-			 " profile_name, wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb"
-			 " FROM jobs WHERE id = ?",
+			 " profile_name, wall_seconds, cpu_seconds, memory_mb, pids, output_bytes, disk_mb,"
+			 " compile_argv_json FROM jobs WHERE id = ?",
 			 db_str(id));
 	if (res == NULL)
 		return -1;
@@ -191,6 +191,11 @@ int store_load(struct db *db, const char *id, struct job *j)
 	argv = db_res_s(res, 0, "argv_json");
 	env = db_res_s(res, 0, "env_json");
 	j->argv = argv ? json_loads(argv, 0, NULL) : NULL;
+	if (db_res_s(res, 0, "compile_argv_json") &&
+	    (j->compile_argv = json_loads(db_res_s(res, 0, "compile_argv_json"), 0, NULL)) == NULL) {
+		db_res_free(res);
+		return -1;
+	}
 	j->env = env ? json_loads(env, 0, NULL) : json_object();
 	in = db_res_s(res, 0, "stdin");
 	j->stdin_len = db_res_l(res, 0, "stdin");
@@ -225,6 +230,7 @@ void store_job_free(struct job *j)
 	free(j->files);
 	free(j->command);
 	json_decref(j->argv);
+	json_decref(j->compile_argv);
 	json_decref(j->env);
 	free(j->stdin_buf);
 	free(j->cwd);
@@ -552,6 +558,22 @@ static void plan_tail(const char *id, const char *stream, long long stored,
 	t->total = stored;
 }
 
+/* result.compile beside the job's row (schema 008); nothing without a compile step. */
+static int store_compile(struct db *db, const char *id, const struct job_result *r)
+{
+	char *c;
+	long long rc;
+
+	if (r->compile == NULL)
+		return 0;
+	if ((c = json_dumps(r->compile, JSON_COMPACT)) == NULL)
+		return -1;
+	rc = db_exec_p(db, "UPDATE jobs SET compile_result_json = ? WHERE id = ?", db_str(c),
+		       db_str(id));
+	free(c);
+	return rc < 0 ? -1 : 0;
+}
+
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r)
 {
@@ -595,6 +617,7 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 	}
 	if (n >= 0 && insert_result(db, id, r, &out, &errt) == 0 &&
 	    jd_settle(db, id, result_bytes(r, &out, &errt)) == 0 &&
+	    store_compile(db, id, r) == 0 &&
 	    add_event(db, id, JS_RUNNING, r->state, runner_id, "finished") == 0)
 		return db_commit(db) < 0 ? -1 : 0;
 	err = db_errno(db);

@@ -33,6 +33,7 @@ struct job {
 	long long limits[LIM_COUNT];
 	struct job_file_in *files;
 	size_t nfiles;
+	json_t *compile_argv;     /* a compiled runtime's compile step (schema 008), or NULL */
 };
 
 struct job_result {
@@ -52,6 +53,7 @@ struct job_result {
 	long long wall_ms, cpu_ms, mem_peak; /* -1: NULL */
 	const struct artifact *artifacts;
 	size_t nartifacts;
+	json_t *compile;          /* result.compile (borrowed), NULL: no compile step */
 };
 
 /* Claims the next queued job, fair across tenants, skipping keys at their running

@@ -93,6 +93,7 @@ struct sup {
 	const char *cleanup_status;    /* JS_CLEANUP_*: not_started, completed, failed */
 	char cleanup_error[200];       /* what failed in cleanup, "" if nothing */
 	struct cmdpol pol;             /* the operator's command policy (policy.h) */
+	json_t *compile;               /* result.compile (compile_step), NULL: none */
 };
 
 static void mark(const struct sup *s, const char *step)
@@ -218,6 +219,14 @@ static const char *policy_check(const struct sup *s)
 		return why;
 	if ((r = cmdpol_check(&s->pol, &s->job)) != NULL)
 		return r;
+	if (s->job.compile_argv) {
+		/* the compile step's program (gcc) answers to the policy too */
+		struct job c = s->job;
+		c.command = NULL;
+		c.argv = c.compile_argv;
+		if ((r = cmdpol_check(&s->pol, &c)) != NULL)
+			return r;
+	}
 	if (s->job.network && access(s->cfg->slirp4netns_path, X_OK) != 0)
 		return "network access is not available on this runner (no slirp4netns)";
 	if (s->job.network && access(IP_PATH, X_OK) != 0)
@@ -422,6 +431,8 @@ static int use_profile(struct sup *s, char *err, size_t errlen)
 	const char *name = s->job.profile ? s->job.profile : PROF_DEFAULT;
 	char digest[PROFILE_DIGEST_LEN], msg[160];
 
+	if (s->prof != NULL)
+		return 0; /* loaded for the compile step */
 	s->prof = malloc(sizeof *s->prof);
 	if (s->prof == NULL || prof_load(s->cfg, name, s->prof, err, errlen) < 0 ||
 	    prof_digest_tables(s->cfg, &s->prof->t, digest) < 0) {
@@ -884,6 +895,7 @@ static void finish(struct sup *s, struct artifact *arts, size_t narts)
 	r.mem_peak = u.mem_peak >= 0 ? u.mem_peak : s->pid > 0 ? s->ru.ru_maxrss * 1024L : -1;
 	r.artifacts = arts;
 	r.nartifacts = narts;
+	r.compile = s->compile;
 	store_result(s, &r);
 	snprintf(ec, sizeof ec, "%d", o.exit_code);
 	log_kv("info", "job_finished", "job", s->job.id, "state", js_name(o.state), "exit_code", ec,
@@ -931,6 +943,81 @@ static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *na
 	mark(s, "artifacts");
 }
 
+#define COMPILE_OUTPUT_MAX 65536 /* of each stream, in result.compile */
+
+static void put_stream(json_t *o, const char *name, const struct pump_out *p)
+{
+	size_t n = p->len < COMPILE_OUTPUT_MAX ? p->len : COMPILE_OUTPUT_MAX;
+	char key[32];
+
+	if (util_utf8_valid(p->data, n) && memchr(p->data, '\0', n) == NULL) {
+		json_object_set_new(o, name, json_stringn(n ? (const char *)p->data : "", n));
+	} else {
+		char *b = util_b64_encode(p->data, n);
+		snprintf(key, sizeof key, "%s_base64", name);
+		json_object_set_new(o, key, json_string(b ? b : ""));
+		free(b);
+	}
+	snprintf(key, sizeof key, "%s_truncated", name);
+	json_object_set_new(o, key, json_boolean(p->trunc || p->len > n));
+}
+
+static void reset_stream(struct pump_out *p, long long limit)
+{
+	pump_free(p);
+	memset(p, 0, sizeof *p);
+	p->limit = (size_t)limit;
+}
+
+/* A compiled runtime's compile step (schema 008): the compile argv, in the same
+ * workspace, profile, cgroup and limits as the run (its own wall clock), without
+ * stdin, network or live output. Its exit status and output become result.compile;
+ * 0 when the run may follow, -1 when the job ends with the compile's outcome
+ * (a non-zero exit is `failed` with that code, as Piston and Judge0 report it). */
+static int compile_step(struct sup *s)
+{
+	json_t *run_argv = s->job.argv;
+	size_t stdin_len = s->job.stdin_len;
+	int network = s->job.network, rc;
+	enum live live = s->live;
+	struct outcome o;
+	struct fds f;
+
+	if (s->job.compile_argv == NULL)
+		return 0;
+	s->job.argv = s->job.compile_argv;
+	s->job.stdin_len = 0, s->job.network = 0, s->live = LIVE_OFF;
+	rc = start(s, &f);
+	if (rc == 0) {
+		s->t0 = util_mono_ms();
+		run_loop(s, &f);
+	}
+	close_fds(&f);
+	s->job.argv = run_argv;
+	s->job.stdin_len = stdin_len, s->job.network = network, s->live = live;
+	if (rc < 0 || s->failure_stage != STAGE_NONE)
+		return -1; /* the service failed: recorded as for any start */
+	outcome_map(&(struct outcome_in){ s->reason, s->status_known, s->code, 0, 0, STAGE_NONE, 0 },
+		    &o);
+	s->compile = json_pack("{s:i, s:s}", "exit_code", o.exit_code, "status", js_name(o.state));
+	if (s->compile) {
+		put_stream(s->compile, "stdout", &s->out);
+		put_stream(s->compile, "stderr", &s->err);
+	}
+	reset_stream(&s->out, s->job.limits[LIM_OUTPUT_BYTES]);
+	reset_stream(&s->err, s->job.limits[LIM_OUTPUT_BYTES]);
+	if (o.state != JS_SUCCEEDED) {
+		diag(s, "compile step ended %s with exit code %d: the program was not run",
+		     js_name(o.state), o.exit_code);
+		return -1;
+	}
+	bws_release(&s->bst);
+	bws_init(&s->bst);
+	s->status_known = 0, s->code = 0;
+	memset(&s->ru, 0, sizeof s->ru);
+	return 0;
+}
+
 /* Policy check, workspace, limits, sandbox, run, artifacts, cleanup. */
 static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 {
@@ -957,7 +1044,7 @@ static void execute(struct sup *s, struct artifact **arts, size_t *narts)
 		mark(s, "ws_create");
 		if (prepare_limits(s) == 0) {
 			mark(s, "cg_setup");
-			if (start(s, &f) == 0)
+			if (compile_step(s) == 0 && start(s, &f) == 0)
 				run(s, &f, arts, narts);
 		}
 	}
@@ -972,6 +1059,7 @@ static void sup_free(struct sup *s)
 	pump_free(&s->err);
 	bws_release(&s->bst);
 	cmdpol_free(&s->pol);
+	json_decref(s->compile);
 	json_decref(s->diag);
 	free(s->prof);
 	db_close(s->db);
@@ -1000,8 +1088,10 @@ int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const ch
 	return 0;
 }
 
-int supervise_local(const struct cfg *cfg, struct job *job, int slot,
-		    const struct sup_probe *probe, enum job_state *state, int *exit_code)
+/* supervise_local, and a copy of stdout (or of stderr when stdout is empty) in out. */
+static int local_run(const struct cfg *cfg, struct job *job, int slot,
+		     const struct sup_probe *probe, enum job_state *state, int *exit_code,
+		     unsigned char *out, size_t *outlen)
 {
 	struct sup s;
 	struct artifact *arts = NULL;
@@ -1017,6 +1107,25 @@ int supervise_local(const struct cfg *cfg, struct job *job, int slot,
 	outcome_for(&s, &o);
 	*state = o.state;
 	*exit_code = o.exit_code;
+	if (out != NULL) {
+		const struct pump_out *p = s.out.len ? &s.out : &s.err;
+		size_t n = p->len < *outlen ? p->len : *outlen;
+		if (n)
+			memcpy(out, p->data, n);
+		*outlen = n;
+	}
 	sup_free(&s);
 	return s.pid > 0 ? 0 : -1;
+}
+
+int supervise_local(const struct cfg *cfg, struct job *job, int slot,
+		    const struct sup_probe *probe, enum job_state *state, int *exit_code)
+{
+	return local_run(cfg, job, slot, probe, state, exit_code, NULL, NULL);
+}
+
+int supervise_capture(const struct cfg *cfg, struct job *job, int slot, enum job_state *state,
+		      int *exit_code, unsigned char *out, size_t *outlen)
+{
+	return local_run(cfg, job, slot, NULL, state, exit_code, out, outlen);
 }

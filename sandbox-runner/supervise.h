@@ -25,5 +25,10 @@ int supervise_main(const struct cfg *cfg, const char *job_id, int slot,
  * could not be run at all. */
 int supervise_local(const struct cfg *cfg, struct job *job, int slot,
 		    const struct sup_probe *probe, enum job_state *state, int *exit_code);
+/* supervise_local for the runtimes probe (rtprobe.c): also copies up to *outlen
+ * bytes of the job's stdout (or stderr, when stdout is empty) to out, *outlen set to
+ * the count. */
+int supervise_capture(const struct cfg *cfg, struct job *job, int slot, enum job_state *state,
+		      int *exit_code, unsigned char *out, size_t *outlen);
 
 #endif

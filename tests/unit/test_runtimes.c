@@ -138,12 +138,51 @@ static void test_shipped(void)
 	rt_free(&s);
 }
 
+static void test_version_line(void)
+{
+	char v[RT_VERSION_MAX + 1];
+	unsigned char big[600];
+
+	rt_version_line((const unsigned char *)"Python 3.11.2\n", 14, v, sizeof v);
+	CHECK_STR(v, "Python 3.11.2");
+	/* perl -v starts with an empty line */
+	rt_version_line((const unsigned char *)"\nThis is perl 5\r\nmore\n", 23, v, sizeof v);
+	CHECK_STR(v, "This is perl 5");
+	rt_version_line((const unsigned char *)"  v18\x1b[1m\xc3\xa9 \n", 13, v, sizeof v);
+	CHECK_STR(v, "v18?[1m??");
+	rt_version_line((const unsigned char *)"\n \n", 3, v, sizeof v);
+	CHECK_STR(v, "");
+	memset(big, 'x', sizeof big);
+	rt_version_line(big, sizeof big, v, sizeof v);
+	CHECK_INT(strlen(v), RT_VERSION_MAX);
+}
+
+/* The probe's decision: a runtime whose program is missing is never listed. */
+static void test_available(void)
+{
+	static const char text[] = "runtime nonexistent-lang file=m.x version=no-such-binary,-v "
+				   "run=no-such-binary,{file}\n"
+				   "runtime sh file=main.sh run=sh,{file}\n";
+	struct rt_set s;
+	char err[300];
+
+	CHECK_INT(rt_parse(text, strlen(text), "t", &s, err, sizeof err), 0);
+	CHECK_INT(rt_available(&s.e[0], 0, 0), 0);
+	CHECK_INT(rt_available(&s.e[0], 1, 0), 0); /* found, but its version argv failed */
+	CHECK_INT(rt_available(&s.e[0], 1, 1), 1);
+	CHECK_INT(rt_available(&s.e[1], 1, 0), 1); /* no version argv: found is enough */
+	CHECK_INT(rt_available(&s.e[1], 0, 0), 0);
+	rt_free(&s);
+}
+
 void suite_runtimes(void)
 {
 	static const CU_TestInfo tests[] = { { "parse", test_parse },
 					     { "refused_lines", test_refused },
 					     { "lookup_expand", test_lookup_expand },
 					     { "shipped_file", test_shipped },
+					     { "version_line", test_version_line },
+					     { "available", test_available },
 					     CU_TEST_INFO_NULL };
 
 	t_register("runtimes", tests);

@@ -1,0 +1,166 @@
+#include "rtprobe.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "joblimits.h"
+#include "log.h"
+#include "policy.h"
+#include "runtimes.h"
+#include "store.h"
+#include "supervise.h"
+#include "util.h"
+
+#define PROBE_WALL_SECONDS 2
+#define PROBE_OUTPUT_BYTES 4096
+
+struct rtp_res {
+	int ok;
+	int has_version;
+	char version[RT_VERSION_MAX + 1];
+};
+
+/* argv[0] found along the sandbox's PATH, the end of its links an executable file. */
+static int program_found(char *const *argv)
+{
+	char chain[POL_CHAIN_MAX][POL_PATH_MAX];
+	struct stat st;
+	size_t n;
+
+	if (argv == NULL)
+		return 1;
+	if (argv[0][0] != '/' && strchr(argv[0], '/'))
+		return 1; /* relative (./prog): the job's own file, made by its compile step */
+	n = pol_exec_chain(argv[0], chain, POL_CHAIN_MAX);
+	return n > 0 && stat(chain[0], &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+/* The version argv, run as a job is: 1 and the version line when it exits 0. */
+static int run_version(const struct cfg *cfg, int slot, const struct rt_entry *e, char *ver,
+		       size_t verlen)
+{
+	struct job j;
+	unsigned char out[PROBE_OUTPUT_BYTES];
+	size_t outlen = sizeof out;
+	enum job_state state;
+	int code = -1, rc;
+
+	memset(&j, 0, sizeof j);
+	util_uuid7(j.id);
+	j.argv = rt_expand(e->version, "/dev/null");
+	j.env = json_object();
+	j.cwd = (char *)"";
+	for (int i = 0; i < LIM_COUNT; i++)
+		j.limits[i] = cfg->limit_default[i];
+	j.limits[LIM_WALL_SECONDS] = PROBE_WALL_SECONDS;
+	j.limits[LIM_CPU_SECONDS] = PROBE_WALL_SECONDS;
+	j.limits[LIM_OUTPUT_BYTES] = PROBE_OUTPUT_BYTES;
+	rc = j.argv && j.env ? supervise_capture(cfg, &j, slot, &state, &code, out, &outlen) : -1;
+	json_decref(j.argv);
+	json_decref(j.env);
+	if (rc < 0 || state != JS_SUCCEEDED || code != 0)
+		return 0;
+	rt_version_line(out, outlen, ver, verlen);
+	return 1;
+}
+
+static void aliases_csv(const struct rt_entry *e, char *out, size_t outlen)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < e->naliases && k < outlen; i++) {
+		int w = snprintf(out + k, outlen - k, "%s%s", i ? "," : "", e->aliases[i]);
+		if (w < 0)
+			break;
+		k += (size_t)w;
+	}
+}
+
+static int store(struct db *db, const char *host, const struct rt_set *set,
+		 const struct rtp_res *res)
+{
+	char aliases[RT_MAX_ALIASES * (RT_NAME_MAX + 1) + 1];
+
+	if (db_begin(db) < 0 ||
+	    db_exec_p(db, "DELETE FROM runner_runtimes WHERE host = ?", db_str(host)) < 0)
+		goto fail;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct rt_entry *e = &set->e[i];
+		if (!res[i].ok)
+			continue;
+		aliases_csv(e, aliases, sizeof aliases);
+		if (db_exec_p(db,
+			      "INSERT INTO runner_runtimes (host, name, version, aliases, file,"
+			      " has_compile, seen_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
+			      db_str(host), db_str(e->name),
+			      db_str(res[i].has_version ? res[i].version : NULL), db_str(aliases),
+			      db_str(e->file), db_i64(e->compile != NULL)) < 0)
+			goto fail;
+	}
+	return db_commit(db);
+fail:
+	db_rollback(db);
+	return -1;
+}
+
+static void probe_all(const struct cfg *cfg, const char *host, int slot)
+{
+	struct rt_set set = { NULL, 0 };
+	struct rtp_res *res;
+	struct db *db;
+	char err[400];
+
+	/* the runner refuses an unsafe file the same way as its command policy; a
+	 * file it cannot use means this host provides no runtime */
+	if (rt_load(cfg->runner_runtimes_file, &set, err, sizeof err) < 0)
+		log_kv("warn", "runtimes_file", "error", err, (char *)NULL);
+	res = calloc(set.n + 1, sizeof *res);
+	if (res == NULL)
+		goto out;
+	for (size_t i = 0; i < set.n; i++) {
+		const struct rt_entry *e = &set.e[i];
+		int found = program_found(e->version) && program_found(e->compile) &&
+			    program_found(e->run);
+		int ran = found && e->version &&
+			  run_version(cfg, slot, e, res[i].version, sizeof res[i].version);
+
+		res[i].ok = rt_available(e, found, ran);
+		res[i].has_version = ran;
+		log_kv("info", "runtime_probe", "runtime", e->name, "available",
+		       res[i].ok ? "yes" : "no", "version", res[i].version, (char *)NULL);
+	}
+	db = db_open(cfg, err, sizeof err);
+	if (db == NULL || store(db, host, &set, res) < 0)
+		log_kv("warn", "runtime_store", "error", db ? db_error(db) : err, (char *)NULL);
+	db_close(db);
+out:
+	free(res);
+	rt_free(&set);
+}
+
+int rtp_launch(const struct cfg *cfg, const char *host, int slot)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		/* never touch the dispatcher's database connection: ours is new */
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		probe_all(cfg, host, slot);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	return 0;
+}

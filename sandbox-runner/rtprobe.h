@@ -1,0 +1,26 @@
+/* Which runtimes of runner_runtimes_file this runner host's sandbox provides
+ * (issue 12 point 1). The dispatcher calls rtp_launch at start and every
+ * RTP_EVERY_MS with a free job slot it holds: a detached process (double fork, its
+ * own database connection) checks each runtime and replaces this host's rows of
+ * runner_runtimes in one transaction, then exits, which frees the slot.
+ *
+ * A runtime is provided when each program it names (version, compile, run argv[0];
+ * not the job's own ./prog) is found along the sandbox's PATH (/usr/local/bin,
+ * /usr/bin, /bin: the profile binds the host's /usr read-only) as an executable
+ * regular file, and its version argv, if it has one, exits 0 within 2 s when run
+ * exactly as a job is (supervise_capture: the slot's uid, cgroup, rlimits, seccomp
+ * and the default bwrap profile; no shell). The version is the first non-empty line
+ * of its stdout (else stderr), at most 200 bytes of printable ASCII. */
+#ifndef SANDBOX_RTPROBE_H
+#define SANDBOX_RTPROBE_H
+
+#include "config.h"
+
+#define RTP_EVERY_MS (3 * 60 * 1000)
+
+/* Call holding slot's lock fd: the probe process inherits it, so the slot stays
+ * taken until the probe ends; the caller closes its own copy either way. 0 when the
+ * probe process was started, -1 if fork failed. */
+int rtp_launch(const struct cfg *cfg, const char *host, int slot);
+
+#endif
