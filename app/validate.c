@@ -487,11 +487,7 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 	static const char *const known[] = { "command", "argv",    "files",   "stdin",
 					     "stdin_base64", "env", "cwd",     "limits",
 					     "network", "artifacts", "metadata", "profile",
-<<<<<<< HEAD
-					     "callback_url", NULL };
-=======
-					     "runtime", "source", "entrypoint", NULL };
->>>>>>> ba7baea (runtimes: job requests may name a runtime with source or files+entrypoint (validate.c val_job_runtime: argv from the run template, compile argv stored), GET /v1/runtimes from runner_runtimes (schema 008), result.compile rendered when stored)
+					     "callback_url", "runtime", "source", "entrypoint", NULL };
 	json_error_t jerr;
 
 	memset(r, 0, sizeof *r);

@@ -31,7 +31,7 @@ fi
 # The API suite needs a frozen queue (it plays the runner's part itself, to test
 # queued, cancelled and finished jobs deterministically): the runner is stopped for
 # it and started again for the suites that run real jobs.
-for suite in ${SANDBOX_SUITES:-api batch sessions_api faults waits runner hooks security tenancy preflight contract profiles leaks srunner live sessions cli mcp}; do
+for suite in ${SANDBOX_SUITES:-api batch sessions_api faults waits runner hooks security tenancy preflight contract profiles leaks srunner live sessions cli mcp runtimes}; do
   echo "=== integration suite: $suite"
   case $suite in
     api|batch|sessions_api|faults|waits) bash "$REPO/tests/stack.sh" stop-runner >/dev/null ;;

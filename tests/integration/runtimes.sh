@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# tests/integration/runtimes.sh: issue 12 point 1 (runtimes), over HTTPS through nginx
+# with the stack's real runner and bwrap (its runner_runtimes_file is etc/runtimes.conf).
+#
+#   1. GET /v1/runtimes lists python3, perl, bash, sh (version null: dash has no
+#      version option), c and c++ (compiled: true) with the version line the host's
+#      own binaries print (the sandbox's /usr is the host's); node exactly when the
+#      host has it (tests/deps.sh does not install it).
+#   2. A runner with a test file naming a program that does not exist: that runtime
+#      is not listed; a second version of python3 on another (fake) host is listed as
+#      its own entry while the host is fresh, and not once it is 5 minutes old.
+#   3. Jobs: {"runtime":"python3","source":...} succeeds with the program's output; an
+#      alias; files + entrypoint; shell metacharacters in the source are program text;
+#      the stored argv is the run template with the file's path as one element.
+#   4. Refusals: unknown runtime (400 field runtime, naming the known ones), runtime
+#      with command or argv, source without runtime, neither or both of source and
+#      entrypoint, an entrypoint that is not a file, a source clashing with a file.
+#   5. Compiled runtimes (gcc from build-essential): hello world runs after the
+#      compile step (result.compile exit 0); a compile error ends the job failed with
+#      gcc's exit code, result.compile.stderr holds gcc's message, and nothing ran.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/env.sh"
+load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
+need_root "the suite starts a runner"
+. "$HERE/lib.sh"
+# shellcheck disable=SC2034 # lib.sh's req sends it
+TOKEN=$SANDBOX_TOKEN
+STACK="$REPO/tests/stack.sh"
+RUNNER="$SANDBOX_BIN/sandbox-runner"
+HOST=$(hostname)
+FAKE_HOST="rt-fake-$RANDOM$RANDOM"
+
+# What the sandbox's PATH (/usr/local/bin:/usr/bin:/bin) finds on this host.
+host_prog() {
+	local d
+	for d in /usr/local/bin /usr/bin /bin; do
+		[ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
+	done
+	return 1
+}
+first_line() { sed -n '/[^[:space:]]/{s/^[[:space:]]*//;s/[[:space:]]*$//;p;q}'; }
+rt_field() { jq -r --arg n "$1" "[.runtimes[] | select(.name == \$n)] | if length == 0 then \"(absent)\" else .[0].$2 end" "$BODY"; }
+rt_count() { jq -r --arg n "$1" '[.runtimes[] | select(.name == $n)] | length' "$BODY"; }
+_listed() { req GET /v1/runtimes; [ "$(rt_count "$1")" -ge 1 ]; }
+_not_listed() { req GET /v1/runtimes; [ "$(rt_count "$1")" = 0 ]; }
+
+cleanup() {
+	sql "DELETE FROM runner_runtimes WHERE host = '$FAKE_HOST'; DELETE FROM runner_hosts WHERE host = '$FAKE_HOST'" 2> /dev/null
+	[ -n "${test_runner:-}" ] && kill -TERM "$test_runner" 2> /dev/null && wait "$test_runner" 2> /dev/null
+	bash "$STACK" start-runner > /dev/null 2>&1
+}
+at_exit cleanup
+
+t_list() {
+	local name prog want
+	ctx "GET /v1/runtimes"
+	bash "$STACK" start-runner > /dev/null 2>&1
+	if ! poll 60 _listed python3; then
+		_notok "python3 listed within 60 s" "listed" "$(head -c 300 "$BODY")"
+		return
+	fi
+	expect_status 200
+	expect_json '.runtimes | type' array
+	for name in python3 perl bash c c++; do
+		prog=$(sed -n "s/^runtime $name .*version=\([^, ]*\).*/\1/p" "$REPO/etc/runtimes.conf")
+		if ! prog=$(host_prog "$prog"); then
+			skip "$name listed" "$prog is not installed on this host"
+			continue
+		fi
+		case $name in
+		perl) want=$("$prog" -v | first_line) ;;
+		*) want=$("$prog" --version 2>&1 | first_line) ;;
+		esac
+		expect_eq "$name: version is what the host's $prog prints" "$want" "$(rt_field "$name" version)"
+	done
+	expect_eq "python3: aliases, file, compiled" '["python","py"] main.py false' \
+		"$(rt_field python3 aliases | jq -c .) $(rt_field python3 file) $(rt_field python3 compiled)"
+	expect_eq "sh: listed with version null" null "$(rt_field sh version)"
+	if host_prog gcc > /dev/null; then
+		expect_eq "c: compiled, file main.c" "true main.c" "$(rt_field c compiled) $(rt_field c file)"
+	fi
+	if host_prog node > /dev/null; then
+		expect_eq "node: installed here, so listed" 1 "$(rt_count node)"
+	else
+		expect_eq "node: not installed, so not listed" 0 "$(rt_count node)"
+	fi
+	req GET "/v1/runtimes?x=1"
+	expect_error 400 invalid_request
+	TOKEN='' req GET /v1/runtimes
+	expect_error 401 unauthorized
+}
+
+# A runner of its own with a test file: a runtime whose binary does not exist is not
+# listed, the others are. Then the stack's runner again (it probes at start).
+t_missing() {
+	local rdir=$T_DIR/rt conf=$T_DIR/runner.conf
+	ctx "missing runtime"
+	mkdir -p "$rdir"
+	chmod 0755 "$T_DIR" "$rdir"
+	cat > "$rdir/runtimes.conf" << 'CONF'
+runtime python3 file=main.py version=python3,--version run=python3,{file}
+runtime nonexistent-lang file=main.x version=sandbox-no-such-binary,--version run=sandbox-no-such-binary,{file}
+runtime badversion file=main.y version=python3,-c,raise\sSystemExit(3) run=python3,{file}
+CONF
+	chmod 0644 "$rdir/runtimes.conf"
+	cp "$SANDBOX_CONFIG" "$conf"
+	printf 'runner_runtimes_file = %s\n' "$rdir/runtimes.conf" >> "$conf"
+	bash "$STACK" stop-runner > /dev/null
+	"$RUNNER" --config "$conf" > "$T_DIR/runner.out" 2>&1 &
+	test_runner=$!
+	expect_true "the runner with the test file replaced this host's runtimes" \
+		poll 30 _not_listed perl
+	expect_eq "python3 still listed" 1 "$(rt_count python3)"
+	expect_eq "a runtime whose binary does not exist is not listed" 0 "$(rt_count nonexistent-lang)"
+	expect_eq "a runtime whose version argv fails is not listed" 0 "$(rt_count badversion)"
+	expect_true "the probe logged nonexistent-lang as unavailable" \
+		grep -q 'event=runtime_probe.*runtime=nonexistent-lang available=no' "$T_DIR/runner.out"
+	kill -TERM "$test_runner" 2> /dev/null
+	wait "$test_runner" 2> /dev/null
+	test_runner=
+	bash "$STACK" start-runner > /dev/null 2>&1
+	expect_true "the stack's runner lists perl again" poll 30 _listed perl
+}
+
+# Distinct versions across hosts; only fresh hosts count.
+t_hosts() {
+	ctx "versions across hosts"
+	sql "INSERT INTO runner_hosts (host, slots, max_sessions, seen_at) VALUES ('$FAKE_HOST', 1, 0, NOW(3));
+	     INSERT INTO runner_runtimes (host, name, version, aliases, file, has_compile, seen_at)
+	     VALUES ('$FAKE_HOST', 'python3', 'Python 0.0-test', 'python,py', 'main.py', 0, NOW(3)),
+	            ('$FAKE_HOST', 'ruby', 'ruby 0.0-test', '', 'main.rb', 0, NOW(3))"
+	req GET /v1/runtimes
+	expect_eq "python3: one entry per distinct version" 2 "$(rt_count python3)"
+	expect_json '[.runtimes[] | select(.name == "python3") | .version] | index("Python 0.0-test") != null' true
+	expect_eq "a runtime only the other host has is listed" 1 "$(rt_count ruby)"
+	sql "UPDATE runner_hosts SET seen_at = NOW(3) - INTERVAL 6 MINUTE WHERE host = '$FAKE_HOST'"
+	req GET /v1/runtimes
+	expect_eq "a host not seen for 5 minutes: its versions go" 1 "$(rt_count python3)"
+	expect_eq "a host not seen for 5 minutes: its runtimes go" 0 "$(rt_count ruby)"
+}
+
+run_job() {
+	submit "$1" || return 1
+	await "$JOB" 60
+}
+
+t_jobs() {
+	ctx "python3 source"
+	run_job '{"runtime":"python3","source":"print(6*7)"}'
+	expect_json .status succeeded
+	expect_json .result.stdout '42'
+	expect_json '.result.stdout == "42\n"' true
+	expect_json '.argv | tostring' '["python3","/workspace/main.py"]'
+	expect_json .command null
+	ctx "alias py"
+	run_job '{"runtime":"py","source":"import sys; print(sys.argv[1:])"}'
+	expect_json .result.stdout "[]"
+	ctx "shell metacharacters are program text"
+	run_job '{"runtime":"python3","source":"print(\"$(id)\"); import os; print(\"`id`;|&\", os.getcwd())"}'
+	expect_json .status succeeded
+	expect_json '.result.stdout == "$(id)\n`id`;|& /workspace\n"' true
+	ctx "files + entrypoint"
+	run_job '{"runtime":"python3","files":[{"path":"lib/m.py","content":"X = 5"},{"path":"app.py","content":"import sys\nsys.path.insert(0, \"/workspace/lib\")\nimport m\nprint(m.X)"}],"entrypoint":"app.py"}'
+	expect_json .status succeeded
+	expect_json .result.stdout 5
+	expect_json '.argv | tostring' '["python3","/workspace/app.py"]'
+	ctx "perl, stdin"
+	run_job '{"runtime":"perl","source":"my $l = <STDIN>; print uc $l;","stdin":"abc\n"}'
+	expect_json .result.stdout ABC
+	ctx "sh: exit code"
+	run_job '{"runtime":"sh","source":"echo \"$0\"; exit 3"}'
+	expect_json .status failed
+	expect_json .result.exit_code 3
+	expect_json .result.stdout /workspace/main.sh
+	expect_json .result.compile null
+}
+
+t_refused() {
+	local known
+	ctx "refusals"
+	req POST /v1/jobs '{"runtime":"cobol","source":"x"}'
+	expect_error 400 invalid_request runtime
+	expect_json '.error.message | (contains("cobol") and contains("python3") and contains("perl"))' true
+	req POST /v1/jobs '{"runtime":"Python3","source":"x"}'
+	expect_error 400 invalid_request runtime
+	req POST /v1/jobs '{"runtime":"python3","source":"print(1)","command":"id"}'
+	expect_error 400 invalid_request runtime
+	req POST /v1/jobs '{"runtime":"python3","source":"print(1)","argv":["id"]}'
+	expect_error 400 invalid_request runtime
+	req POST /v1/jobs '{"runtime":7,"source":"print(1)"}'
+	expect_error 400 invalid_request runtime
+	req POST /v1/jobs '{"command":"id","source":"print(1)"}'
+	expect_error 400 invalid_request source
+	req POST /v1/jobs '{"runtime":"python3"}'
+	expect_error 400 invalid_request source
+	req POST /v1/jobs '{"runtime":"python3","source":"1","entrypoint":"main.py","files":[{"path":"main.py","content":""}]}'
+	expect_error 400 invalid_request source
+	req POST /v1/jobs '{"runtime":"python3","source":1}'
+	expect_error 400 invalid_request source
+	req POST /v1/jobs '{"runtime":"python3","entrypoint":"nope.py","files":[{"path":"a.py","content":""}]}'
+	expect_error 400 invalid_request entrypoint
+	req POST /v1/jobs '{"runtime":"python3","source":"1","files":[{"path":"main.py","content":""}]}'
+	expect_error 400 invalid_request source
+}
+
+t_compile() {
+	ctx "c: compile then run"
+	if ! host_prog gcc > /dev/null; then
+		skip "compiled runtimes" "gcc is not installed on this host"
+		return
+	fi
+	run_job '{"runtime":"c","source":"#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n"}'
+	expect_json .status succeeded
+	expect_json '.result.stdout == "hello\n"' true
+	expect_json .result.compile.exit_code 0
+	expect_json .result.compile.status succeeded
+	expect_json '.argv | tostring' '["./prog"]'
+	ctx "c: compile error"
+	run_job '{"runtime":"gcc","source":"int main(void) { return undeclared_thing; }\n"}'
+	expect_json .status failed
+	expect_json .result.exit_code 1
+	expect_json .result.compile.exit_code 1
+	expect_json .result.compile.status failed
+	expect_json '.result.compile.stderr | contains("undeclared_thing")' true
+	expect_json .result.stdout ''
+	expect_json '.result.diagnostics | map(select(contains("compile step"))) | length' 1
+	ctx "c++: compile then run, stdin"
+	run_job '{"runtime":"c++","source":"#include <iostream>\n#include <string>\nint main() { std::string s; std::cin >> s; std::cout << s << s << std::endl; }\n","stdin":"ab"}'
+	expect_json .status succeeded
+	expect_json .result.stdout abab
+	ctx "c: the run sees the job's limits"
+	run_job '{"runtime":"c","source":"int main(void) { for (;;) ; }\n","limits":{"wall_seconds":2}}'
+	expect_json .status timed_out
+	expect_json .result.compile.exit_code 0
+}
+
+t_list
+t_hosts
+t_missing
+t_jobs
+t_refused
+t_compile
+finish
