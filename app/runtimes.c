@@ -1,7 +1,7 @@
 /* GET /v1/runtimes: what jobs can name as "runtime", as the runner hosts found it.
  * The list comes from runner_runtimes (schema 008), which each runner host refreshes
  * by probing its sandbox (sandbox-runner/rtprobe.c): only hosts seen in the last 5
- * minutes count, a runtime no such host provides is not listed, and each distinct
+ * minutes (runner_hosts.seen_at, the dispatcher's heartbeat) count, a runtime no such host provides is not listed, and each distinct
  * version across hosts is its own entry. Any authenticated key may read it. */
 #include <jansson.h>
 #include <stdio.h>
@@ -58,10 +58,11 @@ void h_runtimes(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		return;
 	}
 	res = db_querya(ctx->db,
-			"SELECT name, version, MAX(aliases) AS aliases, MAX(file) AS file,"
-			" MAX(has_compile) AS has_compile FROM runner_runtimes"
-			" WHERE seen_at >= NOW(3) - INTERVAL " RT_FRESH_MINUTES " MINUTE"
-			" GROUP BY name, version ORDER BY name, version",
+			"SELECT t.name, t.version, MAX(t.aliases) AS aliases, MAX(t.file) AS file,"
+			" MAX(t.has_compile) AS has_compile FROM runner_runtimes t"
+			" JOIN runner_hosts h ON h.host = t.host"
+			" WHERE h.seen_at >= NOW(3) - INTERVAL " RT_FRESH_MINUTES " MINUTE"
+			" GROUP BY t.name, t.version ORDER BY t.name, t.version",
 			NULL, 0);
 	if (res == NULL) {
 		rt_db_error(ctx, r);
