@@ -104,6 +104,58 @@ static void test_minimal(void)
 	val_job_free(&r);
 }
 
+/* "runtime" (val_job_runtime) against a runtimes file of the test's own. */
+static void test_runtime(void)
+{
+	char dir[] = "/tmp/val-rt.XXXXXX", *dump;
+	struct cfg c;
+	struct job_req r;
+	FILE *f;
+
+	cfg_defaults(&c);
+	if (!CHECK(mkdtemp(dir) != NULL && chmod(dir, 0755) == 0, "mkdtemp"))
+		return;
+	snprintf(c.runner_runtimes_file, sizeof c.runner_runtimes_file, "%s/rt.conf", dir);
+	f = fopen(c.runner_runtimes_file, "w");
+	if (!CHECK(f != NULL, "fopen"))
+		return;
+	fputs("runtime python3 aliases=py file=main.py run=python3,{file}\n"
+	      "runtime c file=src/main.c compile=gcc,-o,prog,{file} run=./prog\n", f);
+	fclose(f);
+	if (getuid() == 0 && ACCEPT(&c, "{\"runtime\":\"py\",\"source\":\"print($(id))\"}", &r)) {
+		dump = json_dumps(r.argv, JSON_COMPACT);
+		CHECK_STR(dump, "[\"python3\",\"/workspace/main.py\"]");
+		free(dump);
+		CHECK_STR(r.runtime, "python3");
+		CHECK_INT(r.nfiles, 1);
+		CHECK_STR(r.files[0].path, "main.py");
+		CHECK_MEM(r.files[0].data, r.files[0].len, "print($(id))", 12);
+		CHECK(r.compile_argv == NULL, "interpreted");
+		val_job_free(&r);
+	}
+	if (getuid() == 0 &&
+	    ACCEPT(&c, "{\"runtime\":\"c\",\"files\":[{\"path\":\"a.c\",\"content\":\"\"}],"
+		       "\"entrypoint\":\"a.c\"}", &r)) {
+		dump = json_dumps(r.compile_argv, JSON_COMPACT);
+		CHECK_STR(dump, "[\"gcc\",\"-o\",\"prog\",\"/workspace/a.c\"]");
+		free(dump);
+		CHECK_INT(r.nfiles, 1);
+		val_job_free(&r);
+	}
+	REJECT(&c, "{\"runtime\":\"ruby\",\"source\":\"\"}", "runtime");
+	REJECT(&c, "{\"runtime\":\"py\",\"source\":\"\",\"command\":\"x\"}", "runtime");
+	REJECT(&c, "{\"runtime\":\"py\"}", "source");
+	REJECT(&c, "{\"source\":\"x\",\"argv\":[\"a\"]}", "source");
+	REJECT(&c, "{\"entrypoint\":\"x\",\"argv\":[\"a\"]}", "entrypoint");
+	if (getuid() == 0) {
+		REJECT(&c, "{\"runtime\":\"py\",\"entrypoint\":\"b.py\"}", "entrypoint");
+		REJECT(&c, "{\"runtime\":\"py\",\"source\":\"\",\"files\":[{\"path\":\"main.py\","
+			   "\"content\":\"\"}]}", "source");
+	}
+	unlink(c.runner_runtimes_file);
+	rmdir(dir);
+}
+
 static void test_argv_form(void)
 {
 	struct cfg c;
@@ -966,6 +1018,7 @@ static const CU_TestInfo tests[] = {
 	{ "reserved_meta_key", test_reserved_meta_key },
 	{ "profile", test_profile },
 	{ "env_passthrough", test_env_passthrough },
+	{ "runtime", test_runtime },
 	CU_TEST_INFO_NULL,
 };
 
