@@ -35,11 +35,16 @@ AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
 FAULT_SRC  := sandbox-runner/fault.c
 # The webhook sender (sandbox-runner/callback.c) reads and renders a job as the API
-# does, and is the only part of the runner that links libcurl.
+# does and links libcurl: it is a binary of its own (build/sandbox-deliver), exec'd by
+# the dispatcher, so that the runner binary, exec'd again for every supervisor, loads
+# neither.
 RUN_APP_SRC := app/jobs.c app/quota.c app/render.c app/validate.c app/auth.c app/http_util.c
-RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c)) \
-              $(RUN_LIB_SRC) $(RUN_APP_SRC)
-RUN_LIBS   := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
+DELIVER_SRC := sandbox-runner/deliver_main.c sandbox-runner/callback.c sandbox-runner/hooksign.c \
+               $(RUN_APP_SRC)
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC) sandbox-runner/deliver_main.c \
+                sandbox-runner/callback.c,$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC)
+RUN_LIBS   := $(LIBS)
+DELIVER_LIBS := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
 # The command-line client (cli/): its pure parts are also linked into the unit tests.
 CLI_LIB_SRC := cli/cliargs.c
 CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/util.c \
@@ -50,7 +55,7 @@ obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
-     $(BUILD)/sandbox
+     $(BUILD)/sandbox $(BUILD)/sandbox-deliver
 
 $(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
@@ -74,6 +79,10 @@ $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 
 $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(RUN_LIBS)
+
+# The webhook delivery pass (sandbox-runner/deliver_main.c), exec'd by the dispatcher.
+$(BUILD)/sandbox-deliver: $(call obj,rel,$(DELIVER_SRC) $(COMMON_SRC))
+	$(CC) $(LDHARD) -o $@ $^ $(DELIVER_LIBS)
 
 # The command-line client (cli/sandbox.c).
 $(BUILD)/sandbox: $(call obj,rel,$(CLI_SRC))
@@ -163,6 +172,8 @@ install: all
 	install -D -m 0755 $(BUILD)/sandbox $(DESTDIR)$(PREFIX)/bin/sandbox
 	# the session agent: runner_agent_path's default; root-owned, not writable by others
 	install -D -m 0755 $(BUILD)/sandbox-agent $(DESTDIR)/usr/lib/sandbox/sandbox-agent
+	# the webhook delivery pass: runner_deliver_path's default
+	install -D -m 0755 $(BUILD)/sandbox-deliver $(DESTDIR)/usr/lib/sandbox/sandbox-deliver
 	install -d $(DESTDIR)/usr/share/sandbox/schema
 	install -m 0644 schema/*.sql $(DESTDIR)/usr/share/sandbox/schema/
 

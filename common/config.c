@@ -88,6 +88,7 @@ static const struct key keys[] = {
 	{ I(session_file_max_bytes, 0, 1073741824) },
 	{ I(session_list_max_files, 1, 1000000) },
 	{ S(runner_agent_path) },
+	{ S(runner_deliver_path) },
 	{ S(bwrap_path) },
 	{ S(slirp4netns_path) },
 };
@@ -152,6 +153,8 @@ void cfg_defaults(struct cfg *c)
 	c->session_list_max_files = 10000;
 	snprintf(c->runner_agent_path, sizeof c->runner_agent_path,
 		 "/usr/lib/sandbox/sandbox-agent");
+	snprintf(c->runner_deliver_path, sizeof c->runner_deliver_path,
+		 "/usr/lib/sandbox/sandbox-deliver");
 	snprintf(c->bwrap_path, sizeof c->bwrap_path, "/usr/bin/bwrap");
 	snprintf(c->slirp4netns_path, sizeof c->slirp4netns_path, "/usr/bin/slirp4netns");
 	for (int i = 0; i < LIM_COUNT; i++) {

@@ -78,6 +78,7 @@ struct cfg {
 	long long session_file_max_bytes;        /* one file through the file API */
 	long long session_list_max_files;        /* entries in one file listing */
 	char runner_agent_path[CFG_PATH_MAX];    /* the static sandbox-agent binary */
+	char runner_deliver_path[CFG_PATH_MAX];  /* the webhook delivery pass binary */
 	char bwrap_path[CFG_PATH_MAX];
 	char slirp4netns_path[CFG_PATH_MAX];
 	long long limit_default[LIM_COUNT];

@@ -384,7 +384,8 @@ static int all_done(struct disp *d)
 	return 1;
 }
 
-/* Webhooks go out from a child process, one pass at a time: a receiver that takes
+/* Webhooks go out from a child process (runner_deliver_path), one pass at a time: a
+ * receiver that takes
  * its full 10 s (times CB_PER_PASS) delays only the next pass, never a claim, a
  * heartbeat or a lease recovery. The child opens its own DB connection and never
  * touches the dispatcher's. */
@@ -408,9 +409,12 @@ static void deliver_tick(struct disp *d)
 		return;
 	}
 	if (pid == 0) {
+		/* a binary of its own (deliver_main.c): libcurl is loaded there only */
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
-		_exit(cb_pass(d->cfg) < 0 ? 1 : 0);
+		execl(d->cfg->runner_deliver_path, "sandbox-deliver", "--config", d->o->config_path,
+		      (char *)NULL);
+		_exit(127);
 	}
 	d->deliverer = pid;
 }

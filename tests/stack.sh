@@ -500,6 +500,7 @@ runner_slots = $(($(nproc) * 2))
 runner_uid_base = $(runner_uid_base)
 runner_cgroup_name = $(runner_cgroup_name)
 runner_agent_path = $BIN/sandbox-agent
+runner_deliver_path = $BIN/sandbox-deliver
 runner_runtimes_file = $REPO/etc/runtimes.conf
 runner_max_sessions = ${SANDBOX_MAX_SESSIONS:-32}
 EOF
