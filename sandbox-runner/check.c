@@ -371,6 +371,25 @@ static void check_agent(struct checker *c, const struct cfg *cfg)
 	close(fd);
 }
 
+/* The webhook delivery pass the dispatcher execs (runner_deliver_path): without it no
+ * job's callback_url is ever called, though jobs run: a warning, not a refusal. */
+static void check_deliver(struct checker *c, const struct cfg *cfg)
+{
+	static const char fix[] = "build it: make (build/sandbox-deliver) or set runner_deliver_path";
+	struct stat st;
+
+	if (stat(cfg->runner_deliver_path, &st) < 0)
+		item(c, "webhooks", L_WARN, fix, "%s: %s (webhooks are not delivered)",
+		     cfg->runner_deliver_path, strerror(errno));
+	else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) ||
+		 !(st.st_mode & 0100))
+		item(c, "webhooks", L_WARN, fix,
+		     "%s must be a regular executable file owned by root, not group or world"
+		     " writable", cfg->runner_deliver_path);
+	else
+		item(c, "webhooks", L_OK, NULL, "%s", cfg->runner_deliver_path);
+}
+
 static void check_state_dir(struct checker *c, const struct cfg *cfg)
 {
 	struct stat st;
@@ -509,6 +528,7 @@ int runner_check(const struct cfg *cfg, enum check_out out)
 	check_binary(&c, "slirp4netns", cfg->slirp4netns_path, 0);
 	check_session_uids(&c, cfg);
 	check_agent(&c, cfg);
+	check_deliver(&c, cfg);
 	/* At start-up the dispatcher checks the database itself (it waits out an outage
 	 * and refuses a too small max_allowed_packet, naming it). */
 	if (out != CHECK_LOG)

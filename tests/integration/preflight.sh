@@ -17,7 +17,7 @@ STACK="$REPO/tests/stack.sh"
 RUNNER="$SANDBOX_BIN/sandbox-runner"
 at_exit 'bash "$STACK" start-runner > /dev/null 2>&1'
 
-ITEMS="root bwrap userns cgroup slot-uids state-dir tmpfs seccomp slirp4netns session-uids session-agent database db-packet db-schema"
+ITEMS="root bwrap userns cgroup slot-uids state-dir tmpfs seccomp slirp4netns session-uids session-agent webhooks database db-packet db-schema"
 
 ctx "preflight on the stack's config"
 "$RUNNER" --config "$SANDBOX_CONFIG" --check > "$T_DIR/check.txt" 2>&1
