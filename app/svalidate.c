@@ -12,8 +12,6 @@
 
 /* The same bounds as app/validate.c's for jobs. */
 #define MAX_ENV_BYTES 65536
-#define MAX_ARGV 1024
-#define MAX_COMMAND_BYTES 65536
 #define MAX_META_KEY 64
 #define MAX_META_KEYS 64
 
@@ -414,37 +412,7 @@ void sv_session_free(struct sess_req *r)
 
 static int v_command(json_t *root, struct cmd_req *r, struct val_err *e)
 {
-	json_t *argv = json_object_get(root, "argv"), *a;
-	const char *cmd;
-	size_t i, total = 0;
-
-	if (opt_string(root, "command", &cmd, e) < 0)
-		return -1;
-	if (argv != NULL && json_is_null(argv))
-		argv = NULL;
-	if ((cmd == NULL) == (argv == NULL))
-		return fail(e, "command", "exactly one of command and argv is required");
-	if (cmd != NULL) {
-		if (*cmd == '\0' || strlen(cmd) > MAX_COMMAND_BYTES)
-			return fail(e, "command", "command must be 1 to %d bytes",
-				    MAX_COMMAND_BYTES);
-		r->command = cmd;
-		return 0;
-	}
-	if (!json_is_array(argv) || json_array_size(argv) == 0 ||
-	    json_array_size(argv) > MAX_ARGV)
-		return fail(e, "argv", "argv must be an array of 1 to %d strings", MAX_ARGV);
-	json_array_foreach(argv, i, a) {
-		if (!json_is_string(a))
-			return fail(e, "argv", "argv[%zu] must be a string", i);
-		total += json_string_length(a);
-	}
-	if (json_string_length(json_array_get(argv, 0)) == 0)
-		return fail(e, "argv", "argv[0] must not be empty");
-	if (total > MAX_COMMAND_BYTES)
-		return fail(e, "argv", "argv is longer than %d bytes", MAX_COMMAND_BYTES);
-	r->argv = argv;
-	return 0;
+	return val_command(root, &r->command, &r->argv, e);
 }
 
 static int v_tag(json_t *root, struct cmd_req *r, struct val_err *e)

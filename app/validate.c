@@ -108,13 +108,13 @@ static int check_unknown(json_t *obj, const char *const *known, const char *pref
 	return 0;
 }
 
-static int v_command(json_t *root, struct job_req *r, struct val_err *e)
+int val_command(json_t *root, const char **command, json_t **argv_out, struct val_err *e)
 {
 	json_t *argv = json_object_get(root, "argv");
 	const char *cmd;
+	size_t i, total = 0;
+	json_t *a;
 
-	if (json_object_get(root, "runtime") != NULL)
-		return 0; /* val_job_runtime gives the argv */
 	if (opt_string(root, "command", &cmd, e) < 0)
 		return -1;
 	if (argv != NULL && json_is_null(argv))
@@ -125,14 +125,12 @@ static int v_command(json_t *root, struct job_req *r, struct val_err *e)
 		if (*cmd == '\0' || strlen(cmd) > MAX_COMMAND_BYTES)
 			return fail(e, "command", "command must be 1 to %d bytes",
 				    MAX_COMMAND_BYTES);
-		r->command = cmd;
+		*command = cmd;
 		return 0;
 	}
 	if (!json_is_array(argv) || json_array_size(argv) == 0 ||
 	    json_array_size(argv) > MAX_ARGV)
 		return fail(e, "argv", "argv must be an array of 1 to %d strings", MAX_ARGV);
-	size_t i, total = 0;
-	json_t *a;
 	json_array_foreach(argv, i, a) {
 		if (!json_is_string(a))
 			return fail(e, "argv", "argv[%zu] must be a string", i);
@@ -142,8 +140,15 @@ static int v_command(json_t *root, struct job_req *r, struct val_err *e)
 		return fail(e, "argv", "argv[0] must not be empty");
 	if (total > MAX_COMMAND_BYTES)
 		return fail(e, "argv", "argv is longer than %d bytes", MAX_COMMAND_BYTES);
-	r->argv = argv;
+	*argv_out = argv;
 	return 0;
+}
+
+static int v_command(json_t *root, struct job_req *r, struct val_err *e)
+{
+	if (json_object_get(root, "runtime") != NULL)
+		return 0; /* val_job_runtime gives the argv */
+	return val_command(root, &r->command, &r->argv, e);
 }
 
 /* Decodes `content` or `content_base64` style pairs. */

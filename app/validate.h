@@ -81,6 +81,10 @@ int val_env_name(const char *s);
  * runner unless the operator allows overriding; *out is a new reference. Jobs,
  * sessions and session commands share it. 0, or -1 with e filled. */
 int val_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e);
+/* root's "command" (a non-empty string of at most 64 KiB) or "argv" (1 to 1024
+ * strings, argv[0] non-empty, 64 KiB in all), exactly one of them: *command or *argv
+ * set (borrowed from root). Jobs and session commands share it. 0, or -1 with e. */
+int val_command(json_t *root, const char **command, json_t **argv, struct val_err *e);
 /* Metadata keys that could be taken for identity (case-insensitive). */
 int val_reserved_meta_key(const char *k);
 
