@@ -60,13 +60,23 @@ static size_t output_size(json_t *job)
 	return n;
 }
 
+/* A finished job's webhook may still be on its way: its callback (state, attempts,
+ * attempts_log) changes until it is delivered or failed. */
+static int callback_settled(json_t *job)
+{
+	json_t *cb = json_object_get(job, "callback");
+	const char *st = json_string_value(json_object_get(cb, "state"));
+
+	return !json_is_object(cb) || (st && strcmp(st, "pending") != 0);
+}
+
 void jc_put(const char *id, json_t *job)
 {
 	const char *state = json_string_value(json_object_get(job, "status"));
 	int victim = 0;
 
 	if (!js_is_terminal(js_parse(state)) || strlen(id) >= UUID_STR_LEN ||
-	    output_size(job) > JOBCACHE_MAX_OUTPUT)
+	    output_size(job) > JOBCACHE_MAX_OUTPUT || !callback_settled(job))
 		return;
 	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {
 		if (cache[i].job && strcmp(cache[i].id, id) == 0)

@@ -18,6 +18,14 @@
 
 #define TS(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
 
+/* The webhook attempts of a job with a callback_url (schema 009, at most
+ * callback_max_attempts rows, by primary key) as one JSON array text, NULL for none. */
+#define CB_ATTEMPTS_LOG                                                                   \
+	"IF(j.callback_url IS NULL, NULL, (SELECT JSON_ARRAYAGG(JSON_OBJECT('attempt',"      \
+	" a.attempt, 'at', " TS("a.started_at") ", 'status', a.http_status, 'error',"       \
+	" a.error, 'duration_ms', a.duration_ms, 'outcome', a.outcome) ORDER BY a.attempt)" \
+	" FROM job_callback_attempts a WHERE a.job_id = j.id))"
+
 /* Read by column name (view_text below, limit_specs[].name for the limits). */
 #define JOB_COLS                                                                          \
 	"j.id, j.state, " TS("j.created_at") " AS created_at, " TS("j.started_at")          \
@@ -31,7 +39,7 @@
 	" r.failure_json, r.wall_ms, r.cpu_ms, r.memory_peak_bytes, j.callback_url,"       \
 	" c.state AS cb_state, c.attempts AS cb_attempts, c.last_status AS cb_last_status," \
 	" c.last_error AS cb_last_error, " TS("c.delivered_at") " AS cb_delivered_at,"     \
-	" j.compile_result_json"
+	" j.compile_result_json, " CB_ATTEMPTS_LOG " AS cb_attempts_log"
 
 #define JOB_FROM                                                                          \
 	" FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"                         \
@@ -383,6 +391,7 @@ static const struct {
 	VIEW_TEXT("cb_last_status", cb_last_status),
 	VIEW_TEXT("cb_last_error", cb_last_error),
 	VIEW_TEXT("cb_delivered_at", cb_delivered_at),
+	VIEW_TEXT("cb_attempts_log", cb_attempts_log),
 	VIEW_TEXT("compile_result_json", compile_json),
 };
 #undef VIEW_TEXT

@@ -1,8 +1,9 @@
 /* `sandboxctl purge [--older-than DURATION] [--dry-run]`: retention. Deletes finished
- * jobs (and their files, output, artifacts, events) and ended sessions (and their
- * commands, command output, requests) that ended before the cutoff, in small
- * transactions so that no table stays locked for long, and takes their bytes off
- * their keys' stored totals. Without --older-than the config's retention_days. */
+ * jobs (and their files, output, artifacts, events, webhook delivery and its attempts)
+ * and ended sessions (and their commands, command output, requests) that ended
+ * before the cutoff, in small transactions so that no table stays locked for long,
+ * and takes their bytes off their keys' stored totals. Without --older-than the
+ * config's retention_days. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

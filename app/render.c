@@ -139,18 +139,35 @@ static json_t *dec_or_null(const char *dec)
 	return end != dec && *end == '\0' ? json_integer(n) : json_null();
 }
 
+/* [{attempt, at, status, error, duration_ms, outcome}, ...] in attempt order, from
+ * the database's JSON text; `at` in the API's millisecond form. */
+static json_t *render_attempts_log(const char *text)
+{
+	json_t *log = stored_json(text, json_array()), *e;
+	size_t i;
+
+	if (!json_is_array(log)) {
+		json_decref(log);
+		return json_array();
+	}
+	json_array_foreach(log, i, e)
+		json_object_set_new(e, "at", render_time(json_string_value(json_object_get(e, "at"))));
+	return log;
+}
+
 /* null without a callback_url; before the job ends there is no delivery row yet: a
  * pending delivery with no attempt. last_error is the service's own text. */
 static json_t *render_callback(const struct job_view *v)
 {
 	if (v->cb_url == NULL)
 		return json_null();
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "url", v->cb_url, "state",
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "url", v->cb_url, "state",
 			 v->cb_state ? v->cb_state : "pending", "attempts",
 			 v->cb_attempts ? dec_or_null(v->cb_attempts) : json_integer(0),
 			 "last_status", dec_or_null(v->cb_last_status), "last_error",
 			 str_or_null(v->cb_last_error), "delivered_at",
-			 render_time(v->cb_delivered_at));
+			 render_time(v->cb_delivered_at), "attempts_log",
+			 render_attempts_log(v->cb_attempts_log));
 }
 
 json_t *render_job(const struct job_view *v)

@@ -40,6 +40,7 @@ struct job_view {
 	/* webhook (schema 007): cb_url NULL = none; cb_state NULL = not ended yet */
 	const char *cb_url, *cb_state, *cb_attempts, *cb_last_status, *cb_last_error,
 		*cb_delivered_at;
+	const char *cb_attempts_log; /* JSON array text (schema 009), NULL = none */
 	const struct art_view *arts; /* the job's artifacts, ordered by path */
 	size_t narts;
 	const char *compile_json; /* a compiled runtime's compile step, NULL for none */

@@ -214,6 +214,7 @@ int jd_delete_job(struct db *db, const char *job_id)
 		"DELETE FROM job_results WHERE job_id = ?",
 		"DELETE FROM job_files WHERE job_id = ?",
 		"DELETE FROM job_events WHERE job_id = ?",
+		"DELETE FROM job_callback_attempts WHERE job_id = ?",
 		"DELETE FROM job_callbacks WHERE job_id = ?",
 		"DELETE FROM jobs WHERE id = ?",
 	};

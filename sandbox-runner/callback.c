@@ -16,6 +16,7 @@
 #include "log.h"
 #include "netcheck.h"
 #include "render.h"
+#include "util.h"
 
 struct delivery {
 	char job[UUID_STR_LEN], delivery_id[UUID_STR_LEN];
@@ -114,9 +115,30 @@ static const char *resolve_checked(const struct nc_url *u, const struct nc_allow
 
 enum outcome { OUT_DELIVERED, OUT_RETRY, OUT_REFUSED };
 
-/* POSTs body to d->url. *status: the HTTP status (0: none); err: the service's text. */
+/* An attempt's class for job_callback_attempts.outcome and GET /metrics: a fixed set,
+ * never text from the receiver. */
+static const char *curl_class(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST: return "dns";
+	case CURLE_COULDNT_CONNECT: return "connect";
+	case CURLE_OPERATION_TIMEDOUT: return "timeout";
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS: return "tls";
+	default: return "other";
+	}
+}
+
+/* POSTs body to d->url. *status: the HTTP status (0: none); err: the service's text;
+ * *cls: the attempt's class (curl_class, "http_status", "delivered", ...). */
 static enum outcome post(const struct cfg *cfg, const struct delivery *d, const char *body,
-			 size_t len, long *status, char *err, size_t errlen)
+			 size_t len, long *status, char *err, size_t errlen, const char **cls)
 {
 	struct nc_allow allow;
 	struct nc_url u;
@@ -130,6 +152,7 @@ static enum outcome post(const struct cfg *cfg, const struct delivery *d, const 
 	enum outcome out = OUT_RETRY;
 
 	*status = 0;
+	*cls = "other";
 	if (nc_allow_parse(cfg->callback_allow, &allow, err, errlen) < 0 ||
 	    nc_parse_url(d->url, &u, &why) < 0) {
 		if (why)
@@ -156,8 +179,11 @@ static enum outcome post(const struct cfg *cfg, const struct delivery *d, const 
 			return OUT_REFUSED;
 		}
 	}
-	if (resolve_checked(&u, &allow, &pin, err, errlen) != NULL)
+	if (resolve_checked(&u, &allow, &pin, err, errlen) != NULL) {
+		*cls = "dns";
 		return strncmp(err, "refused:", 8) == 0 ? OUT_REFUSED : OUT_RETRY;
+	}
+	*cls = "internal";
 	if (hs_signature(d->secret, (long long)time(NULL), body, len, sig, sizeof sig) < 0)
 		return snprintf(err, errlen, "could not sign"), OUT_RETRY;
 	snprintf(hsig, sizeof hsig, "X-Sandbox-Signature: %s", sig);
@@ -202,10 +228,13 @@ static enum outcome post(const struct cfg *cfg, const struct delivery *d, const 
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	if (*status >= 200 && *status < 300) {
 		out = OUT_DELIVERED; /* a body past CB_RESPONSE_MAX is not our business */
+		*cls = "delivered";
 	} else if (*status != 0) {
 		snprintf(err, errlen, "receiver answered HTTP %ld", *status);
+		*cls = "http_status";
 	} else {
 		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+		*cls = curl_class(rc);
 	}
 out:
 	curl_slist_free_all(hdrs);
@@ -270,70 +299,124 @@ static char *job_body(struct db *db, const struct cfg *cfg, struct delivery *d, 
 	return out;
 }
 
-static void record(struct db *db, const struct cfg *cfg, const struct delivery *d,
-		   enum outcome o, long status, const char *err)
+/* What one attempt came to, for record(). */
+struct attempt {
+	enum outcome o;
+	long status;      /* 0: no HTTP answer */
+	const char *err;  /* the service's text */
+	const char *cls;  /* job_callback_attempts.outcome */
+	long long ms;     /* duration */
+};
+
+/* The summary on job_callbacks and, unless the destination was refused before any
+ * connection, the attempt's own row, in one transaction. The UPDATE is guarded by the
+ * attempt count load() read: a pass whose claim had expired (another pass took the
+ * row) writes nothing, so attempt n is recorded once and a job holds at most
+ * callback_max_attempts rows. 1 recorded, 0 not ours any more, -1 error. */
+static int record_tx(struct db *db, const struct cfg *cfg, const struct delivery *d,
+		     const struct attempt *a, int n)
 {
-	int n = d->attempts + (o == OUT_REFUSED ? 0 : 1);
-	char a[16], st[16];
 	long long rc;
 
-	snprintf(a, sizeof a, "%d", n);
-	snprintf(st, sizeof st, "%ld", status);
-	if (o == OUT_DELIVERED)
+	if (db_begin(db) < 0)
+		return -1;
+	if (a->o == OUT_DELIVERED)
 		rc = db_exec_p(db,
 			       "UPDATE job_callbacks SET state = 'delivered', attempts = ?,"
 			       " last_status = ?, last_error = NULL, delivered_at = NOW(3)"
-			       " WHERE job_id = ? AND state = 'pending'",
-			       db_i64(n), db_i64(status), db_str(d->job));
-	else if (o == OUT_REFUSED || n >= cfg->callback_max_attempts)
+			       " WHERE job_id = ? AND state = 'pending' AND attempts = ?",
+			       db_i64(n), db_i64(a->status), db_str(d->job), db_i64(d->attempts));
+	else if (a->o == OUT_REFUSED || n >= cfg->callback_max_attempts)
 		rc = db_exec_p(db,
 			       "UPDATE job_callbacks SET state = 'failed', attempts = ?,"
 			       " last_status = ?, last_error = LEFT(?, 255)"
-			       " WHERE job_id = ? AND state = 'pending'",
-			       db_i64(n), db_null_i64(status, status == 0), db_str(err),
-			       db_str(d->job));
+			       " WHERE job_id = ? AND state = 'pending' AND attempts = ?",
+			       db_i64(n), db_null_i64(a->status, a->status == 0), db_str(a->err),
+			       db_str(d->job), db_i64(d->attempts));
 	else
 		rc = db_exec_p(db,
 			       "UPDATE job_callbacks SET attempts = ?, last_status = ?,"
 			       " last_error = LEFT(?, 255),"
 			       " next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND"
-			       " WHERE job_id = ? AND state = 'pending'",
-			       db_i64(n), db_null_i64(status, status == 0), db_str(err),
+			       " WHERE job_id = ? AND state = 'pending' AND attempts = ?",
+			       db_i64(n), db_null_i64(a->status, a->status == 0), db_str(a->err),
 			       db_i64(hs_backoff_ms(cfg->callback_backoff_ms, n) * 1000),
-			       db_str(d->job));
+			       db_str(d->job), db_i64(d->attempts));
+	if (rc == 1 && a->o != OUT_REFUSED)
+		rc = db_exec_p(db,
+			       "INSERT INTO job_callback_attempts (job_id, attempt, started_at,"
+			       " http_status, error, duration_ms, outcome)"
+			       " VALUES (?, ?, NOW(3) - INTERVAL ? MICROSECOND, ?, LEFT(?, 255), ?, ?)",
+			       db_str(d->job), db_i64(n), db_i64(a->ms * 1000),
+			       db_null_i64(a->status, a->status == 0),
+			       a->o == OUT_DELIVERED ? db_str(NULL) : db_str(a->err),
+			       db_i64(a->ms), db_str(a->cls));
+	if (rc < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	if (rc == 0) {
+		db_rollback(db);
+		return 0;
+	}
+	return db_commit(db) < 0 ? -1 : 1;
+}
+
+static void record(struct db *db, const struct cfg *cfg, const struct delivery *d,
+		   const struct attempt *a)
+{
+	int n = d->attempts + (a->o == OUT_REFUSED ? 0 : 1), rc = -1;
+	char at[16], st[16];
+
+	for (int i = 0; i < 3; i++) {
+		rc = record_tx(db, cfg, d, a, n);
+		if (rc >= 0 || !db_retryable(db))
+			break;
+	}
+	snprintf(at, sizeof at, "%d", n);
+	snprintf(st, sizeof st, "%ld", a->status);
 	/* The URL stays out of the log: its query may carry the client's own secrets. */
-	log_kv(o == OUT_DELIVERED ? "info" : "warn",
-	       o == OUT_DELIVERED ? "callback_delivered" : "callback_failed", "job", d->job,
-	       "attempt", a, "status", st, "error", o == OUT_DELIVERED ? "" : err, "retry",
-	       o == OUT_RETRY && n < cfg->callback_max_attempts ? "yes" : "no", (char *)NULL);
+	log_kv(a->o == OUT_DELIVERED ? "info" : "warn",
+	       a->o == OUT_DELIVERED ? "callback_delivered" : "callback_failed", "job", d->job,
+	       "attempt", at, "status", st, "error", a->o == OUT_DELIVERED ? "" : a->err,
+	       "retry", a->o == OUT_RETRY && n < cfg->callback_max_attempts ? "yes" : "no",
+	       (char *)NULL);
 	if (rc < 0)
 		log_kv("warn", "db_error", "step", "callback_record", "error", db_error(db),
 		       (char *)NULL);
+	else if (rc == 0)
+		log_kv("warn", "callback_not_recorded", "job", d->job, "reason",
+		       "another pass recorded this attempt first", (char *)NULL);
 }
 
 static void deliver(struct db *db, const struct cfg *cfg, const char *job)
 {
 	struct delivery d;
 	char err[256] = "";
-	long status = 0;
-	enum outcome o;
+	struct attempt a = { .err = err, .cls = "internal" };
+	double t0 = util_mono_ms();
 	char *body;
 	size_t len = 0;
 
 	if (load(db, job, &d) < 0)
 		return;
 	if (d.secret[0] == '\0') {
-		record(db, cfg, &d, OUT_REFUSED, 0, "refused: the job's key has no webhook secret");
+		a.o = OUT_REFUSED;
+		a.err = "refused: the job's key has no webhook secret"
+			" (sandboxctl keys webhook-secret KEY_ID sets one)";
+		record(db, cfg, &d, &a);
 		return;
 	}
 	body = job_body(db, cfg, &d, &len);
 	if (body == NULL) {
-		record(db, cfg, &d, OUT_RETRY, 0, "could not render the job");
-		return;
+		a.o = OUT_RETRY;
+		a.err = "could not render the job";
+	} else {
+		a.o = post(cfg, &d, body, len, &a.status, err, sizeof err, &a.cls);
+		free(body);
 	}
-	o = post(cfg, &d, body, len, &status, err, sizeof err);
-	free(body);
-	record(db, cfg, &d, o, status, err);
+	a.ms = (long long)(util_mono_ms() - t0);
+	record(db, cfg, &d, &a);
 	explicit_bzero(d.secret, sizeof d.secret);
 }
 

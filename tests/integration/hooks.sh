@@ -159,6 +159,7 @@ for k in "${!REF[@]}"; do
 	expect_json .callback.url "${REF[$k]}" "$k: callback.url"
 	expect_json .callback.state failed "$k: state failed"
 	expect_json .callback.attempts 0 "$k: never attempted"
+	expect_json '.callback.attempts_log' '[]' "$k: no attempt in the log"
 	expect_json '.callback.last_error | test("^refused: destination address is .*'"$cls"'")' true "$k: reason names $cls"
 done
 expect_eq "refused: the receiver was never connected" 0 "$(jq -s length "$R/log.jsonl")"
@@ -239,12 +240,26 @@ expect_json .callback.attempts 3 "delivered on attempt 3"
 expect_eq "flaky: received 3 times" 3 "$(got /flaky)"
 expect_eq "flaky: one delivery id for all attempts" 1 \
 	"$(jq -r 'select(.path == "/flaky") | .delivery' "$R/log.jsonl" | sort -u | wc -l)"
+expect_json '[.callback.attempts_log[].status] | map(tostring) | join(",")' "500,500,200" \
+	"attempts_log: statuses 500, 500, 200 in order"
+expect_json '[.callback.attempts_log[].attempt] | map(tostring) | join(",")' "1,2,3" \
+	"attempts_log: attempts 1, 2, 3"
+expect_json '[.callback.attempts_log[].outcome] | join(",")' "http_status,http_status,delivered" \
+	"attempts_log: outcome classes"
+expect_json '[.callback.attempts_log[].error] | map(tostring) | join(",")' \
+	"receiver answered HTTP 500,receiver answered HTTP 500,null" "attempts_log: error texts"
+expect_json '[.callback.attempts_log[] | (.duration_ms | type == "number" and . >= 0)
+	and (.at | test("^[0-9-]{10}T[0-9:.]{12}Z$"))] | all' true "attempts_log: at and duration_ms"
+expect_json '[.callback.attempts_log[].at] | . == sort' true "attempts_log: times in order"
+expect_eq "attempts rows in the table" 3 \
+	"$(sql "SELECT COUNT(*) FROM job_callback_attempts WHERE job_id = '$FJ'")"
 cb_wait "$NJ" 30
 req GET "/v1/jobs/$NJ"
 expect_json .callback.state failed "always 500: failed"
 expect_json .callback.attempts 3 "after callback_max_attempts"
 expect_json .callback.last_status 500
 expect_json .callback.delivered_at null
+expect_json '.callback.attempts_log | length' 3 "never: attempts_log bounded by callback_max_attempts"
 expect_eq "never: received 3 times" 3 "$(got /never)"
 cb_wait "$RJ" 30
 req GET "/v1/jobs/$RJ"

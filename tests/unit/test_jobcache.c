@@ -56,6 +56,27 @@ static void test_scope_and_state(void)
 	json_decref(queued);
 }
 
+/* A finished job whose webhook is still pending changes (callback.attempts_log):
+ * only a settled callback, or none, is cached. */
+static void test_pending_callback_not_kept(void)
+{
+	static const char *const st[] = { "pending", "delivered", "failed" };
+	struct identity alice = who("t1", "alice", 0);
+
+	for (size_t i = 0; i < 3; i++) {
+		json_t *j = job("succeeded", "alice", 1), *got;
+
+		json_object_set_new(j, "callback", json_pack("{s:s}", "state", st[i]));
+		jc_clear();
+		jc_put(ID1, j);
+		got = jc_get(ID1, &alice);
+		CHECK((got != NULL) == (i != 0), "callback %s: cached %d", st[i], got != NULL);
+		json_decref(got);
+		json_decref(j);
+	}
+	jc_clear();
+}
+
 static void test_big_output_not_kept(void)
 {
 	json_t *big = job("failed", "alice", JOBCACHE_MAX_OUTPUT + 1);
@@ -93,6 +114,7 @@ void suite_jobcache(void)
 {
 	static const CU_TestInfo tests[] = { { "scope_and_state", test_scope_and_state },
 					     { "big_output_not_kept", test_big_output_not_kept },
+					     { "pending_callback_not_kept", test_pending_callback_not_kept },
 					     { "eviction", test_eviction },
 					     CU_TEST_INFO_NULL };
 

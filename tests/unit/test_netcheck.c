@@ -197,7 +197,8 @@ static void test_backoff(void)
 	CHECK_INT(hs_backoff_ms(200, 3), 800);
 }
 
-/* The job object's callback: null without a URL, pending before the row exists. */
+/* The job object's callback: null without a URL, pending before the row exists, the
+ * attempts log in order with the API's millisecond times. */
 static void test_render_callback(void)
 {
 	struct job_view v = { .id = "0190", .state = JS_QUEUED };
@@ -209,7 +210,7 @@ static void test_render_callback(void)
 	v.cb_url = "https://h.example/x";
 	j = render_job(&v);
 	s = json_dumps(json_object_get(j, "callback"), JSON_COMPACT | JSON_SORT_KEYS);
-	CHECK_STR(s, "{\"attempts\":0,\"delivered_at\":null,\"last_error\":null,"
+	CHECK_STR(s, "{\"attempts\":0,\"attempts_log\":[],\"delivered_at\":null,\"last_error\":null,"
 		     "\"last_status\":null,\"state\":\"pending\",\"url\":\"https://h.example/x\"}");
 	free(s);
 	json_decref(j);
@@ -217,9 +218,20 @@ static void test_render_callback(void)
 	v.cb_attempts = "3";
 	v.cb_last_status = "200";
 	v.cb_delivered_at = "2026-11-29T10:00:00.123456Z";
+	v.cb_attempts_log = "[{\"attempt\":1,\"at\":\"2026-11-29T09:59:59.500000Z\","
+			    "\"status\":500,\"error\":\"receiver answered HTTP 500\","
+			    "\"duration_ms\":12,\"outcome\":\"http_status\"},"
+			    "{\"attempt\":2,\"at\":\"2026-11-29T10:00:00.100000Z\",\"status\":null,"
+			    "\"error\":\"Timeout was reached\",\"duration_ms\":10000,"
+			    "\"outcome\":\"timeout\"}]";
 	j = render_job(&v);
 	s = json_dumps(json_object_get(j, "callback"), JSON_COMPACT | JSON_SORT_KEYS);
-	CHECK_STR(s, "{\"attempts\":3,\"delivered_at\":\"2026-11-29T10:00:00.123Z\","
+	CHECK_STR(s, "{\"attempts\":3,\"attempts_log\":[{\"at\":\"2026-11-29T09:59:59.500Z\","
+		     "\"attempt\":1,\"duration_ms\":12,\"error\":\"receiver answered HTTP 500\","
+		     "\"outcome\":\"http_status\",\"status\":500},{\"at\":"
+		     "\"2026-11-29T10:00:00.100Z\",\"attempt\":2,\"duration_ms\":10000,\"error\":"
+		     "\"Timeout was reached\",\"outcome\":\"timeout\",\"status\":null}],"
+		     "\"delivered_at\":\"2026-11-29T10:00:00.123Z\","
 		     "\"last_error\":null,\"last_status\":200,\"state\":\"delivered\","
 		     "\"url\":\"https://h.example/x\"}");
 	free(s);
