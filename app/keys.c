@@ -1,5 +1,7 @@
-/* `sandboxctl keys create|list|revoke`: the only place tokens are made. A token is
- * shown once, at creation; the database keeps its sha256 only. */
+/* `sandboxctl keys create|list|revoke|webhook-secret`: the only place tokens and
+ * webhook secrets are made. A token is shown once, at creation; the database keeps
+ * its sha256 only. A webhook secret is shown once too, but stored as is (the runner
+ * signs with it). */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -546,6 +548,58 @@ static int keys_revoke(struct db *db, int argc, char **argv)
 	return 0;
 }
 
+/* `keys webhook-secret ID [--json]`: a new webhook secret for an active key (keys made
+ * before schema 007 have none; rotation). Shown once on stdout, never logged. Every
+ * delivery attempt reads the key's secret when it is made: attempts already sent stay
+ * signed with the old one, later attempts (retries of pending deliveries too) use the
+ * new one. No grace period: a receiver verifies with the secret it was given. */
+static int keys_webhook_secret(struct db *db, int argc, char **argv)
+{
+	const char *id = NULL;
+	unsigned char raw[32];
+	char whsec[2 * sizeof raw + 1];
+	int json = 0;
+	long long n;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (id == NULL && argv[i][0] != '-')
+			id = argv[i];
+		else
+			id = NULL, i = argc;
+	}
+	if (id == NULL) {
+		fprintf(stderr, "usage: sandboxctl keys webhook-secret ID [--json]\n");
+		return 2;
+	}
+	if (util_random(raw, sizeof raw) < 0) {
+		perror("sandboxctl: getrandom");
+		return 1;
+	}
+	util_hex(raw, sizeof raw, whsec);
+	explicit_bzero(raw, sizeof raw);
+	n = db_exec_p(db,
+		      "UPDATE api_keys SET webhook_secret = ? WHERE id = ? AND revoked_at IS NULL",
+		      db_str(whsec), db_str(id));
+	if (n != 1) {
+		explicit_bzero(whsec, sizeof whsec);
+		if (n < 0)
+			fprintf(stderr, "sandboxctl: keys webhook-secret: %s\n", db_error(db));
+		else
+			fprintf(stderr, "sandboxctl: keys webhook-secret: no active key %s\n", id);
+		return 1;
+	}
+	if (json)
+		printf("{\"id\":\"%s\",\"webhook_secret\":\"%s\"}\n", id, whsec);
+	else
+		printf("id:    %s\nwebhook_secret: %s\n(shown only now; deliveries from now on are"
+		       " signed with it, the old secret no longer verifies them)\n",
+		       id, whsec);
+	explicit_bzero(whsec, sizeof whsec);
+	return 0;
+}
+
 int ctl_keys(struct db *db, int argc, char **argv)
 {
 	if (argc >= 1 && strcmp(argv[0], "create") == 0)
@@ -554,7 +608,9 @@ int ctl_keys(struct db *db, int argc, char **argv)
 		return keys_list(db, argc >= 2 && strcmp(argv[1], "--json") == 0);
 	if (argc >= 2 && strcmp(argv[0], "revoke") == 0)
 		return keys_revoke(db, argc, argv);
-	fprintf(stderr,
-		"usage: sandboxctl keys create ... | list [--json] | revoke ID [--keep-jobs]\n");
+	if (argc >= 1 && strcmp(argv[0], "webhook-secret") == 0)
+		return keys_webhook_secret(db, argc, argv);
+	fprintf(stderr, "usage: sandboxctl keys create ... | list [--json] | revoke ID [--keep-jobs]"
+			" | webhook-secret ID [--json]\n");
 	return 2;
 }

@@ -107,6 +107,52 @@ void mx_render_requests(struct strbuf *out, const struct mx_board *b, size_t n,
 		db);
 }
 
+static const char *const hook_states[MX_HOOK_STATES] = { "pending", "delivered", "failed" };
+static const char *const hook_outcomes[MX_HOOK_OUTCOMES] = {
+	"delivered", "http_status", "dns", "connect", "tls", "timeout", "other", "internal"
+};
+
+static void hooks_add(long long *v, const char *const *names, int n, const char *name,
+		      long long add)
+{
+	for (int i = 0; name && i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			v[i] += add;
+}
+
+void mx_hooks_add_state(struct mx_hooks *h, const char *state, long long n)
+{
+	hooks_add(h->state, hook_states, MX_HOOK_STATES, state, n);
+}
+
+void mx_hooks_add_outcome(struct mx_hooks *h, const char *outcome, long long n)
+{
+	hooks_add(h->outcome, hook_outcomes, MX_HOOK_OUTCOMES, outcome, n);
+}
+
+void mx_render_webhooks(struct strbuf *out, const struct mx_hooks *h)
+{
+	long long total = 0;
+
+	sb_adds(out, "# HELP sandbox_webhook_deliveries Webhook deliveries in the database, by"
+		     " state.\n# TYPE sandbox_webhook_deliveries gauge\n");
+	for (int i = 0; i < MX_HOOK_STATES; i++)
+		sb_addf(out, "sandbox_webhook_deliveries{state=\"%s\"} %lld\n", hook_states[i],
+			h->state[i]);
+	sb_adds(out, "# HELP sandbox_webhook_attempts Webhook delivery attempts on record (jobs"
+		     " not yet purged), by outcome class; all but delivered are failures.\n"
+		     "# TYPE sandbox_webhook_attempts gauge\n");
+	for (int i = 0; i < MX_HOOK_OUTCOMES; i++) {
+		sb_addf(out, "sandbox_webhook_attempts{outcome=\"%s\"} %lld\n", hook_outcomes[i],
+			h->outcome[i]);
+		total += h->outcome[i];
+	}
+	sb_addf(out, "# HELP sandbox_webhook_attempts_all Webhook delivery attempts on record,"
+		     " all outcomes.\n# TYPE sandbox_webhook_attempts_all gauge\n"
+		     "sandbox_webhook_attempts_all %lld\n",
+		total);
+}
+
 static int match_one(const char *rule, const char *addr)
 {
 	char net[64];

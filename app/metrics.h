@@ -34,6 +34,21 @@ void mx_db_error(struct mx_worker *w);
 void mx_render_requests(struct strbuf *out, const struct mx_board *b, size_t n,
 			const char *const *route_names, size_t nroutes);
 
+/* Webhooks (GET /metrics): deliveries by state (job_callbacks) and attempts on record
+ * by outcome class (job_callback_attempts, schema 009), counted by the database at
+ * scrape time. Only these fixed names become label values: a name read from the
+ * database that is not in the list is not shown. */
+#define MX_HOOK_STATES 3   /* pending, delivered, failed */
+#define MX_HOOK_OUTCOMES 8 /* delivered, http_status, dns, connect, tls, timeout, other, internal */
+struct mx_hooks {
+	long long state[MX_HOOK_STATES];
+	long long outcome[MX_HOOK_OUTCOMES];
+};
+/* Adds n to the named state ("pending") or outcome ("tls"); unknown names are ignored. */
+void mx_hooks_add_state(struct mx_hooks *h, const char *state, long long n);
+void mx_hooks_add_outcome(struct mx_hooks *h, const char *outcome, long long n);
+void mx_render_webhooks(struct strbuf *out, const struct mx_hooks *h);
+
 /* 1 when addr (dotted IPv4 or IPv6 text, as nginx sends REMOTE_ADDR) is in list:
  * comma-separated addresses or IPv4 CIDRs ("127.0.0.1,10.1.0.0/16,::1"). */
 int mx_addr_allowed(const char *list, const char *addr);

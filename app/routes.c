@@ -1064,6 +1064,31 @@ static int host_metrics(struct db *db, struct strbuf *o)
 	return 0;
 }
 
+/* Webhook deliveries by state and attempts by outcome class (app/metrics.c renders
+ * them): two GROUP BYs over indexes (job_callbacks_due, job_callback_attempts_outcome)
+ * of tables purge keeps bounded. */
+static int webhook_metrics(struct db *db, struct strbuf *o)
+{
+	struct mx_hooks h = { { 0 }, { 0 } };
+	struct db_res *res = db_querya(db, "SELECT state, COUNT(*) AS n FROM job_callbacks"
+					   " GROUP BY state", NULL, 0);
+
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++)
+		mx_hooks_add_state(&h, db_res_s(res, i, "state"), db_res_i(res, i, "n", 0));
+	db_res_free(res);
+	res = db_querya(db, "SELECT outcome, COUNT(*) AS n FROM job_callback_attempts"
+			    " GROUP BY outcome", NULL, 0);
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++)
+		mx_hooks_add_outcome(&h, db_res_s(res, i, "outcome"), db_res_i(res, i, "n", 0));
+	db_res_free(res);
+	mx_render_webhooks(o, &h);
+	return 0;
+}
+
 /* The job figures of GET /metrics, from the database at scrape time. Costs: one
  * GROUP BY over the jobs table's state index (grows with the table: purge keeps it
  * bounded), the rest through indexes. */
@@ -1112,7 +1137,7 @@ static int job_metrics(struct db *db, struct strbuf *o)
 			db_res_i(res, i, "n", 0));
 	}
 	db_res_free(res);
-	if (host_metrics(db, o) < 0)
+	if (host_metrics(db, o) < 0 || webhook_metrics(db, o) < 0)
 		return -1;
 	/* Queue wait and run time of the jobs that finished in the last 5 minutes. */
 	{

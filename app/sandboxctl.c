@@ -41,6 +41,9 @@ static void usage(void)
 		"                                          none given: only 'default')\n"
 		"       sandboxctl --config FILE keys list [--json]\n"
 		"       sandboxctl --config FILE keys revoke ID [--keep-jobs]\n"
+		"       sandboxctl --config FILE keys webhook-secret ID [--json]\n"
+		"                  (a new webhook secret for the key, shown once; later\n"
+		"                   delivery attempts are signed with it, not the old one)\n"
 		"       sandboxctl --config FILE purge [--older-than N[smhd]] [--dry-run]\n"
 		"       sandboxctl --config FILE queue\n");
 	exit(2);

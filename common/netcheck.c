@@ -157,6 +157,18 @@ static enum nc_class class6(const unsigned char *a)
 	one[15] = 1;
 	if (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0)
 		return class4(a + 12);
+	/* 64:ff9b:1::/48, local-use NAT64 (RFC 8215): a translator of this network reaches
+	 * the IPv4 address in the last 32 bits (the RFC 6052 /96 form; other prefix
+	 * lengths of it are refused as reserved, never guessed at). */
+	if (memcmp(a, nat64, 4) == 0 && a[4] == 0 && a[5] == 1)
+		return memcmp(a + 6, zero, 6) == 0 ? class4(a + 12) : NC_RESERVED;
+	/* 2002::/16, 6to4: the relay reaches the IPv4 address in bits 16..47; one that is
+	 * not public is classed as that address. */
+	if (a[0] == 0x20 && a[1] == 0x02 && class4(a + 2) != NC_PUBLIC)
+		return class4(a + 2);
+	/* 100::/64, discard-only (RFC 6666) */
+	if (a[0] == 0x01 && memcmp(a + 1, zero, 7) == 0)
+		return NC_RESERVED;
 	if (memcmp(a, meta, 16) == 0)
 		return NC_METADATA;
 	if (memcmp(a, zero, 16) == 0)

@@ -35,7 +35,9 @@ enum nc_class {
 	NC_METADATA,    /* 169.254.169.254, fd00:ec2::254 */
 	NC_RESERVED,    /* 240/4, broadcast, documentation, benchmarking, IETF */
 };
-/* IPv4-mapped and NAT64 (64:ff9b::/96) IPv6 addresses are classed by their IPv4 part. */
+/* IPv4-mapped, NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48 in its /96 form)
+ * and 6to4 (2002::/16, when the IPv4 part is not public) IPv6 addresses are classed by
+ * their IPv4 part; 100::/64 (discard) is reserved. */
 enum nc_class nc_classify(const struct sockaddr *sa);
 /* "public", "loopback", ... for messages. */
 const char *nc_class_name(enum nc_class c);

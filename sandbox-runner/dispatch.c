@@ -384,6 +384,31 @@ static int all_done(struct disp *d)
 	return 1;
 }
 
+/* A delivery pass that could not be exec'd (127), failed (1: no database, 2: config)
+ * or died of a signal: webhooks are not going out. One line a minute at most, naming
+ * the binary, so a missing runner_deliver_path does not go unnoticed nor flood. */
+static void deliver_reaped(const struct cfg *cfg, int st)
+{
+	static double last_ms = -1e12;
+	char how[32];
+
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return;
+	if (util_mono_ms() - last_ms < 60000)
+		return;
+	last_ms = util_mono_ms();
+	if (WIFEXITED(st))
+		snprintf(how, sizeof how, "exit %d", WEXITSTATUS(st));
+	else
+		snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	log_kv("error", "callback_pass_failed", "runner_deliver_path", cfg->runner_deliver_path,
+	       "status", how, "hint",
+	       WIFEXITED(st) && WEXITSTATUS(st) == 127
+		       ? "the delivery binary could not be executed: webhooks are not sent"
+		       : "the delivery pass did not finish: see its own log lines",
+	       (char *)NULL);
+}
+
 /* Webhooks go out from a child process (runner_deliver_path), one pass at a time: a
  * receiver that takes
  * its full 10 s (times CB_PER_PASS) delays only the next pass, never a claim, a
@@ -399,6 +424,8 @@ static void deliver_tick(struct disp *d)
 		if (r == 0)
 			return;
 		d->deliverer = 0;
+		if (r > 0)
+			deliver_reaped(d->cfg, st);
 	}
 	if (util_mono_ms() < d->next_deliver)
 		return;

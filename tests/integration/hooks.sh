@@ -14,7 +14,16 @@
 #      object; 500, 500, 200 -> delivered on attempt 3; always 500 -> failed after 3;
 #      a 302 is not followed; a job cancelled while queued gets its callback too; two
 #      runners send each delivery once.
-#   4. The webhook secret: in `keys create` output once, in no log file of the stack.
+#      Each attempt in callback.attempts_log (500, 500, 200 in order). IPv6: a receiver
+#      on [::1] is refused by default (loopback, no connection), delivered when
+#      callback_allow lists ::1; fe80::1, fc00::1, ::ffff:127.0.0.1 and
+#      64:ff9b::a9fe:a9fe are refused by their class without a connection.
+#      `keys webhook-secret`: a key whose secret was cleared fails with the reason; a
+#      new secret signs the next delivery (the old ones do not verify it).
+#      GET /metrics: deliveries by state, attempts by outcome, as the tables count them.
+#      A runner whose runner_deliver_path is missing logs it once (rate-limited).
+#   4. The webhook secrets: in `keys create` / `keys webhook-secret` output once, in no
+#      log file of the stack.
 #
 # Needs root (it stops the stack's runner and starts its own); the stack's runner is
 # running again at the end, also on failure.
@@ -51,15 +60,16 @@ mkdir -m 755 "$R"
 		-keyout ca.key -out ca.pem -addext basicConstraints=critical,CA:TRUE \
 		-addext keyUsage=critical,keyCertSign
 	openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout srv.key -out srv.csr
-	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > ext
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n' > ext
 	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
 		-extfile ext -out srv.pem
 	chmod 644 ca.pem
 ) > "$T_DIR/openssl.log" 2>&1 || { echo "Bail out! openssl: $(tail -n 3 "$T_DIR/openssl.log")"; exit 2; }
 
 cat > "$R/recv.py" <<'PY'
-import http.server, json, ssl, sys, threading
+import http.server, json, socket, ssl, sys, threading
 d = sys.argv[1]
+v6 = len(sys.argv) > 2 and sys.argv[2] == "6"
 counts = {}
 lock = threading.Lock()
 class H(http.server.BaseHTTPRequestHandler):
@@ -86,19 +96,36 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", "2")
         self.end_headers()
         self.wfile.write(b"ok")
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+class S(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6 if v6 else socket.AF_INET
+    def verify_request(self, request, client_address):
+        # every accepted connection, whatever follows: "never connected" is checked here
+        with lock:
+            with open(d + "/conns", "a") as f:
+                f.write(("6" if v6 else "4") + "\n")
+        return True
+s = S(("::1" if v6 else "127.0.0.1", 0), H)
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(d + "/srv.pem", d + "/srv.key")
 s.socket = ctx.wrap_socket(s.socket, server_side=True)
-open(d + "/port", "w").write(str(s.server_address[1]))
+open(d + ("/port6" if v6 else "/port"), "w").write(str(s.server_address[1]))
 s.serve_forever()
 PY
 : > "$R/log.jsonl"
+: > "$R/conns"
 python3 "$R/recv.py" "$R" > "$T_DIR/recv.err" 2>&1 &
 RECV_PID=$!
 poll 5 test -s "$R/port" || { echo "Bail out! the receiver did not start: $(cat "$T_DIR/recv.err")"; exit 2; }
 PORT=$(cat "$R/port")
 HOOK="https://127.0.0.1:$PORT"
+# The same receiver on [::1] (the machine has ::1 on lo; else the IPv6 checks skip).
+python3 "$R/recv.py" "$R" 6 > "$T_DIR/recv6.err" 2>&1 &
+RECV6_PID=$!
+at_exit 'kill "$RECV6_PID" 2> /dev/null'
+PORT6=
+poll 5 test -s "$R/port6" && PORT6=$(cat "$R/port6")
+HOOK6="https://[::1]:${PORT6:-1}"
+conns() { wc -l < "$R/conns" | tr -d ' '; }
 got() { jq -r --arg p "$1" 'select(.path == $p)' "$R/log.jsonl" | jq -s length; }
 cb_state() { sql "SELECT state FROM job_callbacks WHERE job_id = '$1'"; }
 _cb_ended() { [[ $(cb_state "$1") =~ ^(delivered|failed)$ ]]; }
@@ -141,10 +168,17 @@ expect_json '.callback' null "no callback_url: callback null"
 ctx "refused"
 stack start-runner > /dev/null 2>&1 || { echo "Bail out! tests/stack.sh start-runner failed"; exit 2; }
 declare -A REFJ
+# IPv6: [::1] (the receiver listens there), link-local, ULA, IPv4-mapped loopback and
+# the NAT64 form of the metadata address: each refused by its class, never connected.
 declare -A REF=(
 	[loopback]="$HOOK/refused-ip"
 	[loopback-name]="https://localhost:$PORT/refused-name"
 	[metadata]="https://169.254.169.254/latest"
+	[loopback-v6]="$HOOK6/refused-v6"
+	[link-local-v6]="https://[fe80::1]/x"
+	[private-v6]="https://[fc00::1]:$PORT/x"
+	[loopback-mapped]="https://[::ffff:127.0.0.1]:$PORT/refused-mapped"
+	[metadata-nat64]="https://[64:ff9b::a9fe:a9fe]/latest"
 )
 for k in "${!REF[@]}"; do
 	submit "{\"command\":\"echo hi\",\"callback_url\":\"${REF[$k]}\"}"
@@ -153,6 +187,9 @@ done
 for k in "${!REF[@]}"; do
 	j=${REFJ[$k]}
 	cls=${k%-name}
+	cls=${cls%-v6}
+	cls=${cls%-mapped}
+	cls=${cls%-nat64}
 	await "$j" 60
 	cb_wait "$j" 20
 	req GET "/v1/jobs/$j"
@@ -163,6 +200,8 @@ for k in "${!REF[@]}"; do
 	expect_json '.callback.last_error | test("^refused: destination address is .*'"$cls"'")' true "$k: reason names $cls"
 done
 expect_eq "refused: the receiver was never connected" 0 "$(jq -s length "$R/log.jsonl")"
+expect_eq "refused: no connection reached either receiver (IPv4, IPv6)" 0 "$(conns)"
+[ -n "$PORT6" ] || skip "[::1] receiver" "could not listen on [::1]: $(tail -n 1 "$T_DIR/recv6.err")"
 
 # ---------------------------------------------------------------- 3. delivered
 ctx "cancelled while queued"
@@ -176,7 +215,7 @@ expect_eq "row made by the cancel" pending "$(cb_state "$CJ")"
 CONF=$T_DIR/hooks.conf
 cp "$SANDBOX_CONFIG" "$CONF"
 cat >> "$CONF" <<CONF_EOF
-callback_allow = 127.0.0.1/32
+callback_allow = 127.0.0.1/32, ::1
 callback_backoff_ms = 200
 callback_max_attempts = 3
 callback_cacert = $R/ca.pem
@@ -267,6 +306,93 @@ expect_json .callback.last_status 302 "redirect: status recorded"
 expect_json .callback.state failed "redirect: not delivered"
 expect_eq "redirect: the Location was never fetched" 0 "$(got /other)"
 
+ctx "ipv6"
+if [ -n "$PORT6" ]; then
+	# callback_allow lists ::1: the same loopback address is now delivered to, over IPv6.
+	submit "{\"command\":\"echo six\",\"callback_url\":\"$HOOK6/v6\"}"
+	SJ=$JOB
+	await "$SJ" 60
+	cb_wait "$SJ" 20
+	req GET "/v1/jobs/$SJ"
+	expect_json .callback.state delivered "[::1] listed in callback_allow: delivered"
+	expect_json .callback.last_status 200
+	expect_eq "[::1]: received once" 1 "$(got /v6)"
+	expect_eq "[::1]: the connection came over IPv6" 1 "$(grep -c '^6$' "$R/conns")"
+	expect_eq "[::1]: body id" "$SJ" "$(jq -r 'select(.path == "/v6") | .body | fromjson | .id' "$R/log.jsonl")"
+	VERIFY6=$(jq -c 'select(.path == "/v6")' "$R/log.jsonl" | SECRET=$SECRET python3 -c '
+import hmac, hashlib, json, os, sys
+r = json.loads(sys.stdin.read())
+p = dict(x.split("=", 1) for x in r["sig"].split(","))
+m = hmac.new(os.environ["SECRET"].encode(), (p["t"] + "." + r["body"]).encode(), hashlib.sha256).hexdigest()
+print("ok" if hmac.compare_digest(m, p["v1"]) else "bad")')
+	expect_eq "[::1]: the signature verifies" ok "$VERIFY6"
+	# still refused with ::1 listed: link-local and the NAT64 metadata address
+	submit "{\"command\":\"true\",\"callback_url\":\"https://[64:ff9b::a9fe:a9fe]/m\"}"
+	MJ=$JOB
+	await "$MJ" 60
+	cb_wait "$MJ" 20
+	req GET "/v1/jobs/$MJ"
+	expect_json '.callback.last_error | test("metadata")' true "::1 listed: NAT64 metadata still refused"
+else
+	skip "[::1] delivery with callback_allow = ::1" "no IPv6 loopback to listen on"
+fi
+
+ctx "webhook-secret"
+# A key without a secret (made before schema 007: cleared here by SQL) cannot sign: the
+# delivery fails at once, naming the reason; `keys webhook-secret` gives it one, shown
+# once, and the next delivery is signed with it (and not with any earlier secret).
+sig_ok() { # sig_ok PATH SECRET: ok|bad for the first request to PATH
+	jq -c --arg p "$1" 'select(.path == $p)' "$R/log.jsonl" | head -n 1 | SECRET=$2 python3 -c '
+import hmac, hashlib, json, os, sys
+r = json.loads(sys.stdin.read())
+p = dict(x.split("=", 1) for x in r["sig"].split(","))
+m = hmac.new(os.environ["SECRET"].encode(), (p["t"] + "." + r["body"]).encode(), hashlib.sha256).hexdigest()
+print("ok" if hmac.compare_digest(m, p["v1"]) else "bad")'
+}
+OUT3=$(ctl keys create --namespace "$NS" --tenant t2 --subject-type user --subject-id carol --json)
+K3_ID=$(jq -r .id <<< "$OUT3")
+K3_OLD=$(jq -r .webhook_secret <<< "$OUT3")
+MAIN_TOKEN=$TOKEN
+TOKEN=$(jq -r .token <<< "$OUT3")
+sql "UPDATE api_keys SET webhook_secret = NULL WHERE id = '$K3_ID'"
+submit "{\"command\":\"true\",\"callback_url\":\"$HOOK/nosecret\"}"
+XJ=$JOB
+await "$XJ" 60
+cb_wait "$XJ" 20
+req GET "/v1/jobs/$XJ"
+expect_json .callback.state failed "no secret: failed"
+expect_json .callback.attempts 0 "no secret: never attempted"
+expect_json '.callback.last_error | test("no webhook secret")' true "no secret: the reason says so"
+expect_eq "no secret: the receiver was never connected" 0 "$(got /nosecret)"
+OUTP=$(ctl keys webhook-secret "$K3_ID")
+expect_eq "webhook-secret: exit 0, one secret line" 1 "$(grep -c '^webhook_secret: [0-9a-f]\{64\}$' <<< "$OUTP")"
+K3_MID=$(sed -n 's/^webhook_secret: //p' <<< "$OUTP")
+OUTJ=$(ctl keys webhook-secret "$K3_ID" --json)
+K3_NEW=$(jq -r .webhook_secret <<< "$OUTJ")
+expect_true "--json: a new 64-hex secret for the key" grep -Eq '^[0-9a-f]{64}$' <<< "$K3_NEW"
+expect_eq "--json: the key id" "$K3_ID" "$(jq -r .id <<< "$OUTJ")"
+expect_true "each call makes a new secret" test "$K3_NEW" != "$K3_MID" -a "$K3_NEW" != "$K3_OLD"
+expect_eq "stored for the key" "$K3_NEW" "$(sql "SELECT webhook_secret FROM api_keys WHERE id = '$K3_ID'")"
+OUTE=$(ctl keys webhook-secret 01900000-0000-7000-8000-00000000dead 2>&1)
+expect_eq "unknown key: exit 1" 1 "$?"
+expect_true "unknown key: named" grep -q "no active key 01900000-0000-7000-8000-00000000dead" <<< "$OUTE"
+ctl keys webhook-secret > /dev/null 2>&1
+expect_eq "no id: exit 2 (usage)" 2 "$?"
+submit "{\"command\":\"true\",\"callback_url\":\"$HOOK/rotated\"}"
+YJ=$JOB
+await "$YJ" 60
+cb_wait "$YJ" 20
+req GET "/v1/jobs/$YJ"
+expect_json .callback.state delivered "after webhook-secret: delivered"
+expect_eq "signed with the new secret" ok "$(sig_ok /rotated "$K3_NEW")"
+expect_eq "not with the previous one" bad "$(sig_ok /rotated "$K3_MID")"
+expect_eq "nor with the one keys create showed" bad "$(sig_ok /rotated "$K3_OLD")"
+ctl keys revoke "$K3_ID" --keep-jobs > /dev/null
+OUTE=$(ctl keys webhook-secret "$K3_ID" 2>&1)
+expect_eq "revoked key: exit 1" 1 "$?"
+expect_true "revoked key: no active key" grep -q "no active key" <<< "$OUTE"
+TOKEN=$MAIN_TOKEN
+
 ctx "two runners"
 # A second dispatcher on the same config: every delivery is still sent once (the claim
 # is a conditional UPDATE won by one of them).
@@ -285,10 +411,57 @@ done
 kill -TERM "$MY_RUNNER2" 2> /dev/null
 expect_true "the second runner stops" poll 10 fails alive "$MY_RUNNER2"
 
+ctx "metrics"
+# GET /metrics: deliveries by state and attempts by outcome class, as the tables hold
+# them (nothing is in flight now), no tenant data.
+as "" req GET /metrics
+expect_status 200
+for st in pending delivered failed; do
+	expect_true "sandbox_webhook_deliveries{state=\"$st\"} is the table's count" grep -qx \
+		"sandbox_webhook_deliveries{state=\"$st\"} $(sql "SELECT COUNT(*) FROM job_callbacks WHERE state = '$st'")" "$BODY"
+done
+for oc in delivered http_status dns connect tls timeout other internal; do
+	expect_true "sandbox_webhook_attempts{outcome=\"$oc\"} is the table's count" grep -qx \
+		"sandbox_webhook_attempts{outcome=\"$oc\"} $(sql "SELECT COUNT(*) FROM job_callback_attempts WHERE outcome = '$oc'")" "$BODY"
+done
+expect_true "the attempts so far include the 6 answers of HTTP 500 and 1 of 302" \
+	test "$(sed -n 's/^sandbox_webhook_attempts{outcome="http_status"} //p' "$BODY")" -ge 7
+expect_true "sandbox_webhook_attempts_all is the table's count" grep -qx \
+	"sandbox_webhook_attempts_all $(sql "SELECT COUNT(*) FROM job_callback_attempts")" "$BODY"
+expect_true "no tenant namespace in the metrics" fails grep -qF "$NS" "$BODY"
+expect_true "no callback URL in the metrics" fails grep -qF "127.0.0.1:$PORT" "$BODY"
+
+ctx "deliver path"
+# A runner whose runner_deliver_path cannot be exec'd says so: one line naming the path
+# and the exit status (127), at most one a minute however many passes fail (every 500 ms).
+CONF3=$T_DIR/hooks-nodeliver.conf
+grep -v '^runner_deliver_path' "$SANDBOX_CONFIG" > "$CONF3"
+echo "runner_deliver_path = $T_DIR/no-such-sandbox-deliver" >> "$CONF3"
+(cd "$T_DIR" && exec setsid "$RUNNER" --config "$CONF3" < /dev/null >> "$T_DIR/hooks-runner3.log" 2>&1) &
+MY_RUNNER3=$!
+at_exit 'kill -TERM "$MY_RUNNER3" 2> /dev/null'
+_pass_failed() { grep -q 'event=callback_pass_failed' "$T_DIR/hooks-runner3.log"; }
+expect_true "a failed delivery pass is logged" poll 15 _pass_failed
+LINE=$(grep 'event=callback_pass_failed' "$T_DIR/hooks-runner3.log" | head -n 1)
+expect_true "the line names runner_deliver_path" grep -qF "runner_deliver_path=$T_DIR/no-such-sandbox-deliver" <<< "$LINE"
+expect_true "the line names the exit status 127" grep -q 'status="\?exit 127' <<< "$LINE"
+sleep 2 # four more passes fail meanwhile
+expect_eq "rate-limited: one line for several failed passes" 1 \
+	"$(grep -c 'event=callback_pass_failed' "$T_DIR/hooks-runner3.log")"
+kill -TERM "$MY_RUNNER3" 2> /dev/null
+expect_true "that runner stops" poll 10 fails alive "$MY_RUNNER3"
+
 # ---------------------------------------------------------------- 4. the secret
 ctx "secret"
 LOGS=$(grep -rlF "$SECRET" "$SANDBOX_VAR/log" "$T_DIR"/*.log 2> /dev/null)
 expect_eq "the webhook secret is in no log file" "" "$LOGS"
+# every log of the stack: API, runner, nginx, MariaDB (*.log, *.err anywhere in its var)
+ALL_LOGS=$(find "$SANDBOX_VAR" "$T_DIR" -type f \( -name '*.log' -o -name '*.err' \) 2> /dev/null)
+expect_true "the stack has log files to search" test -n "$ALL_LOGS"
+for s_ in "$K3_NEW" "$K3_MID" "$K3_OLD"; do
+	expect_eq "a secret from keys create/webhook-secret is in no log file" "" \
+		"$(xargs -r -d '\n' grep -lF "$s_" <<< "$ALL_LOGS" 2> /dev/null)"
+done
 req GET "/v1/jobs/$OJ"
 expect_true "nor in the job object" fails grep -qF "$SECRET" "$BODY"
 expect_true "the delivery log line has no URL" fails grep -q "127.0.0.1:$PORT" "$T_DIR/hooks-runner.log"

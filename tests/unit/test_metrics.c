@@ -64,9 +64,39 @@ static void test_exposition(void)
 	free(b);
 }
 
+/* Webhook figures: every state and outcome class shown (zero too), names from the
+ * database only when they are known ones (never a free label value). */
+static void test_webhooks(void)
+{
+	struct mx_hooks h = { { 0 }, { 0 } };
+	struct strbuf o = STRBUF_INIT;
+
+	mx_hooks_add_state(&h, "pending", 2);
+	mx_hooks_add_state(&h, "failed", 1);
+	mx_hooks_add_state(&h, "tenant-a\"}", 9);
+	mx_hooks_add_state(&h, NULL, 9);
+	mx_hooks_add_outcome(&h, "http_status", 2);
+	mx_hooks_add_outcome(&h, "delivered", 1);
+	mx_hooks_add_outcome(&h, "tls", 4);
+	mx_hooks_add_outcome(&h, "https://x.example/", 5);
+	mx_render_webhooks(&o, &h);
+	CHECK_HAS(o.buf, "# TYPE sandbox_webhook_deliveries gauge\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_deliveries{state=\"pending\"} 2\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_deliveries{state=\"delivered\"} 0\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_deliveries{state=\"failed\"} 1\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts{outcome=\"http_status\"} 2\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts{outcome=\"tls\"} 4\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts{outcome=\"timeout\"} 0\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts_all 7\n");
+	CHECK_LACKS(o.buf, "tenant-a");
+	CHECK_LACKS(o.buf, "x.example");
+	sb_release(&o);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "addr_allowed", test_allowed },
 	{ "exposition", test_exposition },
+	{ "webhooks", test_webhooks },
 	CU_TEST_INFO_NULL,
 };
 

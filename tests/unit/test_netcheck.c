@@ -51,6 +51,11 @@ static void test_classify(void)
 		{ "64:ff9b::a9fe:a9fe", "metadata" }, { "::ffff:8.8.8.8", "public" },
 		{ "2001:db8::1", "reserved" },	{ "2606:4700::1111", "public" },
 		{ "::127.0.0.1", "reserved" },
+		{ "64:ff9b:1::a9fe:a9fe", "metadata" },	{ "64:ff9b:1::7f00:1", "loopback" },
+		{ "64:ff9b:1::808:808", "public" },	{ "64:ff9b:1:1::7f00:1", "reserved" },
+		{ "2002:7f00:1::1", "loopback" },	{ "2002:a9fe:a9fe::", "metadata" },
+		{ "2002:a00:1::1", "private" },		{ "2002:808:808::1", "public" },
+		{ "100::1", "reserved" },		{ "100:0:0:1::1", "public" },
 	};
 
 	for (size_t i = 0; i < NELEM(t); i++) {
