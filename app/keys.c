@@ -315,6 +315,8 @@ static json_t *key_object(const struct db_res *r, size_t i)
 	json_object_set_new(k, "max_sessions", int_or_null(r, i, "max_sessions"));
 	json_object_set_new(k, "stored_bytes", json_integer(db_res_i(r, i, "stored_bytes", 0)));
 	json_object_set_new(k, "max_limits", limits ? json_loads(limits, 0, NULL) : json_null());
+	/* whether deliveries can be signed (never the secret itself) */
+	json_object_set_new(k, "webhook_secret_set", json_boolean(db_res_i(r, i, "whsec_set", 0)));
 	auth_parse_profiles(db_res_s(r, i, "profiles_json"), &who);
 	for (size_t p = 0; p < who.nprofiles; p++)
 		json_array_append_new(profiles, json_string(who.profiles[p]));
@@ -331,7 +333,7 @@ static int keys_list(struct db *db, int json)
 				     " max_queued, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ')"
 				     " AS created_at, DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ')"
 				     " AS revoked_at, max_limits_json, max_stored_mb, max_running, max_sessions,"
-				     " profiles_json,"
+				     " profiles_json, webhook_secret IS NOT NULL AS whsec_set,"
 				     " (SELECT COALESCE(SUM(s.bytes), 0) FROM key_storage s"
 				     " WHERE s.key_id = api_keys.id) AS stored_bytes"
 				     " FROM api_keys ORDER BY api_keys.created_at, api_keys.id",

@@ -355,6 +355,8 @@ K3_OLD=$(jq -r .webhook_secret <<< "$OUT3")
 MAIN_TOKEN=$TOKEN
 TOKEN=$(jq -r .token <<< "$OUT3")
 sql "UPDATE api_keys SET webhook_secret = NULL WHERE id = '$K3_ID'"
+K3_SET() { ctl keys list --json | jq -r --arg id "$K3_ID" '.[] | select(.id == $id) | .webhook_secret_set'; }
+expect_eq "keys list: webhook_secret_set false without one" false "$(K3_SET)"
 submit "{\"command\":\"true\",\"callback_url\":\"$HOOK/nosecret\"}"
 XJ=$JOB
 await "$XJ" 60
@@ -373,6 +375,7 @@ expect_true "--json: a new 64-hex secret for the key" grep -Eq '^[0-9a-f]{64}$' 
 expect_eq "--json: the key id" "$K3_ID" "$(jq -r .id <<< "$OUTJ")"
 expect_true "each call makes a new secret" test "$K3_NEW" != "$K3_MID" -a "$K3_NEW" != "$K3_OLD"
 expect_eq "stored for the key" "$K3_NEW" "$(sql "SELECT webhook_secret FROM api_keys WHERE id = '$K3_ID'")"
+expect_eq "keys list: webhook_secret_set true now" true "$(K3_SET)"
 OUTE=$(ctl keys webhook-secret 01900000-0000-7000-8000-00000000dead 2>&1)
 expect_eq "unknown key: exit 1" 1 "$?"
 expect_true "unknown key: named" grep -q "no active key 01900000-0000-7000-8000-00000000dead" <<< "$OUTE"
@@ -430,6 +433,15 @@ expect_true "sandbox_webhook_attempts_all is the table's count" grep -qx \
 	"sandbox_webhook_attempts_all $(sql "SELECT COUNT(*) FROM job_callback_attempts")" "$BODY"
 expect_true "no tenant namespace in the metrics" fails grep -qF "$NS" "$BODY"
 expect_true "no callback URL in the metrics" fails grep -qF "127.0.0.1:$PORT" "$BODY"
+
+ctx "purge"
+# The attempts go with their job: the flaky job (3 attempts) made old, then purged.
+sql "UPDATE jobs SET finished_at = NOW(3) - INTERVAL 4000 DAY WHERE id = '$FJ'"
+PURGED=$(ctl purge --older-than 3999d)
+expect_true "purge: the old job was purged" grep -q '^purged 1 jobs' <<< "$PURGED"
+expect_eq "purge: its attempts are gone" 0 "$(sql "SELECT COUNT(*) FROM job_callback_attempts WHERE job_id = '$FJ'")"
+expect_eq "purge: its delivery row is gone" 0 "$(sql "SELECT COUNT(*) FROM job_callbacks WHERE job_id = '$FJ'")"
+expect_eq "purge: another job's attempts stay" 3 "$(sql "SELECT COUNT(*) FROM job_callback_attempts WHERE job_id = '$NJ'")"
 
 ctx "deliver path"
 # A runner whose runner_deliver_path cannot be exec'd says so: one line naming the path
