@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pathrules.h"
+#include "sha256.h"
 
 #define LINE_MAX_BYTES 4096
 
@@ -265,6 +266,11 @@ static const char *untrusted(const struct stat *st, int want_dir)
 
 int rt_load(const char *path, struct rt_set *set, char *err, size_t errlen)
 {
+	return rt_load_sum(path, set, NULL, err, errlen);
+}
+
+int rt_load_sum(const char *path, struct rt_set *set, char sum[65], char *err, size_t errlen)
+{
 	char dir[4096], *buf = NULL, *slash;
 	const char *why = NULL;
 	struct stat st;
@@ -297,6 +303,8 @@ int rt_load(const char *path, struct rt_set *set, char *err, size_t errlen)
 		n += r > 0 ? (size_t)r : 0;
 	close(fd);
 	rc = rt_parse(buf, n, path, set, err, errlen);
+	if (sum != NULL && rc == 0)
+		sha256_hex(buf, n, sum);
 	free(buf);
 	return rc;
 }

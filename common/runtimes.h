@@ -49,6 +49,8 @@ void rt_free(struct rt_set *set);
 /* Reads a trusted file: a regular file (not a link) owned by root, not group or world
  * writable, in a directory of the same kind (as runner_command_policy). 0 or -1. */
 int rt_load(const char *path, struct rt_set *set, char *err, size_t errlen);
+/* rt_load, and the SHA-256 (hex) of the bytes it parsed in sum when it succeeded. */
+int rt_load_sum(const char *path, struct rt_set *set, char sum[65], char *err, size_t errlen);
 /* This process's copy of path, read again when its size or mtime changes; NULL with
  * err when it cannot be read (the previous copy is dropped). */
 const struct rt_set *rt_cached(const char *path, char *err, size_t errlen);

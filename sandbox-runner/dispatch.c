@@ -502,8 +502,11 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 				db_failed(&d, "host_heartbeat");
 			next_beat = util_mono_ms() + HOST_BEAT_MS;
 		}
-		if (d.db && !o->once && util_mono_ms() >= next_probe)
-			next_probe = util_mono_ms() + (probe_runtimes(&d) == 0 ? RTP_EVERY_MS : 5000);
+		if (d.db && util_mono_ms() >= next_probe) {
+			/* a cron run (--once) probes only when the last probe is stale */
+			int rc = o->once && !rtp_due(cfg, d.db, d.host) ? 0 : probe_runtimes(&d);
+			next_probe = util_mono_ms() + (rc == 0 ? RTP_EVERY_MS : 5000);
+		}
 		if (d.db && !o->once) {
 			int ns = fill_sessions(&d);
 			if (ns < 0)

@@ -1,5 +1,7 @@
 #include "rtprobe.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -111,16 +114,105 @@ fail:
 	return -1;
 }
 
+/* The digest of the runtimes file as rt_load reads it, "-" when it cannot be used. */
+static void file_sum(const struct cfg *cfg, char sum[65])
+{
+	struct rt_set set = { NULL, 0 };
+	char err[400];
+
+	if (rt_load_sum(cfg->runner_runtimes_file, &set, sum, err, sizeof err) < 0)
+		snprintf(sum, 65, "-");
+	rt_free(&set);
+}
+
+static int stamp_path(const struct cfg *cfg, char *path, size_t len, const char *suffix)
+{
+	return (size_t)snprintf(path, len, "%s/" RTP_STAMP "%s", cfg->runner_state_dir, suffix) < len
+		       ? 0
+		       : -1;
+}
+
+/* The stamp's digest in sum and its age in seconds; -1 when there is none. */
+static int read_stamp(const struct cfg *cfg, char sum[65], long long *age)
+{
+	char path[CFG_PATH_MAX + 64];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stamp_path(cfg, path, sizeof path, "") < 0 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, sum, 64) : -1;
+	close(fd);
+	if (n != 64)
+		return -1;
+	sum[64] = '\0';
+	*age = (long long)(time(NULL) - st.st_mtime);
+	return 0;
+}
+
+/* After a stored probe: the digest of what it read (temp file + rename; the state
+ * directory is root's). */
+static void write_stamp(const struct cfg *cfg, const char *sum)
+{
+	char path[CFG_PATH_MAX + 64], tmp[CFG_PATH_MAX + 64];
+	int fd, ok;
+
+	if (strlen(sum) != 64 || stamp_path(cfg, path, sizeof path, "") < 0 ||
+	    stamp_path(cfg, tmp, sizeof tmp, ".tmp") < 0)
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	ok = write(fd, sum, 64) == 64 && write(fd, "\n", 1) == 1;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) < 0) {
+		log_kv("warn", "runtime_stamp", "error", strerror(errno), (char *)NULL);
+		unlink(tmp);
+	}
+}
+
+int rtp_due(const struct cfg *cfg, struct db *db, const char *host)
+{
+	char sum[65], stamp[65];
+	long long stamp_age = 0, rows, age;
+	struct db_res *res;
+
+	file_sum(cfg, sum);
+	if (read_stamp(cfg, stamp, &stamp_age) < 0 || strcmp(stamp, sum) != 0) {
+		log_kv("info", "runtime_probe_due", "reason", "runtimes file changed", (char *)NULL);
+		return 1;
+	}
+	res = db_query_p(db,
+			 "SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(SECOND, MAX(seen_at), NOW(3)),"
+			 " 0) AS age FROM runner_runtimes WHERE host = ?",
+			 db_str(host));
+	if (res == NULL) {
+		log_kv("warn", "db_error", "step", "runtime_probe_due", "error", db_error(db),
+		       (char *)NULL);
+		return 0;
+	}
+	rows = db_res_i(res, 0, "n", 0);
+	age = rows > 0 ? db_res_i(res, 0, "age", 0) : stamp_age;
+	db_res_free(res);
+	if (age * 1000 < RTP_EVERY_MS)
+		return 0;
+	log_kv("info", "runtime_probe_due", "reason", "last probe older than 3 minutes",
+	       (char *)NULL);
+	return 1;
+}
+
 static void probe_all(const struct cfg *cfg, const char *host, int slot)
 {
 	struct rt_set set = { NULL, 0 };
 	struct rtp_res *res;
 	struct db *db;
-	char err[400];
+	char err[400], sum[65] = "-";
 
 	/* the runner refuses an unsafe file the same way as its command policy; a
 	 * file it cannot use means this host provides no runtime */
-	if (rt_load(cfg->runner_runtimes_file, &set, err, sizeof err) < 0)
+	if (rt_load_sum(cfg->runner_runtimes_file, &set, sum, err, sizeof err) < 0)
 		log_kv("warn", "runtimes_file", "error", err, (char *)NULL);
 	res = calloc(set.n + 1, sizeof *res);
 	if (res == NULL)
@@ -140,6 +232,8 @@ static void probe_all(const struct cfg *cfg, const char *host, int slot)
 	db = db_open(cfg, err, sizeof err);
 	if (db == NULL || store(db, host, &set, res) < 0)
 		log_kv("warn", "runtime_store", "error", db ? db_error(db) : err, (char *)NULL);
+	else
+		write_stamp(cfg, sum);
 	db_close(db);
 out:
 	free(res);

@@ -16,7 +16,17 @@
 
 #include "config.h"
 
+struct db;
+
 #define RTP_EVERY_MS (3 * 60 * 1000)
+#define RTP_STAMP "runtimes.probed" /* in runner_state_dir: the file's digest probed last */
+
+/* For --once (cron) runs, which must not probe every time: 1 when this host's rows
+ * of runner_runtimes are older than RTP_EVERY_MS (database clock; without rows, the
+ * stamp file's time), or the runtimes file's content is not what the last probe on
+ * this host read (runner_state_dir/RTP_STAMP holds its SHA-256), or there is no
+ * stamp. 0 otherwise, and on a database error (logged): a cron run stays cheap. */
+int rtp_due(const struct cfg *cfg, struct db *db, const char *host);
 
 /* Call holding slot's lock fd: the probe process inherits it, so the slot stays
  * taken until the probe ends; the caller closes its own copy either way. 0 when the

@@ -94,6 +94,7 @@ struct sup {
 	char cleanup_error[200];       /* what failed in cleanup, "" if nothing */
 	struct cmdpol pol;             /* the operator's command policy (policy.h) */
 	json_t *compile;               /* result.compile (compile_step), NULL: none */
+	double compile_ms;             /* wall time the compile step used: the run gets the rest */
 };
 
 static void mark(const struct sup *s, const char *step)
@@ -672,7 +673,8 @@ static void settle_status(struct sup *s, int wst);
  * limits, heartbeat (and cancellation). */
 static void run_loop(struct sup *s, struct fds *f)
 {
-	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3;
+	/* compile and run share one wall_seconds budget */
+	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3 - s->compile_ms;
 	double next_hb = util_mono_ms() + HEARTBEAT_MS, next_cg = 0;
 	size_t in_off = 0;
 	int exited = 0, wst = 0;
@@ -970,8 +972,9 @@ static void reset_stream(struct pump_out *p, long long limit)
 }
 
 /* A compiled runtime's compile step (schema 008): the compile argv, in the same
- * workspace, profile, cgroup and limits as the run (its own wall clock), without
- * stdin, network or live output. Its exit status and output become result.compile;
+ * workspace, profile, cgroup and limits as the run, without stdin, network or live
+ * output; compile and run share one wall_seconds budget (the run gets what the
+ * compile left, s->compile_ms). Its exit status and output become result.compile;
  * 0 when the run may follow, -1 when the job ends with the compile's outcome
  * (a non-zero exit is `failed` with that code, as Piston and Judge0 report it). */
 static int compile_step(struct sup *s)
@@ -991,6 +994,7 @@ static int compile_step(struct sup *s)
 	if (rc == 0) {
 		s->t0 = util_mono_ms();
 		run_loop(s, &f);
+		s->compile_ms = util_mono_ms() - s->t0;
 	}
 	close_fds(&f);
 	s->job.argv = run_argv;
@@ -1006,6 +1010,11 @@ static int compile_step(struct sup *s)
 	}
 	reset_stream(&s->out, s->job.limits[LIM_OUTPUT_BYTES]);
 	reset_stream(&s->err, s->job.limits[LIM_OUTPUT_BYTES]);
+	if (s->reason == STOP_WALL) {
+		diag(s, "compile step used all of wall_seconds (%lld s): the program was not run",
+		     s->job.limits[LIM_WALL_SECONDS]);
+		return -1;
+	}
 	if (o.state != JS_SUCCEEDED) {
 		diag(s, "compile step ended %s with exit code %d: the program was not run",
 		     js_name(o.state), o.exit_code);
