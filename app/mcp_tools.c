@@ -21,6 +21,7 @@
 #include "log.h"
 #include "render.h"
 #include "routes.h"
+#include "rtlive.h"
 #include "sessions.h"
 #include "sha256.h"
 #include "strbuf.h"
@@ -275,6 +276,7 @@ static void tool_run(struct api_ctx *ctx, struct req *r, const struct identity *
 	char id[UUID_STR_LEN], f[200], *text;
 	json_t *body;
 	enum jobs_rc rc;
+	int live = 0;
 
 	if (r->wait.resumed) { /* the job exists: r->wait.id */
 		answer_job(ctx, r, who, rpc_id, r->wait.id);
@@ -289,11 +291,12 @@ static void tool_run(struct api_ctx *ctx, struct req *r, const struct identity *
 	}
 	val_key_limits(&eff, who->max_limits);
 	if (val_job_request(text, strlen(text), &eff, who->allow_network, &jr, &ve) < 0 ||
-	    val_job_profile(&jr, who->profiles, who->nprofiles, &ve) < 0) {
+	    val_job_profile(&jr, who->profiles, who->nprofiles, &ve) < 0 ||
+	    (live = rtl_check(ctx->db, &jr, &ve)) == -1) {
 		snprintf(f, sizeof f, "arguments%s%s", ve.field[0] ? "." : "", ve.field);
-		if (ve.status == 403)
+		if (ve.status == 403 || ve.status == 422) /* the key's or the hosts' answer */
 			send_result(r, rpc_id, mcp_tool_result(ve.message, json_pack(
-				"{s:{s:s, s:s, s:s}}", "error", "code", "forbidden", "message",
+				"{s:{s:s, s:s, s:s}}", "error", "code", ve.code, "message",
 				ve.message, "field", f), 1));
 		else {
 			mcp_fail(&e, MCP_INVALID_PARAMS, f, "invalid params: %s: %s", f, ve.message);
@@ -305,7 +308,7 @@ static void tool_run(struct api_ctx *ctx, struct req *r, const struct identity *
 	}
 	sha256_buf(text, strlen(text), hash);
 	free(text);
-	rc = jobs_create(ctx->db, ctx->cfg, who, &jr, NULL, hash, id);
+	rc = live < 0 ? JOBS_DB : jobs_create(ctx->db, ctx->cfg, who, &jr, NULL, hash, id);
 	val_job_free(&jr);
 	if (rc == JOBS_QUOTA || rc == JOBS_STORAGE) {
 		json_t *b = http_error_body("quota_exceeded", rc == JOBS_QUOTA ?

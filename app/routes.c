@@ -17,6 +17,7 @@
 #include "quota.h"
 #include "render.h"
 #include "router.h"
+#include "rtlive.h"
 #include "sha256.h"
 #include "validate.h"
 #include "waiter.h"
@@ -287,11 +288,18 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 		return;
 	}
 	struct cfg eff = *ctx->cfg;
+	int live = 0;
 	val_key_limits(&eff, who->max_limits);
 	if (val_job_request(r->body, r->body_len, &eff, who->allow_network, &jr, &ve) < 0 ||
-	    val_job_profile(&jr, who->profiles, who->nprofiles, &ve) < 0) {
+	    val_job_profile(&jr, who->profiles, who->nprofiles, &ve) < 0 ||
+	    (live = rtl_check(ctx->db, &jr, &ve)) == -1) {
 		http_send_error(r, ve.status, ve.code, ve.message, ve.field, NULL);
 		val_job_free(&jr);
+		return;
+	}
+	if (live < 0) {
+		val_job_free(&jr);
+		send_db_error(ctx, r);
 		return;
 	}
 	sha256_buf(r->body, r->body_len, hash);
@@ -350,8 +358,8 @@ static void item_field(char *out, size_t n, size_t i, const char *sub)
 /* Validates item i exactly as POST /v1/jobs validates a body (its idempotency_key
  * taken out first: the header's part): 0 and jr, it filled, or 1 and *err, the
  * item's error entry (NULL when out of memory). */
-static int batch_prepare(const struct cfg *eff, const struct identity *who, size_t i,
-			 json_t *item, struct job_req *jr, struct jobs_batch_item *it,
+static int batch_prepare(struct api_ctx *ctx, const struct cfg *eff, const struct identity *who,
+			 size_t i, json_t *item, struct job_req *jr, struct jobs_batch_item *it,
 			 json_t **err)
 {
 	char field[200];
@@ -388,6 +396,8 @@ static int batch_prepare(const struct cfg *eff, const struct identity *who, size
 	     val_job_profile(jr, who->profiles, who->nprofiles, &ve) < 0;
 	explicit_bzero(text, strlen(text)); /* env values are secrets */
 	free(text);
+	if (!rc && (rc = rtl_check(ctx->db, jr, &ve)) == -2)
+		return 1; /* a database error: *err NULL */
 	if (rc) {
 		item_field(field, sizeof field, i, ve.field);
 		*err = batch_error(i, ve.status, ve.code, ve.message, field);
@@ -549,7 +559,7 @@ static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *w
 	if (items == NULL || jrs == NULL || refused == NULL)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if (batch_prepare(&eff, who, i, json_array_get(jobs, i), &jrs[i], &items[i],
+		if (batch_prepare(ctx, &eff, who, i, json_array_get(jobs, i), &jrs[i], &items[i],
 				  &refused[i]) &&
 		    refused[i] == NULL)
 			goto fail;

@@ -1,8 +1,10 @@
 /* GET /v1/runtimes: what jobs can name as "runtime", as the runner hosts found it.
  * The list comes from runner_runtimes (schema 008), which each runner host refreshes
  * by probing its sandbox (sandbox-runner/rtprobe.c): only hosts seen in the last 5
- * minutes (runner_hosts.seen_at, the dispatcher's heartbeat) count, a runtime no such host provides is not listed, and each distinct
- * version across hosts is its own entry. Any authenticated key may read it. */
+ * minutes (runner_hosts.seen_at, the dispatcher's heartbeat) count, a runtime no
+ * such host provides is not listed, and each distinct version across hosts is its
+ * own entry. Any authenticated key may read it. The same rows decide whether a
+ * submitted job's runtime is provided (rtl_check, rtlive.h). */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,8 +14,7 @@
 #include "http.h"
 #include "log.h"
 #include "routes.h"
-
-#define RT_FRESH_MINUTES "5"
+#include "rtlive.h"
 
 static void rt_db_error(struct api_ctx *ctx, struct req *r)
 {
@@ -61,7 +62,7 @@ void h_runtimes(struct api_ctx *ctx, struct req *r, const struct identity *who,
 			"SELECT t.name, t.version, MAX(t.aliases) AS aliases, MAX(t.file) AS file,"
 			" MAX(t.has_compile) AS has_compile FROM runner_runtimes t"
 			" JOIN runner_hosts h ON h.host = t.host"
-			" WHERE h.seen_at >= NOW(3) - INTERVAL " RT_FRESH_MINUTES " MINUTE"
+			" WHERE h.seen_at >= NOW(3) - INTERVAL " RTL_FRESH_MINUTES " MINUTE"
 			" GROUP BY t.name, t.version ORDER BY t.name, t.version",
 			NULL, 0);
 	if (res == NULL) {
@@ -81,4 +82,33 @@ void h_runtimes(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	}
 	db_res_free(res);
 	http_send_json(r, 200, json_pack("{s:o}", "runtimes", list ? list : json_array()), NULL);
+}
+
+int rtl_check(struct db *db, const struct job_req *req, struct val_err *e)
+{
+	struct db_res *res;
+	long long reported, has;
+
+	if (req->runtime[0] == '\0')
+		return 0;
+	res = db_query_p(db,
+			 "SELECT COUNT(*) AS reported, COALESCE(SUM(t.name = ?), 0) AS has"
+			 " FROM runner_runtimes t JOIN runner_hosts h ON h.host = t.host"
+			 " WHERE h.seen_at >= NOW(3) - INTERVAL " RTL_FRESH_MINUTES " MINUTE",
+			 db_str(req->runtime));
+	if (res == NULL)
+		return -2;
+	reported = db_res_i(res, 0, "reported", 0);
+	has = db_res_i(res, 0, "has", 0);
+	db_res_free(res);
+	if (reported == 0 || has > 0)
+		return 0;
+	e->status = 422;
+	e->code = "runtime_unavailable";
+	snprintf(e->field, sizeof e->field, "runtime");
+	snprintf(e->message, sizeof e->message,
+		 "no runner host provides runtime '%s': the hosts seen in the last "
+		 RTL_FRESH_MINUTES " minutes lack it (GET /v1/runtimes lists what they provide)",
+		 req->runtime);
+	return -1;
 }
