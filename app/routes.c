@@ -511,16 +511,101 @@ static json_t *batch_results(struct api_ctx *ctx, const struct identity *who,
 	return json_pack("{s:o}", "results", res);
 }
 
+/* The ids of the stored items' jobs in a batch answer (the entries with a job):
+ * all of them, or only those that have not ended. Their count (at most the batch
+ * cap, itself at most JOBS_IDS_MAX). */
+static size_t batch_ids(json_t *results, const char **ids, int open_only)
+{
+	size_t n = 0, i;
+	json_t *e;
+
+	json_array_foreach(results, i, e) {
+		json_t *job = json_object_get(e, "job");
+		const char *id = json_string_value(json_object_get(job, "id"));
+
+		if (id != NULL && n < JOBS_IDS_MAX && !(open_only && job_terminal(job)))
+			ids[n++] = id;
+	}
+	return n;
+}
+
+/* The re-dispatch of POST /v1/jobs/batch?wait=S: r->body holds the answer as it
+ * was (batch_wait); every stored item's job is read again. 200 when all ended, else
+ * 202, with the same entries. */
+static void batch_resume(struct api_ctx *ctx, struct req *r, const struct identity *who)
+{
+	const char *ids[JOBS_IDS_MAX];
+	json_t *out = json_loadb(r->body, r->body_len, 0, NULL), *res, *e;
+	size_t n, n_open = 0, i;
+	struct job_set s;
+	enum jobs_rc rc;
+
+	res = json_object_get(out, "results");
+	if (!json_is_array(res)) {
+		json_decref(out);
+		http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
+		return;
+	}
+	n = batch_ids(res, ids, 0);
+	rc = jobs_get_ids(ctx->db, who, ids, n, ctx->cfg->list_preview_bytes, &s);
+	if (rc != JOBS_OK) {
+		json_decref(out);
+		send_db_error(ctx, r);
+		return;
+	}
+	json_array_foreach(res, i, e) {
+		const char *id = json_string_value(json_object_get(json_object_get(e, "job"), "id"));
+		json_t *job = NULL;
+
+		for (size_t k = 0; id && k < s.n && job == NULL; k++)
+			if (strcmp(s.v[k].id, id) == 0)
+				job = render_job(&s.v[k]);
+		if (job != NULL)
+			json_object_set_new(e, "job", job);
+		if (id != NULL && !job_terminal(json_object_get(e, "job")))
+			n_open++;
+	}
+	jobs_set_free(&s);
+	http_send_json(r, n_open ? 202 : 200, out, NULL);
+}
+
+/* ?wait=S on a batch: 1 when the request now waits (deferred) for every stored
+ * job that has not ended; the answer as it stands replaces the request body, which
+ * the re-dispatch (batch_resume) reads, and which the request frees with itself
+ * (also when the client hangs up). 0: answer now (all ended, or no room on the
+ * wait board for them all within the key's share). */
+static int batch_wait(struct req *r, const struct identity *who, json_t *out, long long wait,
+		      size_t *n_open)
+{
+	const char *ids[JOBS_IDS_MAX];
+	char *text;
+
+	*n_open = batch_ids(json_object_get(out, "results"), ids, 1);
+	if (wait <= 0 || *n_open == 0 || *n_open > WT_GROUP_MAX)
+		return 0;
+	if ((text = json_dumps(out, JSON_COMPACT)) == NULL)
+		return 0;
+	if (!wt_defer_all(r, who->key_id, WT_JOB_DONE, ids, *n_open, wait)) {
+		free(text);
+		return 0;
+	}
+	explicit_bzero(r->body, r->body_len); /* env values are secrets */
+	free(r->body);
+	r->body = text;
+	r->body_len = strlen(text);
+	return 1;
+}
+
 /* POST /v1/jobs/batch: each item validated as POST /v1/jobs validates a body, the
  * valid ones stored in one transaction under the key's quotas, 200 with one entry
- * per item in item order. */
+ * per item in item order. With ?wait=S: 200 once every stored job ended within S
+ * seconds (their final state), else 202 with the entries as they stand. */
 static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		    const struct route_args *a)
 {
-	static const char *const names[] = { NULL };
-	char vals[1][128];
-	int present[1];
 	struct cfg eff = *ctx->cfg;
+	long long wait;
+	size_t n_open = 0;
 	struct jobs_batch_item *items = NULL;
 	struct job_req *jrs = NULL;
 	json_t *root, *jobs, **refused = NULL, *out = NULL;
@@ -529,8 +614,12 @@ static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *w
 	enum jobs_rc rc = JOBS_DB;
 
 	(void)a;
-	if (http_parse_query(r, names, vals, present) < 0)
+	if (parse_wait(r, &wait) < 0)
 		return;
+	if (r->wait.resumed) {
+		batch_resume(ctx, r, who);
+		return;
+	}
 	if (!http_is_json_type(r->content_type)) {
 		http_send_error(r, 415, "unsupported_media_type",
 				"Content-Type must be application/json", NULL, NULL);
@@ -568,7 +657,10 @@ static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *w
 		out = batch_results(ctx, who, items, refused, n, &rc);
 	if (rc != JOBS_OK)
 		goto fail;
-	http_send_json(r, 200, out, NULL);
+	if (batch_wait(r, who, out, wait, &n_open))
+		json_decref(out);
+	else
+		http_send_json(r, wait > 0 && n_open > 0 ? 202 : 200, out, NULL);
 	goto out;
 fail:
 	if (rc == JOBS_DB && ctx->db && db_errno(ctx->db))

@@ -33,6 +33,8 @@ struct wt_entry {
 	int stream;
 	long long baseline;
 	char id[WT_ID_MAX];
+	int next;          /* a group (wt_defer_all): the next entry, -1: the last */
+	unsigned next_gen; /* its generation */
 };
 
 struct wt_board {
@@ -260,6 +262,26 @@ void wt_board_destroy(struct wt_board *b)
 	munmap(b, b->map_len);
 }
 
+/* With the lock held: entry i, free, becomes a waiting entry for c; its generation. */
+static unsigned fill_locked(struct wt_board *b, long long i, int owner, int tag,
+			    const struct wt_cond *c)
+{
+	struct wt_entry *e = &b->e[i];
+
+	e->owner = owner;
+	e->tag = tag;
+	e->gen++;
+	e->kind = c->kind;
+	e->stream = c->stream;
+	e->baseline = c->baseline;
+	e->next = -1;
+	e->next_gen = 0;
+	snprintf(e->id, sizeof e->id, "%s", c->id);
+	__atomic_store_n(&e->state, E_WAITING, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&b->waiting, 1, __ATOMIC_RELAXED);
+	return e->gen;
+}
+
 int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
 		  unsigned *gen)
 {
@@ -278,22 +300,45 @@ int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *
 		}
 	}
 	if (free_at >= 0 && mine < b->per_key) {
-		struct wt_entry *e = &b->e[free_at];
-
-		e->owner = owner;
-		e->tag = tag;
-		e->gen++;
-		e->kind = c->kind;
-		e->stream = c->stream;
-		e->baseline = c->baseline;
-		snprintf(e->id, sizeof e->id, "%s", c->id);
-		__atomic_store_n(&e->state, E_WAITING, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&b->waiting, 1, __ATOMIC_RELAXED);
-		*gen = e->gen;
+		*gen = fill_locked(b, free_at, owner, tag, c);
 		idx = (int)free_at;
 	}
 	unlock(b);
 	return idx;
+}
+
+int wt_board_take_all(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
+		      size_t n, unsigned *gen)
+{
+	long long mine = 0, nfree = 0, at = -1, head = -1;
+	unsigned head_gen = 0;
+
+	if (n == 0 || n > WT_GROUP_MAX)
+		return -1;
+	lock(b);
+	for (long long i = 0; i < b->capacity; i++) {
+		if (b->e[i].state == E_FREE)
+			nfree++;
+		else if (b->e[i].tag == tag)
+			mine++;
+	}
+	if (nfree < (long long)n || mine + (long long)n > b->per_key)
+		goto out;
+	/* taken from the last condition to the first, each entry linked to the one
+	 * taken before it: the head is c[0]'s */
+	for (size_t k = n, i = (size_t)b->capacity; k-- > 0;) {
+		while (i-- > 0 && b->e[i].state != E_FREE)
+			;
+		at = (long long)i;
+		head_gen = fill_locked(b, at, owner, tag, &c[k]);
+		b->e[at].next = (int)head;
+		b->e[at].next_gen = *gen;
+		head = at;
+		*gen = head_gen;
+	}
+out:
+	unlock(b);
+	return (int)head;
 }
 
 /* With the lock held. */
@@ -307,11 +352,16 @@ static void give_locked(struct wt_board *b, long long i)
 
 void wt_board_give(struct wt_board *b, int entry, unsigned gen)
 {
-	if (entry < 0 || entry >= b->capacity)
-		return;
 	lock(b);
-	if (b->e[entry].gen == gen)
+	/* a group's entries one after the other, while each is still the one taken */
+	while (entry >= 0 && entry < b->capacity && b->e[entry].gen == gen &&
+	       b->e[entry].state != E_FREE) {
+		int next = b->e[entry].next;
+
+		gen = b->e[entry].next_gen;
 		give_locked(b, entry);
+		entry = next;
+	}
 	unlock(b);
 }
 
@@ -400,15 +450,52 @@ int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long lo
 	return 1;
 }
 
+int wt_defer_all(struct req *r, const char *key_id, enum wt_kind kind, const char *const *ids,
+		 size_t n, long long seconds)
+{
+	struct wt_cond c[WT_GROUP_MAX];
+	unsigned gen = 0;
+	int idx;
+
+	if (r->wait.resumed || board == NULL || seconds <= 0 || n == 0 || n > WT_GROUP_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		c[i] = (struct wt_cond){ kind, ids[i], 0, 0 };
+		if (!valid_cond(&c[i]) || kind == WT_JOB_OUTPUT || kind == WT_COMMAND_OUTPUT)
+			return 0;
+	}
+	if (seconds > WT_MAX_SECONDS)
+		seconds = WT_MAX_SECONDS;
+	idx = wt_board_take_all(board, my_slot, wt_key_tag(key_id), c, n, &gen);
+	if (idx < 0)
+		return 0;
+	r->wait.deferred = 1;
+	r->wait.entry = idx;
+	r->wait.gen = gen;
+	r->wait.deadline_ms = util_mono_ms() + 1000.0 * (double)seconds;
+	snprintf(r->wait.id, sizeof r->wait.id, "%s", ids[0]);
+	return 1;
+}
+
 int wt_is_ready(const struct req *r)
 {
-	const struct wt_entry *e;
+	int idx = r->wait.entry;
+	unsigned gen = r->wait.gen;
 
-	if (board == NULL || r->wait.entry < 0 || r->wait.entry >= board->capacity)
+	if (board == NULL)
 		return 1;
-	e = &board->e[r->wait.entry];
-	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != E_WAITING ||
-	       __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) != r->wait.gen;
+	/* a group is ready when each of its entries is (one entry: next is -1) */
+	while (idx >= 0 && idx < board->capacity) {
+		const struct wt_entry *e = &board->e[idx];
+
+		if (__atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) != gen)
+			return 1; /* given back: nothing left to wait for */
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == E_WAITING)
+			return 0;
+		idx = e->next;
+		gen = e->next_gen;
+	}
+	return 1;
 }
 
 void wt_release(struct req *r)

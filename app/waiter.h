@@ -82,6 +82,16 @@ struct wt_cond {
  * 1: deferred (answer nothing); 0: answer now. */
 int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds);
 
+/* A group (POST /v1/jobs/batch?wait=S): wait until the condition `kind` (not an
+ * *_OUTPUT kind) holds for every one of ids[0 .. n), 1 <= n <= WT_GROUP_MAX. It
+ * takes n entries of the board, linked, that count against the key's share as n
+ * requests would; when the board or the share has no room for all of them, none is
+ * taken and 0 is returned (answer now). The request is ready when every entry is;
+ * each entry leaves the poll once its own row satisfies it. r->wait.id is ids[0]. */
+#define WT_GROUP_MAX 100
+int wt_defer_all(struct req *r, const char *key_id, enum wt_kind kind, const char *const *ids,
+		 size_t n, long long seconds);
+
 /* ---- the worker's side (app/api_main.c) ---- */
 
 struct wt_board;
@@ -143,6 +153,11 @@ int wt_query_text(enum wt_source s, size_t n, char *buf, size_t len);
 /* A board in plain memory for tests and the master: take and give back entries. */
 int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
 		  unsigned *gen);
+/* n entries (c[0 .. n)) at once or none: the first's index and generation (gen), the
+ * others linked behind it, or -1. */
+int wt_board_take_all(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
+		      size_t n, unsigned *gen);
+/* Gives back entry and, for a group, the entries linked behind it. */
 void wt_board_give(struct wt_board *b, int entry, unsigned gen);
 void wt_board_destroy(struct wt_board *b);
 /* A key's mark on the board (FNV-1a of the key id, non-zero). */

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # tests/integration/batch.sh: POST /v1/jobs/batch, GET /v1/jobs?ids=, and the
 # RateLimit / Retry-After headers (issue 12 points 3 and 7), over HTTPS through nginx.
+# POST /v1/jobs/batch?wait=S without a runner: 202 with the entries as accepted once S
+# passed, answered at once when the key's wait share cannot hold every job (the 200
+# case, with a runner, is in runtimes.sh). nginx's own 429 (limit_req): Retry-After
+# and the API's JSON error.
 #
 # Needs a frozen queue (no runner: tests/run-integration.sh stops it), so queued counts
 # and quotas are exact; on exit it cancels the run's jobs still queued.
@@ -37,6 +41,7 @@ mkkey B "$NS" tb user alice
 mkkey Q "$NS" ta user quota --max-queued 3
 mkkey S "$NS" ta user stored --max-stored-mb 1
 mkkey R "$NS" ta user rate --max-queued 10
+mkkey W "$NS" ta user waiter
 
 # ------------------------------------------------------------ accepted items, one transaction
 t_accept() {
@@ -151,9 +156,9 @@ t_envelope() {
 	ctx "batch: not JSON content type"
 	as "$A_TOK" req POST /v1/jobs/batch '{"jobs":[{"command":"x"}]}' -H 'Content-Type: text/plain'
 	expect_error 415 unsupported_media_type
-	ctx "batch: query parameter"
-	as "$A_TOK" req POST '/v1/jobs/batch?wait=1' '{"jobs":[{"command":"x"}]}'
-	expect_error 400 invalid_request wait
+	ctx "batch: unknown query parameter"
+	as "$A_TOK" req POST '/v1/jobs/batch?sync=1' '{"jobs":[{"command":"x"}]}'
+	expect_error 400 invalid_request sync
 	ctx "batch: no key"
 	as '' req POST /v1/jobs/batch '{"jobs":[{"command":"x"}]}'
 	expect_error 401 unauthorized
@@ -361,6 +366,78 @@ t_ratelimit() {
 	expect_eq "$CTX: 401" "" "$(hdr RateLimit-Policy)"
 }
 
+# ------------------------------------------------------------ ?wait=S
+t_wait() {
+	local share
+	share=$(conf_get api_wait_slots_per_key 0)
+	ctx "batch?wait=1: the jobs do not end (no runner)"
+	as "$W_TOK" req POST "/v1/jobs/batch?wait=1" "$(items '{"command":"echo w0"}' \
+		'{"command":7}' '{"argv":["echo","w2"]}')"
+	expect_status 202
+	expect_true "$CTX: answered after the wait" awk -v e="$ELAPSED" 'BEGIN { exit !(e >= 0.9) }'
+	expect_json '[.results[].status] | join(",")' "202,400,202"
+	expect_json '[.results[] | .job.status // "-"] | join(",")' "queued,-,queued"
+	expect_json '.results[1].error.field' 'jobs[1].command'
+	expect_eq "$CTX: both stored" 2 "$(queued_of "$W_ID")"
+	ctx "batch?wait=2: nothing stored, nothing to wait for"
+	as "$W_TOK" req POST "/v1/jobs/batch?wait=2" "$(items '{"command":7}')"
+	expect_status 200
+	expect_json '[.results[].status] | join(",")' "400"
+	ctx "batch?wait=0: as without wait"
+	as "$W_TOK" req POST "/v1/jobs/batch?wait=0" "$(items '{"command":"echo w3"}')"
+	expect_status 200
+	expect_json '.results[0].job.status' queued
+	ctx "batch?wait: bad values"
+	for w in 31 -1 x 1.5 ''; do
+		as "$W_TOK" req POST "/v1/jobs/batch?wait=$w" "$(items '{"command":"echo never"}')"
+		expect_error 400 invalid_request wait
+	done
+	as "$W_TOK" req POST "/v1/jobs/batch?wait=1&x=1" "$(items '{"command":"echo never"}')"
+	expect_error 400 invalid_request
+	expect_eq "$CTX: nothing stored by a refused query" 3 "$(queued_of "$W_ID")"
+	if ! [[ $share =~ ^[1-9][0-9]*$ ]] || [ "$share" -ge "$MAX_BATCH" ]; then
+		skip "batch?wait: more jobs than the key's wait share" \
+			"api_wait_slots_per_key ($share) is not below max_batch_jobs ($MAX_BATCH)"
+		return
+	fi
+	ctx "batch?wait=30: $((share + 1)) jobs, more than the key's wait share ($share)"
+	local -a many=()
+	for ((i = 0; i <= share; i++)); do many+=("{\"command\":\"echo s$i\"}"); done
+	REQ_MAX_TIME=20 as "$W_TOK" req POST "/v1/jobs/batch?wait=30" "$(items "${many[@]}")"
+	expect_status 202
+	expect_json '[.results[].job.status] | unique | join(",")' queued
+	expect_json '.results | length' "$((share + 1))"
+}
+
+# ------------------------------------------------------------ nginx's own 429
+# 40 parallel requests to /v1/health (nginx: 5 r/s, burst 5): nginx refuses some
+# itself (limit_req), with the API's JSON error shape and a Retry-After.
+t_nginx_429() {
+	local i f
+	local -a a=()
+	ctx "nginx limit_req: 429"
+	for i in $(seq 40); do a+=(-D "$T_DIR/n429.h.$i" -o "$T_DIR/n429.b.$i" "$SANDBOX_URL/v1/health"); done
+	curl -sS --cacert "$SANDBOX_CACERT" --parallel --parallel-immediate --parallel-max 40 \
+		"${a[@]}" 2> /dev/null
+	f=$(grep -l '^HTTP/[0-9.]* 429' "$T_DIR"/n429.h.* 2> /dev/null | head -n 1)
+	if [ -z "$f" ]; then
+		_notok "$CTX: one of 40 parallel requests refused" "a 429" "none"
+		sleep 2
+		return
+	fi
+	cp "$f" "$HDRS.raw"
+	tr -d '\r' < "$f" > "$HDRS"
+	cp "${f/.h./.b.}" "$BODY"
+	STATUS=429 LAST_REQ="GET /v1/health (40 in parallel)"
+	_record GET /v1/health
+	expect_error 429 rate_limited
+	expect_header Retry-After '^[1-9][0-9]*$'
+	expect_header Content-Type '^application/json'
+	expect_header Cache-Control 'no-store'
+	expect_json '.error.message | length > 0' true
+	sleep 2 # the next suite's health checks
+}
+
 echo "# batch suite: run $RUN against $SANDBOX_URL"
 t_accept
 t_atomic
@@ -371,4 +448,6 @@ t_quota_race
 t_idem
 t_ids
 t_ratelimit
+t_wait
+t_nginx_429
 finish

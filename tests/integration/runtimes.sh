@@ -18,6 +18,16 @@
 #   5. Compiled runtimes (gcc from build-essential): hello world runs after the
 #      compile step (result.compile exit 0); a compile error ends the job failed with
 #      gcc's exit code, result.compile.stderr holds gcc's message, and nothing ran.
+#   6. Cron runners (--once) on a fresh host name (a UTS namespace of their own):
+#      the first run probes and still runs the queued job; the next does not probe
+#      (rows fresh, file unchanged); a changed file, then rows 4 minutes old, make
+#      the next run probe again.
+#   7. With the suite's own API and runner reading a test runtimes file: a runtime
+#      the file lists but no live host provides is a 422 (runtime_unavailable, field
+#      runtime; a batch item's too), and accepted (202) once no live host reported;
+#      POST /v1/jobs/batch?wait=30 answers 200 with every job ended; compile and run
+#      share wall_seconds (a compile of 3 s leaves 2 of 5 to a run of 3 s: timed
+#      out; a compile that never ends ends the job at wall_seconds, naming it).
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,9 +56,19 @@ rt_count() { jq -r --arg n "$1" '[.runtimes[] | select(.name == $n)] | length' "
 _listed() { req GET /v1/runtimes; [ "$(rt_count "$1")" -ge 1 ]; }
 _not_listed() { req GET /v1/runtimes; [ "$(rt_count "$1")" = 0 ]; }
 
+ONCE_HOST="rt-once-$RANDOM$RANDOM"
+STATE_DIR=$(conf_get runner_state_dir)
+
 cleanup() {
-	sql "DELETE FROM runner_runtimes WHERE host = '$FAKE_HOST'; DELETE FROM runner_hosts WHERE host = '$FAKE_HOST'" 2> /dev/null
+	local h
+	for h in "$FAKE_HOST" "$ONCE_HOST"; do
+		sql "DELETE FROM runner_runtimes WHERE host = '$h'; DELETE FROM runner_hosts WHERE host = '$h'" 2> /dev/null
+	done
 	[ -n "${test_runner:-}" ] && kill -TERM "$test_runner" 2> /dev/null && wait "$test_runner" 2> /dev/null
+	if [ -n "${test_api:-}" ]; then
+		kill -TERM "$test_api" 2> /dev/null && wait "$test_api" 2> /dev/null
+		bash "$STACK" start-api > /dev/null 2>&1
+	fi
 	bash "$STACK" start-runner > /dev/null 2>&1
 }
 at_exit cleanup
@@ -236,10 +256,159 @@ t_compile() {
 	expect_json .result.compile.exit_code 0
 }
 
+# A runtimes file of the suite's own (root-owned, 0644, in a 0755 directory) and a
+# copy of the stack's config that names it: rt_conf DIR -> $T_DIR/DIR.conf
+rt_conf() {
+	mkdir -p "$T_DIR/$1"
+	chmod 0755 "$T_DIR" "$T_DIR/$1"
+	cat > "$T_DIR/$1/runtimes.conf"
+	chmod 0644 "$T_DIR/$1/runtimes.conf"
+	grep -v '^runner_runtimes_file' "$SANDBOX_CONFIG" > "$T_DIR/$1.conf"
+	printf 'runner_runtimes_file = %s\n' "$T_DIR/$1/runtimes.conf" >> "$T_DIR/$1.conf"
+}
+once_rows() { sql "SELECT COUNT(*) FROM runner_runtimes WHERE host = '$ONCE_HOST'"; }
+once_seen() { sql "SELECT MAX(seen_at) FROM runner_runtimes WHERE host = '$ONCE_HOST'"; }
+_once_rows_are() { [ "$(once_rows)" = "$1" ]; }
+_once_fresh() { [ "$(sql "SELECT TIMESTAMPDIFF(SECOND, MAX(seen_at), NOW(3)) < 60 FROM runner_runtimes WHERE host = '$ONCE_HOST'")" = 1 ]; }
+_stamp_is() { [ "$(head -c 64 "$STATE_DIR/runtimes.probed" 2> /dev/null)" = "$1" ]; }
+
+# once N: a queued job, then `sandbox-runner --once` as host $ONCE_HOST (its log:
+# $T_DIR/once.N.log); the job must have run in that same run.
+once() {
+	local n=$1
+	submit "{\"command\":\"echo once-$n\"}" || return 1
+	unshare --uts -- bash -c 'hostname "$1" && shift && exec "$@"' _ "$ONCE_HOST" \
+		"$RUNNER" --config "$T_DIR/once.conf" --once --max-seconds 30 > "$T_DIR/once.$n.log" 2>&1
+	expect_eq "$CTX: the run exited 0" 0 "$?"
+	req GET "/v1/jobs/$JOB"
+	expect_json .status succeeded "the run also ran the queued job"
+	expect_json .result.stdout "once-$n"
+}
+
+t_once() {
+	local seen sum
+	ctx "--once: first run on a fresh host"
+	if ! command -v unshare > /dev/null || ! command -v hostname > /dev/null; then
+		skip "--once probes" "unshare or hostname is not installed"
+		return
+	fi
+	rt_conf once << 'CONF'
+runtime python3 file=main.py version=python3,--version run=python3,{file}
+runtime sh file=main.sh run=sh,{file}
+CONF
+	bash "$STACK" stop-runner > /dev/null
+	once 1
+	expect_true "$CTX: it probed" grep -q 'event=runtime_probe_due' "$T_DIR/once.1.log"
+	expect_true "$CTX: its rows are stored" poll 30 _once_rows_are 2
+	sum=$(sha256sum "$T_DIR/once/runtimes.conf" | cut -c1-64)
+	expect_true "$CTX: the stamp holds the file's digest" poll 10 _stamp_is "$sum"
+	seen=$(once_seen)
+	ctx "--once: second run, nothing changed"
+	once 2
+	expect_true "$CTX: it did not probe" fails grep -q 'event=runtime_probe' "$T_DIR/once.2.log"
+	sleep 1 # a probe started anyway would have stored by now
+	expect_eq "$CTX: the rows are the first run's" "$seen" "$(once_seen)"
+	ctx "--once: the file changed"
+	echo 'runtime perl file=main.pl version=perl,-v run=perl,{file}' >> "$T_DIR/once/runtimes.conf"
+	once 3
+	expect_true "$CTX: it probed" grep -q 'event=runtime_probe_due.*changed' "$T_DIR/once.3.log"
+	expect_true "$CTX: the new runtime is stored" poll 30 _once_rows_are 3
+	ctx "--once: rows 4 minutes old"
+	poll 10 _stamp_is "$(sha256sum "$T_DIR/once/runtimes.conf" | cut -c1-64)"
+	sql "UPDATE runner_runtimes SET seen_at = NOW(3) - INTERVAL 4 MINUTE WHERE host = '$ONCE_HOST'"
+	once 4
+	expect_true "$CTX: it probed" grep -q 'event=runtime_probe_due.*older' "$T_DIR/once.4.log"
+	expect_true "$CTX: the rows are fresh again" poll 30 _once_fresh
+	sql "DELETE FROM runner_runtimes WHERE host = '$ONCE_HOST'; DELETE FROM runner_hosts WHERE host = '$ONCE_HOST'"
+	bash "$STACK" start-runner > /dev/null 2>&1
+}
+
+# The suite's own API and runner (both reading $T_DIR/live/runtimes.conf) on the
+# stack's socket and host, until the end of the suite.
+own_stack() {
+	rt_conf live << 'CONF'
+runtime python3 aliases=py file=main.py version=python3,--version run=python3,{file}
+runtime slowc file=main.s compile=sleep,3 run=sleep,3
+runtime hogc file=main.h compile=sleep,120 run=true
+runtime ghost file=main.g version=sandbox-no-such-binary,--version run=sandbox-no-such-binary,{file}
+CONF
+	bash "$STACK" stop-runner > /dev/null
+	bash "$STACK" stop-api > /dev/null
+	"$SANDBOX_BIN/sandbox-api" --config "$T_DIR/live.conf" > "$T_DIR/api.log" 2>&1 &
+	test_api=$!
+	poll 10 test -S "$(conf_get fcgi_socket)"
+	"$RUNNER" --config "$T_DIR/live.conf" > "$T_DIR/live-runner.log" 2>&1 &
+	test_runner=$!
+	poll 30 _listed slowc
+}
+
+t_live() {
+	ctx "live hosts: a runtime none of them provides"
+	if ! poll 1 _listed slowc; then
+		_notok "$CTX: the suite's runner listed slowc" listed "$(head -c 300 "$BODY")"
+		return
+	fi
+	expect_eq "$CTX: ghost is not listed" 0 "$(rt_count ghost)"
+	req POST /v1/jobs '{"runtime":"ghost","source":"x"}'
+	expect_error 422 runtime_unavailable runtime
+	expect_json '.error.message | (contains("ghost") and contains("no runner host provides"))' true
+	req POST /v1/jobs/batch '{"jobs":[{"runtime":"ghost","source":"x"},{"runtime":"py","source":"print(3)"}]}'
+	expect_status 200
+	expect_json '[.results[].status] | join(",")' "422,202"
+	expect_json '.results[0].error.code + " " + .results[0].error.field' "runtime_unavailable jobs[0].runtime"
+	ctx "batch?wait=30: every job ends"
+	req POST "/v1/jobs/batch?wait=30" '{"jobs":[{"runtime":"py","source":"print(1)"},{"command":"echo 2"},{"runtime":"ghost","source":"x"}]}'
+	expect_status 200
+	expect_json '[.results[].status] | join(",")' "202,202,422"
+	expect_json '[.results[0,1].job.status] | join(",")' "succeeded,succeeded"
+	expect_json '[.results[0,1].job.result.stdout] | join("")' $'1
+2
+'
+	ctx "no live host reported: accepted"
+	kill -TERM "$test_runner" 2> /dev/null
+	wait "$test_runner" 2> /dev/null
+	test_runner=
+	sql "UPDATE runner_hosts SET seen_at = NOW(3) - INTERVAL 6 MINUTE"
+	req POST /v1/jobs '{"runtime":"ghost","source":"x"}'
+	expect_status 202
+	expect_json .status queued
+	req POST "/v1/jobs/$(jq -r .id "$BODY")/cancel"
+	expect_json .status cancelled
+	req GET /v1/runtimes
+	expect_json '.runtimes | length' 0 "nothing listed either"
+	"$RUNNER" --config "$T_DIR/live.conf" > "$T_DIR/live-runner.2.log" 2>&1 &
+	test_runner=$!
+	expect_true "$CTX: the runner back" poll 30 _listed slowc
+	req POST /v1/jobs '{"runtime":"ghost","source":"x"}'
+	expect_error 422 runtime_unavailable runtime
+}
+
+t_budget() {
+	ctx "compile and run share wall_seconds"
+	run_job '{"runtime":"slowc","source":"x","limits":{"wall_seconds":10}}'
+	expect_json .status succeeded "3 s + 3 s within 10"
+	expect_json .result.compile.status succeeded
+	run_job '{"runtime":"slowc","source":"x","limits":{"wall_seconds":5}}'
+	expect_json .status timed_out "3 s + 3 s over 5"
+	expect_json .result.exit_code 124
+	expect_json .result.compile.status succeeded
+	expect_json '.result.diagnostics | index("command timed out") != null' true
+	ctx "a compile that uses all of wall_seconds"
+	run_job '{"runtime":"hogc","source":"x","limits":{"wall_seconds":2}}'
+	expect_json .status timed_out
+	expect_json .result.exit_code 124
+	expect_json .result.compile.status timed_out
+	expect_json '[.result.diagnostics[] | select(contains("compile step") and contains("wall_seconds"))] | length' 1
+}
+
 t_list
 t_hosts
 t_missing
 t_jobs
 t_refused
 t_compile
+t_once
+own_stack
+t_live
+t_budget
 finish

@@ -223,6 +223,50 @@ static void test_defer(void)
 	wt_board_destroy(b);
 }
 
+/* A group (wt_defer_all, a batch's ?wait=S): all entries or none, each counted
+ * against the key's share, given back together, ready only when each entry is. */
+static void test_group(void)
+{
+	struct wt_board *b = wt_board_create(6, 4, 1, 25);
+	const char *ids[3] = { ID1, ID2, ID1 };
+	struct wt_cond c[5];
+	struct req r;
+	unsigned g, g1;
+	int head, one;
+
+	if (!CHECK(b != NULL, "board created"))
+		return;
+	for (int i = 0; i < 5; i++)
+		c[i] = (struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 };
+	CHECK_INT(wt_board_take_all(b, 0, 7, c, 5, &g), -1); /* over the share of 4 */
+	CHECK_INT(wt_board_take_all(b, 0, 7, c, 0, &g), -1);
+	CHECK((head = wt_board_take_all(b, 0, 7, c, 3, &g)) >= 0, "a group of 3 within the share");
+	CHECK((one = wt_board_take(b, 0, 7, c, &g1)) >= 0, "the share's fourth entry");
+	CHECK_INT(wt_board_take(b, 0, 7, c, &g1), -1);
+	CHECK_INT(wt_board_take_all(b, 0, 9, c, 3, &g1), -1); /* 2 free entries left */
+	wt_board_give(b, head, g + 1); /* a stale generation frees nothing */
+	CHECK_INT(wt_board_take_all(b, 0, 9, c, 3, &g1), -1);
+	wt_board_give(b, head, g); /* the whole group */
+	CHECK(wt_board_take_all(b, 0, 9, c, 4, &g1) >= 0, "the group's 3 entries came back");
+	wt_board_destroy(b);
+
+	b = wt_board_create(4, 0, 1, 25);
+	if (!CHECK(b != NULL, "board created"))
+		return;
+	wt_attach(b, 0);
+	memset(&r, 0, sizeof r);
+	CHECK_INT(wt_defer_all(&r, "k1", WT_JOB_OUTPUT, ids, 2, 5), 0);
+	CHECK_INT(wt_defer_all(&r, "k1", WT_JOB_DONE, ids, 3, 5), 0); /* share: 2 */
+	CHECK_INT(wt_defer_all(&r, "k1", WT_JOB_DONE, ids, 2, 5), 1);
+	CHECK_INT(r.wait.deferred, 1);
+	CHECK_STR(r.wait.id, ID1);
+	CHECK_INT(wt_is_ready(&r), 0);
+	wt_release(&r);
+	CHECK(!wt_any_waiting(), "the group's entries are all given back");
+	wt_attach(NULL, -1);
+	wt_board_destroy(b);
+}
+
 void suite_waiter(void)
 {
 	static const CU_TestInfo tests[] = {
@@ -231,6 +275,7 @@ void suite_waiter(void)
 		{ "request ids (BIGINT) and the new kinds' queries", test_request_ids },
 		{ "board: capacity, share, generations", test_board },
 		{ "wt_defer and a handler", test_defer },
+		{ "groups: all or none, share, give back", test_group },
 		CU_TEST_INFO_NULL,
 	};
 	t_register("waiter", tests);
