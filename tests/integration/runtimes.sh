@@ -361,9 +361,7 @@ t_live() {
 	expect_status 200
 	expect_json '[.results[].status] | join(",")' "202,202,422"
 	expect_json '[.results[0,1].job.status] | join(",")' "succeeded,succeeded"
-	expect_json '[.results[0,1].job.result.stdout] | join("")' $'1
-2
-'
+	expect_json '[.results[0,1].job.result.stdout] == ["1\n", "2\n"]' true "their output"
 	ctx "no live host reported: accepted"
 	kill -TERM "$test_runner" 2> /dev/null
 	wait "$test_runner" 2> /dev/null
