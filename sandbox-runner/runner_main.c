@@ -34,6 +34,13 @@
  * signals and reaps commands through the agent (every frame validated), stores
  * their output in chunks as it arrives, renews the lease every 2 s, and ends the
  * session (closed, expired, failed) with a cleanup and one transaction.
+ *
+ * Runtimes (rtprobe.h): the dispatcher lends a free job slot to a detached probe
+ * that checks which runtimes of runner_runtimes_file this host's sandbox provides
+ * and replaces the host's runner_runtimes rows: a daemon at start and every 3
+ * minutes, a --once run only when those rows are 3 minutes old or the file's
+ * content changed since the last probe here (rtp_due), so cron runs stay cheap and
+ * still claim jobs while the probe runs.
  */
 #include <errno.h>
 #include <getopt.h>
