@@ -165,9 +165,138 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+
+/* ---- streamed request bodies (struct ch_part) */
+
+#define UP_CHUNK 49152 /* raw bytes per read: a multiple of 3, so base64 joins up */
+
+struct upload {
+	const struct ch_part *p;
+	size_t n, i;                 /* parts, the current one */
+	size_t moff;                 /* offset in a memory part */
+	unsigned long long left;     /* bytes of the current file part still to read */
+	int started;                 /* the current file part has begun */
+	char *stage;                 /* encoded bytes waiting to be sent (malloc'd) */
+	size_t slen, spos;
+	unsigned char raw[UP_CHUNK];
+	int err;                     /* errno of a failed read, or EIO for a short file */
+	const char *err_name;
+};
+
+unsigned long long ch_parts_length(const struct ch_part *parts, size_t n)
+{
+	unsigned long long t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += parts[i].fd < 0 ? parts[i].len
+		     : parts[i].b64 ? (parts[i].size + 2) / 3 * 4 : parts[i].size;
+	return t;
+}
+
+/* Reads want bytes of the current file part into u->raw: the count, or -1. */
+static ssize_t up_fill(struct upload *u, size_t want)
+{
+	const struct ch_part *p = &u->p[u->i];
+	size_t got = 0;
+
+	while (got < want) {
+		ssize_t k = read(p->fd, u->raw + got, want - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			u->err = k < 0 ? errno : EIO; /* EIO: it ended early: it changed */
+			u->err_name = p->name;
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+static size_t on_read(char *buf, size_t size, size_t nitems, void *ud)
+{
+	struct upload *u = ud;
+	size_t room = size * nitems, out = 0;
+
+	while (out < room && u->i < u->n) {
+		const struct ch_part *p = &u->p[u->i];
+		size_t k;
+
+		if (u->spos < u->slen) {            /* staged bytes first */
+			k = u->slen - u->spos < room - out ? u->slen - u->spos : room - out;
+			memcpy(buf + out, u->stage + u->spos, k);
+			u->spos += k;
+			out += k;
+			continue;
+		}
+		if (p->fd < 0) {                      /* a memory part */
+			k = p->len - u->moff < room - out ? p->len - u->moff : room - out;
+			memcpy(buf + out, p->mem + u->moff, k);
+			u->moff += k;
+			out += k;
+			if (u->moff == p->len) {
+				u->i++;
+				u->moff = 0;
+			}
+			continue;
+		}
+		if (!u->started) {
+			u->started = 1;
+			u->left = p->size;
+		}
+		if (u->left == 0) {
+			u->i++;
+			u->started = 0;
+			continue;
+		}
+		k = u->left < UP_CHUNK ? (size_t)u->left : UP_CHUNK;
+		if (up_fill(u, k) < 0)
+			return CURL_READFUNC_ABORT;
+		u->left -= k;
+		free(u->stage);
+		u->stage = NULL;
+		u->slen = u->spos = 0;
+		if (p->b64) {
+			if (!(u->stage = util_b64_encode(u->raw, k))) {
+				u->err = ENOMEM;
+				u->err_name = p->name;
+				return CURL_READFUNC_ABORT;
+			}
+			u->slen = strlen(u->stage);
+		} else {
+			if (!(u->stage = malloc(k))) {
+				u->err = ENOMEM;
+				u->err_name = p->name;
+				return CURL_READFUNC_ABORT;
+			}
+			memcpy(u->stage, u->raw, k);
+			u->slen = k;
+		}
+	}
+	return out;
+}
+
+/* libcurl rewinds a body to resend it (a reused connection that had closed). */
+static int on_seek(void *ud, curl_off_t offset, int origin)
+{
+	struct upload *u = ud;
+
+	if (offset != 0 || origin != SEEK_SET)
+		return CURL_SEEKFUNC_CANTSEEK;
+	for (size_t i = 0; i < u->n; i++)
+		if (u->p[i].fd >= 0 && lseek(u->p[i].fd, 0, SEEK_SET) < 0)
+			return CURL_SEEKFUNC_CANTSEEK;
+	free(u->stage);
+	u->stage = NULL;
+	u->slen = u->spos = u->moff = u->i = 0;
+	u->started = 0;
+	return CURL_SEEKFUNC_OK;
+}
+
 static int setup(CURL *h, const char *method, const char *path, const void *body,
 		 size_t len, const char *ctype, long timeout_s, struct resp *r,
-		 char *errbuf)
+		 char *errbuf, struct upload *up)
 {
 	struct strbuf url = STRBUF_INIT;
 	struct curl_slist *hdr = C.hdr;
@@ -195,7 +324,19 @@ static int setup(CURL *h, const char *method, const char *path, const void *body
 	    curl_easy_setopt(h, CURLOPT_WRITEDATA, r) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK)
 		goto out;
-	if (strcmp(method, "GET") != 0) {
+	if (up) {
+		/* POSTFIELDSIZE with a read function: libcurl asks on_read for exactly
+		 * that many bytes; PUT goes the same way with CUSTOMREQUEST. */
+		if (curl_easy_setopt(h, CURLOPT_POST, 1L) != CURLE_OK ||
+		    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK ||
+		    curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read) != CURLE_OK ||
+		    curl_easy_setopt(h, CURLOPT_READDATA, up) != CURLE_OK ||
+		    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek) != CURLE_OK ||
+		    curl_easy_setopt(h, CURLOPT_SEEKDATA, up) != CURLE_OK ||
+		    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				     (curl_off_t)ch_parts_length(up->p, up->n)) != CURLE_OK)
+			goto out;
+	} else if (strcmp(method, "GET") != 0) {
 		if (curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK ||
 		    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "") != CURLE_OK ||
 		    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -208,13 +349,13 @@ out:
 	return rc;
 }
 
-int ch_request(const char *method, const char *path, const void *body, size_t len,
-	       const char *ctype, long timeout_s, struct resp *r)
+static int perform(const char *method, const char *path, const void *body, size_t len,
+		   const char *ctype, long timeout_s, struct resp *r, struct upload *up)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	CURLcode cc;
 
-	if (setup(C.h, method, path, body, len, ctype, timeout_s, r, errbuf) < 0) {
+	if (setup(C.h, method, path, body, len, ctype, timeout_s, r, errbuf, up) < 0) {
 		warnx("could not set up the request");
 		return -1;
 	}
@@ -222,7 +363,11 @@ int ch_request(const char *method, const char *path, const void *body, size_t le
 	curl_easy_getinfo(C.h, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_easy_setopt(C.h, CURLOPT_ERRORBUFFER, NULL);
 	if (cc != CURLE_OK) {
-		if (r->werr)
+		if (up && up->err)
+			warnx("%s: %s", up->err_name ? up->err_name : "upload",
+			      up->err == EIO ? "the file changed (shrank) while it was sent"
+			      : strerror(up->err));
+		else if (r->werr)
 			warnx("%s %s: writing the download failed: %s", method, path,
 			      strerror(r->werr));
 		else
@@ -230,6 +375,30 @@ int ch_request(const char *method, const char *path, const void *body, size_t le
 		return -1;
 	}
 	return 0;
+}
+
+int ch_request(const char *method, const char *path, const void *body, size_t len,
+	       const char *ctype, long timeout_s, struct resp *r)
+{
+	return perform(method, path, body, len, ctype, timeout_s, r, NULL);
+}
+
+int ch_request_parts(const char *method, const char *path, const struct ch_part *parts,
+		     size_t nparts, const char *ctype, long timeout_s, struct resp *r)
+{
+	struct upload *u = calloc(1, sizeof *u);
+	int rc;
+
+	if (!u) {
+		warnx("out of memory");
+		return -1;
+	}
+	u->p = parts;
+	u->n = nparts;
+	rc = perform(method, path, NULL, 0, ctype, timeout_s, r, u);
+	free(u->stage);
+	free(u);
+	return rc;
 }
 
 int ch_print_error(const char *what, const struct resp *r)
@@ -251,23 +420,21 @@ int ch_print_error(const char *what, const struct resp *r)
 	return CLI_EXIT_API;
 }
 
-json_t *ch_json(const char *method, const char *path, const json_t *body, long timeout_s,
-		long ok1, long ok2)
+static json_t *json_answer(const char *method, const char *path, const char *text,
+			   const struct ch_part *parts, size_t nparts, long timeout_s, long ok1,
+			   long ok2)
 {
 	struct resp r;
-	char *text = NULL;
 	json_t *j = NULL;
 	json_error_t err;
 	struct strbuf what = STRBUF_INIT;
 
 	resp_init(&r);
 	sb_addf(&what, "%s %s", method, path);
-	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
-		warnx("out of memory");
-		goto out;
-	}
-	if (ch_request(method, path, text, text ? strlen(text) : 0,
-		       text ? "application/json" : NULL, timeout_s, &r) < 0)
+	if (parts ? ch_request_parts(method, path, parts, nparts, "application/json", timeout_s,
+				     &r) < 0
+		  : ch_request(method, path, text, text ? strlen(text) : 0,
+			       text ? "application/json" : NULL, timeout_s, &r) < 0)
 		goto out;
 	if (r.status != ok1 && (ok2 == 0 || r.status != ok2)) {
 		ch_print_error(what.buf, &r);
@@ -276,10 +443,30 @@ json_t *ch_json(const char *method, const char *path, const json_t *body, long t
 	if (!(j = json_loadb(r.body.buf, r.body.len, 0, &err)))
 		warnx("%s: the answer is not JSON (%s)", what.buf, err.text);
 out:
-	free(text);
 	sb_release(&what);
 	resp_release(&r);
 	return j;
+}
+
+json_t *ch_json(const char *method, const char *path, const json_t *body, long timeout_s,
+		long ok1, long ok2)
+{
+	char *text = NULL;
+	json_t *j;
+
+	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
+		warnx("out of memory");
+		return NULL;
+	}
+	j = json_answer(method, path, text, NULL, 0, timeout_s, ok1, ok2);
+	free(text);
+	return j;
+}
+
+json_t *ch_json_parts(const char *method, const char *path, const struct ch_part *parts,
+		      size_t nparts, long timeout_s, long ok1, long ok2)
+{
+	return json_answer(method, path, NULL, parts, nparts, timeout_s, ok1, ok2);
 }
 
 int ch_escape(struct strbuf *sb, const char *s, int keep_slash)
@@ -307,7 +494,7 @@ struct stream {
 	const char *name;
 	int fd;
 	long long off;
-	int eof, busy, retries;
+	int eof, busy, retries, follow;
 	double started, not_before;
 	CURL *h;
 	struct resp r;
@@ -374,7 +561,7 @@ static int take_slice(struct stream *s)
 		rc = CLI_EXIT_LOCAL;
 		goto out;
 	}
-	s->eof = json_is_true(json_object_get(j, "eof"));
+	s->eof = json_is_true(json_object_get(j, "eof")) || (!s->follow && n == 0);
 	/* No bytes and no end came back at once: no long-poll slot was free for the
 	 * key. Do not spin on it. */
 	if (!n && !s->eof && util_mono_ms() - s->started < 200)
@@ -392,8 +579,8 @@ static int start_read(CURLM *m, struct stream *s, ch_url_fn url_of, const void *
 	sb_reset(&s->path);
 	sb_reset(&s->r.body);
 	s->r.status = 0;
-	if (url_of(&s->path, ctx, s->name, s->off, 20) < 0 ||
-	    setup(s->h, "GET", s->path.buf, NULL, 0, NULL, 60, &s->r, s->errbuf) < 0 ||
+	if (url_of(&s->path, ctx, s->name, s->off, s->follow ? 20 : 0) < 0 ||
+	    setup(s->h, "GET", s->path.buf, NULL, 0, NULL, 60, &s->r, s->errbuf, NULL) < 0 ||
 	    curl_multi_add_handle(m, s->h) != CURLM_OK) {
 		warnx("could not set up the output request");
 		return -1;
@@ -442,9 +629,19 @@ static int follow_loop(CURLM *m, struct stream *st, ch_url_fn url_of, const void
 
 int ch_follow(ch_url_fn url_of, const void *ctx)
 {
+	static const long long zero[2] = { 0, 0 };
+
+	return ch_follow_from(url_of, ctx, 3, zero, 1);
+}
+
+int ch_follow_from(ch_url_fn url_of, const void *ctx, int streams, const long long off[2],
+		   int follow)
+{
 	struct stream st[2] = {
-		{ .name = "stdout", .fd = 1 },
-		{ .name = "stderr", .fd = 2 },
+		{ .name = "stdout", .fd = 1, .off = off[0], .eof = !(streams & 1),
+		  .follow = follow },
+		{ .name = "stderr", .fd = 2, .off = off[1], .eof = !(streams & 2),
+		  .follow = follow },
 	};
 	CURLM *m = curl_multi_init();
 	int rc = CLI_EXIT_API;

@@ -38,6 +38,26 @@ void resp_release(struct resp *r);
 int ch_request(const char *method, const char *path, const void *body, size_t len,
 	       const char *ctype, long timeout_s, struct resp *r);
 
+/* A request body sent piece by piece, so that no upload is ever held in memory: each
+ * part is either len bytes at mem, or (fd >= 0) the next size bytes of fd, sent as they
+ * are or base64-encoded (b64), read through a bounded buffer as libcurl asks for them.
+ * A file that ends before size bytes aborts the request (it changed while being sent);
+ * bytes past size are not sent. A part's fd is the caller's. */
+struct ch_part {
+	const char *mem;
+	size_t len;
+	int fd;
+	unsigned long long size;
+	int b64;
+	const char *name; /* the file's name, for messages */
+};
+
+/* The body's exact length (base64 of n bytes is 4 * ceil(n / 3)). */
+unsigned long long ch_parts_length(const struct ch_part *parts, size_t n);
+/* ch_request with a body made of parts. */
+int ch_request_parts(const char *method, const char *path, const struct ch_part *parts,
+		     size_t nparts, const char *ctype, long timeout_s, struct resp *r);
+
 /* Prints the API's JSON error (code, message, field) or what came instead as a
  * "sandbox: " line; returns CLI_EXIT_API. */
 int ch_print_error(const char *what, const struct resp *r);
@@ -46,6 +66,10 @@ int ch_print_error(const char *what, const struct resp *r);
  * status is one of ok1/ok2 (0: unused), else NULL with the error printed. */
 json_t *ch_json(const char *method, const char *path, const json_t *body, long timeout_s,
 		long ok1, long ok2);
+
+/* ch_json with a JSON body made of parts (see struct ch_part). */
+json_t *ch_json_parts(const char *method, const char *path, const struct ch_part *parts,
+		      size_t nparts, long timeout_s, long ok1, long ok2);
 
 /* Appends s percent-encoded (unreserved bytes kept; '/' kept when keep_slash). */
 int ch_escape(struct strbuf *sb, const char *s, int keep_slash);
@@ -57,6 +81,12 @@ int ch_escape(struct strbuf *sb, const char *s, int keep_slash);
 typedef int (*ch_url_fn)(struct strbuf *sb, const void *ctx, const char *stream,
 			 long long offset, int wait);
 int ch_follow(ch_url_fn url_of, const void *ctx);
+
+/* ch_follow for some streams (streams: 1 stdout, 2 stderr, 3 both), each from its
+ * offset in off[] (stdout, stderr). follow 0: copy what is stored now and return (each
+ * stream until a read brings no bytes or its end), without waiting. */
+int ch_follow_from(ch_url_fn url_of, const void *ctx, int streams, const long long off[2],
+		   int follow);
 
 /* Set by the SIGINT/SIGTERM handler; ch_follow returns early (-2) when it is set. */
 extern volatile sig_atomic_t ch_interrupted;

@@ -26,7 +26,7 @@
 #include "strbuf.h"
 #include "util.h"
 
-#define FILE_MAX (256u << 20) /* what we read into memory for one upload */
+#define FILE_MAX (16u << 20) /* what we read into memory: a --source program, a token file */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -65,11 +65,15 @@ static const char help_main[] =
 "\n"
 "COMMANDS\n"
 "    run [OPTIONS] -- CMD [ARGS...]   run a job, stream its output, exit with its code\n"
+"    run --runtime NAME --source FILE run a program in a runtime (python3, c, ...)\n"
+"    runtimes                         list the runtimes jobs may name\n"
 "    get ID [--wait S]                print a job as JSON\n"
-"    list [--limit N] [--status S]    list your jobs, newest first\n"
+"    list [--limit N] [--status S] [--cursor C]\n"
+"                                     list your jobs, newest first\n"
 "    cancel ID                        cancel a job\n"
 "    artifacts ID [--out DIR]         download a job's artifacts into DIR\n"
-"    session create|exec|ls|cp|close  work in a persistent session (sandbox session --help)\n"
+"    session create|list|exec|output|kill|ls|cp|close\n"
+"                                     work in a persistent session (sandbox session --help)\n"
 "\n"
 "ENVIRONMENT\n"
 "    SANDBOX_URL        the API's base URL (https://host:port); --url overrides it\n"
@@ -97,9 +101,12 @@ static const char help_main[] =
 "    set -a; . var/env; set +a\n"
 "    sandbox run -- echo hello\n"
 "    sandbox run -f main.py --limit wall_seconds=5 -- python3 main.py\n"
+"    sandbox run --runtime python3 --source main.py\n"
 "    id=$(sandbox session create --idle 600)\n"
 "    sandbox session cp data.bin $id:in/data.bin\n"
 "    sandbox session exec $id -- sha256sum in/data.bin\n"
+"    pid=$(sandbox session exec --detach $id -- make -j2)\n"
+"    sandbox session output $id $pid --follow\n"
 "    sandbox session close $id\n";
 
 static const char help_run[] =
@@ -110,6 +117,7 @@ static const char help_run[] =
 "    sandbox run [-f FILE[:PATH]]... [--limit NAME=VALUE]... [--env NAME=VALUE]...\n"
 "                [--network] [--stdin FILE|-] [--cwd DIR] [--artifacts DIR]\n"
 "                [--detach] [-v] -- CMD [ARGS...]\n"
+"    sandbox run --runtime NAME --source FILE|- [OPTIONS]\n"
 "\n"
 "DESCRIPTION\n"
 "    Submits CMD and ARGS as the job's argv (exactly as given: no shell is involved\n"
@@ -120,7 +128,13 @@ static const char help_run[] =
 "\n"
 "OPTIONS\n"
 "    -f, --file FILE[:PATH]  upload the local FILE as PATH in the job's workspace\n"
-"                            (default: FILE's last component); executable when FILE is\n"
+"                            (default: FILE's last component); executable when FILE is.\n"
+"                            Files are streamed into the request, never read whole\n"
+"                            into memory (the service's body limit still applies)\n"
+"    --runtime NAME          run --source in the runtime NAME (see sandbox runtimes)\n"
+"                            instead of a command; a compiled runtime's compiler\n"
+"                            output is printed on stderr after the program's output\n"
+"    --source FILE|-         the program's text (UTF-8) for --runtime\n"
 "    --limit NAME=VALUE      a job limit: wall_seconds, cpu_seconds, memory_mb, pids,\n"
 "                            output_bytes, disk_mb (the API checks names and ranges)\n"
 "    --env NAME=VALUE        an environment variable for the job\n"
@@ -140,8 +154,16 @@ static const char help_get[] =
 "    --wait S waits up to S (0..30) seconds for the job to end first.\n";
 static const char help_list[] =
 "NAME\n    sandbox list - list your jobs, newest first\n\n"
-"SYNOPSIS\n    sandbox list [--limit N] [--status STATUS]\n\n"
-"DESCRIPTION\n    One line per job: id, status, exit code (- while none), created_at.\n";
+"SYNOPSIS\n    sandbox list [--limit N] [--status STATUS] [--cursor CURSOR]\n\n"
+"DESCRIPTION\n    One line per job: id, status, exit code (- while none), created_at.\n"
+"    When there are more, a line on stderr gives the --cursor of the next page.\n";
+static const char help_runtimes[] =
+"NAME\n    sandbox runtimes - list the runtimes a job may name\n\n"
+"SYNOPSIS\n    sandbox runtimes\n\n"
+"DESCRIPTION\n    One line per runtime the runner hosts provide (GET /v1/runtimes): name,\n"
+"    version (- when it has none), aliases (comma-separated, - when none), the file\n"
+"    name the source is written to, and compiled or interpreted. Run one with\n"
+"    sandbox run --runtime NAME --source FILE.\n";
 static const char help_cancel[] =
 "NAME\n    sandbox cancel - cancel a job\n\n"
 "SYNOPSIS\n    sandbox cancel ID\n\n"
@@ -160,8 +182,11 @@ static const char help_session[] =
 "SYNOPSIS\n"
 "    sandbox session create [--limit NAME=VALUE]... [--idle S] [--max S] [--network]\n"
 "                           [--env NAME=VALUE]... [--no-wait]\n"
+"    sandbox session list [--status STATUS] [--limit N] [--cursor CURSOR] [--all]\n"
 "    sandbox session exec ID [--env NAME=VALUE]... [--cwd DIR] [--stdin FILE|-]\n"
-"                           [--timeout S] -- CMD [ARGS...]\n"
+"                           [--timeout S] [--detach] [-v] -- CMD [ARGS...]\n"
+"    sandbox session output ID PID [--follow] [--offset N] [--stream stdout|stderr]\n"
+"    sandbox session kill ID PID [--signal NAME]\n"
 "    sandbox session ls ID [DIR]\n"
 "    sandbox session cp LOCAL ID:PATH\n"
 "    sandbox session cp ID:PATH LOCAL\n"
@@ -170,11 +195,21 @@ static const char help_session[] =
 "    create   starts a session and prints its id; waits until it is ready unless\n"
 "             --no-wait. Limits: memory_mb, pids, cpu_seconds, disk_mb; --idle and\n"
 "             --max are idle_seconds and max_seconds.\n"
+"    list     one line per session of yours, newest first: id, status, created_at.\n"
+"             A next page's --cursor is printed on stderr; --all follows every page.\n"
 "    exec     runs CMD ARGS as an argv command in the session, streams its output live\n"
-"             and exits with its exit code (as run does).\n"
+"             and exits with its exit code (as run does). --detach prints the\n"
+"             command's pid (1, 2, ...) instead and exits 0: the command runs on.\n"
+"    output   replays the command PID's stdout and stderr (to sandbox's own) from\n"
+"             byte offset N of each (default 0): what is stored now, or with --follow\n"
+"             everything until the command ends, then exits with its exit code.\n"
+"             PID is the pid exec --detach printed, or the command's id.\n"
+"    kill     sends a signal (TERM unless --signal: KILL, INT, HUP, QUIT, USR1,\n"
+"             USR2, or a number) to the running command PID; prints its id and status.\n"
 "    ls       lists the regular files under DIR (default: the workspace): size, path.\n"
-"    cp       uploads LOCAL ('-': stdin) to PATH, or downloads PATH to LOCAL ('-':\n"
-"             stdout). A download never follows a symlink at LOCAL.\n"
+"    cp       uploads LOCAL ('-': stdin) to PATH, streamed (never whole in memory),\n"
+"             or downloads PATH to LOCAL ('-': stdout). A download never follows a\n"
+"             symlink at LOCAL.\n"
 "    close    ends the session (every process killed, the workspace removed).\n";
 
 static int want_help(int argc, char **argv)
@@ -241,13 +276,169 @@ static int read_local(const char *name, struct strbuf *sb, int *exec)
 	return rc;
 }
 
-static int set_b64(json_t *obj, const char *key, const struct strbuf *sb)
-{
-	char *b = util_b64_encode((const unsigned char *)sb->buf, sb->len);
+/* ---- uploads: files go into a request body through a bounded buffer (clihttp's
+ * struct ch_part), never whole into memory. A file's place in the JSON request is a
+ * random marker string; the dumped JSON is cut at each marker and the file's base64
+ * sent there as it is read. Standard input ("-") is first spooled to an unnamed
+ * temporary file (O_TMPFILE), so that it has a size and can be re-read. */
 
-	if (!b)
+#define MAX_ATTACH 256
+
+static struct attach {
+	char marker[48];
+	char *name;
+	int fd;
+	unsigned long long size;
+} att[MAX_ATTACH];
+static size_t natt;
+
+static void attach_release(void)
+{
+	for (size_t i = 0; i < natt; i++) {
+		if (att[i].fd >= 0)
+			close(att[i].fd);
+		free(att[i].name);
+	}
+	natt = 0;
+}
+
+/* Copies fd's bytes into an unnamed temporary file: its fd (at offset 0), or -1. */
+static int spool(int fd)
+{
+	const char *dir = getenv("TMPDIR");
+	char buf[65536];
+	int t = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (t < 0)
 		return -1;
-	return json_object_set_new(obj, key, json_string(b)) ? (free(b), -1) : (free(b), 0);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf), w = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		while (w < n) {
+			ssize_t k = write(t, buf + w, (size_t)(n - w));
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				goto fail;
+			w += k;
+		}
+	}
+	if (lseek(t, 0, SEEK_SET) == 0)
+		return t;
+fail:
+	{
+		int e = errno;
+
+		close(t);
+		errno = e;
+	}
+	return -1;
+}
+
+/* Opens a local file to upload ("-": stdin, spooled). Its fd and size, or -1 with the
+ * message printed. *exec: the file has an execute bit. */
+static int open_local(const char *name, unsigned long long *size, int *exec)
+{
+	struct stat st;
+	int fd;
+
+	if (exec)
+		*exec = 0;
+	if (strcmp(name, "-") == 0)
+		fd = spool(0);
+	else
+		fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		say("%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		say("%s: not a regular file", name);
+		close(fd);
+		return -1;
+	}
+	if (exec)
+		*exec = strcmp(name, "-") != 0 && (st.st_mode & 0111);
+	*size = (unsigned long long)st.st_size;
+	return fd;
+}
+
+/* Sets obj.key to a marker standing for the local file's base64. 0, or an exit code. */
+static int attach_b64(json_t *obj, const char *key, const char *local, int *exec)
+{
+	struct attach *a;
+	unsigned char rnd[8];
+
+	if (natt >= MAX_ATTACH)
+		return usage("at most %d files per request", MAX_ATTACH);
+	a = &att[natt];
+	if ((a->fd = open_local(local, &a->size, exec)) < 0)
+		return CLI_EXIT_LOCAL;
+	if (util_random(rnd, sizeof rnd) < 0 || !(a->name = strdup(local))) {
+		close(a->fd);
+		say("%s: could not prepare the upload", local);
+		return CLI_EXIT_LOCAL;
+	}
+	snprintf(a->marker, sizeof a->marker, "sandbox-upload-%zu-%02x%02x%02x%02x%02x%02x%02x%02x",
+		 natt, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	natt++;
+	if (json_object_set_new(obj, key, json_string(a->marker))) {
+		say("%s: could not build the request", local);
+		return CLI_EXIT_LOCAL;
+	}
+	return 0;
+}
+
+/* POSTs req with every attachment streamed in place of its marker: the parsed answer
+ * (status ok1 or ok2), or NULL with the error printed. */
+static json_t *post_streamed(const char *path, const json_t *req, long ok1, long ok2)
+{
+	char *text = json_dumps(req, JSON_COMPACT);
+	struct ch_part parts[2 * MAX_ATTACH + 1];
+	size_t np = 0, done = 0;
+	json_t *j = NULL;
+
+	if (!text) {
+		say("out of memory");
+		return NULL;
+	}
+	/* Markers in the order they appear in the text (JSON object order is not ours). */
+	while (done < strlen(text)) {
+		const char *best = NULL;
+		size_t bi = 0;
+
+		for (size_t i = 0; i < natt; i++) {
+			const char *m = strstr(text + done, att[i].marker);
+
+			if (m && (!best || m < best)) {
+				best = m;
+				bi = i;
+			}
+		}
+		if (!best)
+			break;
+		parts[np++] = (struct ch_part){ .mem = text + done, .len = (size_t)(best - (text + done)),
+						.fd = -1 };
+		parts[np++] = (struct ch_part){ .fd = att[bi].fd, .size = att[bi].size, .b64 = 1,
+						.name = att[bi].name };
+		done = (size_t)(best - text) + strlen(att[bi].marker);
+	}
+	if (np / 2 != natt) {
+		say("could not build the request (an upload marker is missing)");
+		goto out;
+	}
+	parts[np++] = (struct ch_part){ .mem = text + done, .len = strlen(text + done), .fd = -1 };
+	j = ch_json_parts("POST", path, parts, np, 600, ok1, ok2);
+out:
+	free(text);
+	return j;
 }
 
 static int need_id(const char *cmd, const char *id)
@@ -317,14 +508,8 @@ static int common_opt(json_t *req, const char *opt, const char *val, int *used)
 			return usage("--env %s: the value must be UTF-8 text", name);
 		return 0;
 	}
-	if (strcmp(opt, "--stdin") == 0) {
-		struct strbuf sb = STRBUF_INIT;
-		int rc = read_local(val, &sb, NULL) < 0 ? CLI_EXIT_LOCAL
-			 : set_b64(req, "stdin_base64", &sb) < 0 ? CLI_EXIT_LOCAL : 0;
-
-		sb_release(&sb);
-		return rc;
-	}
+	if (strcmp(opt, "--stdin") == 0)
+		return attach_b64(req, "stdin_base64", val, NULL);
 	if (strcmp(opt, "--cwd") == 0) {
 		json_object_set_new(req, "cwd", json_string(val));
 		return 0;
@@ -352,7 +537,6 @@ static int parse_limit_into(json_t *req, const char *val)
 
 static int add_file(json_t *req, const char *arg)
 {
-	struct strbuf sb = STRBUF_INIT;
 	const char *path, *why;
 	size_t flen;
 	char *local;
@@ -373,23 +557,24 @@ static int add_file(json_t *req, const char *arg)
 	}
 	if (!(local = strndup(arg, flen)))
 		return CLI_EXIT_LOCAL;
-	if (read_local(local, &sb, &exec) < 0)
-		goto out;
 	if (!files) {
 		files = json_array();
 		json_object_set_new(req, "files", files);
 	}
 	f = json_pack("{s:s}", "path", path);
-	if (!f || set_b64(f, "content_base64", &sb) < 0 ||
-	    (exec && json_object_set_new(f, "executable", json_true())) ||
-	    json_array_append_new(files, f)) {
+	if (!f || json_array_append_new(files, f)) {
 		say("-f %s: could not build the request", local);
+		goto out;
+	}
+	if ((rc = attach_b64(f, "content_base64", local, &exec)) != 0)
+		goto out;
+	if (exec && json_object_set_new(f, "executable", json_true())) {
+		rc = CLI_EXIT_LOCAL;
 		goto out;
 	}
 	rc = 0;
 out:
 	free(local);
-	sb_release(&sb);
 	return rc;
 }
 
@@ -420,6 +605,39 @@ static const char *jstr(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+/* A compiled runtime's compile step (result.compile): the compiler's own output on
+ * stderr (it came before the program's, which was streamed live), and a line when the
+ * step failed (the program then did not run). */
+static void print_compile(const json_t *c)
+{
+	static const char *const names[] = { "stdout", "stderr" };
+
+	if (!json_is_object(c))
+		return;
+	for (int i = 0; i < 2; i++) {
+		char b64[32];
+		const json_t *t = json_object_get(c, names[i]);
+
+		snprintf(b64, sizeof b64, "%s_base64", names[i]);
+		if (json_is_string(t)) {
+			fwrite(json_string_value(t), 1, json_string_length(t), stderr);
+		} else if (jstr(c, b64)) {
+			size_t n;
+			unsigned char *b = util_b64_decode(jstr(c, b64), strlen(jstr(c, b64)), &n);
+
+			if (b)
+				fwrite(b, 1, n, stderr);
+			free(b);
+		}
+		if (json_is_true(json_object_get(c, i ? "stderr_truncated" : "stdout_truncated")))
+			say("(the compile step's %s is truncated)", names[i]);
+	}
+	if (json_is_integer(json_object_get(c, "exit_code")) &&
+	    json_integer_value(json_object_get(c, "exit_code")) != 0)
+		say("compile step failed (exit code %lld)",
+		    (long long)json_integer_value(json_object_get(c, "exit_code")));
+}
+
 /* Waits for the job's end and returns the exit code run leaves with. */
 static int job_outcome(const char *id)
 {
@@ -441,6 +659,7 @@ static int job_outcome(const char *id)
 	res = json_object_get(job, "result");
 	fail = json_object_get(job, "failure");
 	st = jstr(job, "status");
+	print_compile(json_object_get(res, "compile"));
 	print_diagnostics(json_object_get(res, "diagnostics"), st);
 	if (json_is_object(fail) && jstr(fail, "error"))
 		say("job failed in the service (stage %s): %s",
@@ -464,6 +683,32 @@ static int interrupted_job(const char *id)
 	say("interrupted: job %s %s", id, j ? "cancelled" : "may still be running");
 	json_decref(j);
 	return 130;
+}
+
+/* --source FILE|-: the program's text (a JSON string: UTF-8 without NUL), bounded by
+ * what one request body may carry anyway. */
+#define SOURCE_MAX (10u << 20)
+
+static int set_source(json_t *req, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc = CLI_EXIT_LOCAL;
+
+	if (read_local(name, &sb, NULL) < 0)
+		goto out;
+	if (sb.len > SOURCE_MAX) {
+		say("--source %s: larger than %u bytes", name, SOURCE_MAX);
+		goto out;
+	}
+	if (memchr(sb.buf, '\0', sb.len) ||
+	    json_object_set_new(req, "source", json_stringn(sb.buf, sb.len))) {
+		rc = usage("--source %s: the program must be UTF-8 text without NUL bytes", name);
+		goto out;
+	}
+	rc = 0;
+out:
+	sb_release(&sb);
+	return rc;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -500,6 +745,10 @@ static int cmd_run(int argc, char **argv)
 		i++;
 		if (strcmp(o, "-f") == 0 || strcmp(o, "--file") == 0)
 			rc = add_file(req, v);
+		else if (strcmp(o, "--runtime") == 0)
+			json_object_set_new(req, "runtime", json_string(v));
+		else if (strcmp(o, "--source") == 0)
+			rc = set_source(req, v);
 		else if (strcmp(o, "--limit") == 0)
 			rc = parse_limit_into(req, v);
 		else if (strcmp(o, "--artifacts") == 0)
@@ -509,15 +758,28 @@ static int cmd_run(int argc, char **argv)
 		if (rc)
 			goto out;
 	}
-	if (i >= argc) {
+	if (json_object_get(req, "runtime") && i < argc) {
+		rc = usage("run: --runtime runs --source; it takes no command");
+		goto out;
+	}
+	if (json_object_get(req, "source") && !json_object_get(req, "runtime")) {
+		rc = usage("run: --source needs --runtime (sandbox runtimes lists them)");
+		goto out;
+	}
+	if (json_object_get(req, "runtime") && !json_object_get(req, "source")) {
+		rc = usage("run: --runtime needs --source FILE|-");
+		goto out;
+	}
+	if (i >= argc && !json_object_get(req, "runtime")) {
 		rc = usage("run: no command (sandbox run [OPTIONS] -- CMD [ARGS...])");
 		goto out;
 	}
-	if (!(av = argv_array(argc - i, argv + i)) || json_object_set_new(req, "argv", av)) {
+	if (i < argc &&
+	    (!(av = argv_array(argc - i, argv + i)) || json_object_set_new(req, "argv", av))) {
 		rc = usage("run: the command's arguments must be UTF-8 text");
 		goto out;
 	}
-	if (!(job = ch_json("POST", "/v1/jobs", req, 120, 202, 200))) {
+	if (!(job = post_streamed("/v1/jobs", req, 202, 200))) {
 		rc = CLI_EXIT_API;
 		goto out;
 	}
@@ -540,6 +802,7 @@ static int cmd_run(int argc, char **argv)
 	else if (rc == 0)
 		rc = job_outcome(id);
 out:
+	attach_release();
 	json_decref(job);
 	json_decref(req);
 	return rc;
@@ -583,7 +846,7 @@ static int cmd_list(int argc, char **argv)
 {
 	struct strbuf path = STRBUF_INIT;
 	long long limit = 20;
-	const char *status = NULL;
+	const char *status = NULL, *cursor = NULL;
 	json_t *j, *jobs, *job;
 	size_t k;
 
@@ -593,6 +856,8 @@ static int cmd_list(int argc, char **argv)
 				return usage("list: --limit takes 1..100");
 		} else if (strcmp(argv[i], "--status") == 0 && i + 1 < argc) {
 			status = argv[++i];
+		} else if (strcmp(argv[i], "--cursor") == 0 && i + 1 < argc) {
+			cursor = argv[++i];
 		} else {
 			return usage("list: unexpected argument %s", argv[i]);
 		}
@@ -601,6 +866,10 @@ static int cmd_list(int argc, char **argv)
 	if (status) {
 		sb_adds(&path, "&status=");
 		ch_escape(&path, status, 0);
+	}
+	if (cursor) {
+		sb_adds(&path, "&cursor=");
+		ch_escape(&path, cursor, 0);
 	}
 	j = ch_json("GET", path.buf, NULL, 60, 200, 0);
 	sb_release(&path);
@@ -617,6 +886,8 @@ static int cmd_list(int argc, char **argv)
 			printf("%s\t%s\t-\t%s\n", jstr(job, "id"), jstr(job, "status"),
 			       jstr(job, "created_at"));
 	}
+	if (jstr(j, "next_cursor"))
+		say("more: sandbox list --cursor %s", jstr(j, "next_cursor"));
 	json_decref(j);
 	return 0;
 }
@@ -634,6 +905,32 @@ static int cmd_cancel(int argc, char **argv)
 	if (!(j = ch_json("POST", path, NULL, 30, 200, 0)))
 		return CLI_EXIT_API;
 	printf("%s\t%s\n", argv[1], jstr(j, "status"));
+	json_decref(j);
+	return 0;
+}
+
+static int cmd_runtimes(int argc, char **argv)
+{
+	json_t *j, *rt, *al;
+	size_t k, m;
+
+	(void)argv;
+	if (argc != 1)
+		return usage("runtimes: takes no arguments");
+	if (!(j = ch_json("GET", "/v1/runtimes", NULL, 60, 200, 0)))
+		return CLI_EXIT_API;
+	/* name, version (- when none), aliases (comma-separated, - when none), source
+	 * file name, compiled or interpreted */
+	json_array_foreach(json_object_get(j, "runtimes"), k, rt) {
+		printf("%s	%s	", jstr(rt, "name") ? jstr(rt, "name") : "?",
+		       jstr(rt, "version") ? jstr(rt, "version") : "-");
+		if (json_array_size(json_object_get(rt, "aliases")) == 0)
+			fputs("-", stdout);
+		json_array_foreach(json_object_get(rt, "aliases"), m, al)
+			printf("%s%s", m ? "," : "", json_string_value(al) ? json_string_value(al) : "?");
+		printf("\t%s\t%s\n", jstr(rt, "file") ? jstr(rt, "file") : "-",
+		       json_is_true(json_object_get(rt, "compiled")) ? "compiled" : "interpreted");
+	}
 	json_decref(j);
 	return 0;
 }
@@ -923,7 +1220,7 @@ static int session_exec(int argc, char **argv)
 	const char *sid = argc > 1 ? argv[1] : NULL;
 	struct cmd_ref c;
 	char path[128], cid[64];
-	int i, rc = 0, used;
+	int i, rc = 0, used, detach = 0;
 
 	if (need_id("session exec", sid)) {
 		json_decref(req);
@@ -939,6 +1236,14 @@ static int session_exec(int argc, char **argv)
 		}
 		if (o[0] != '-')
 			break;
+		if (strcmp(o, "--detach") == 0) {
+			detach = 1;
+			continue;
+		}
+		if (strcmp(o, "-v") == 0) {
+			verbose = 1;
+			continue;
+		}
 		if (!v) {
 			rc = usage("session exec: %s needs a value", o);
 			goto out;
@@ -964,7 +1269,7 @@ static int session_exec(int argc, char **argv)
 		goto out;
 	}
 	snprintf(path, sizeof path, "/v1/sessions/%s/commands", sid);
-	if (!(cmd = ch_json("POST", path, req, 60, 202, 0))) {
+	if (!(cmd = post_streamed(path, req, 202, 0))) {
 		rc = CLI_EXIT_API;
 		goto out;
 	}
@@ -974,6 +1279,18 @@ static int session_exec(int argc, char **argv)
 		goto out;
 	}
 	snprintf(cid, sizeof cid, "%s", jstr(cmd, "id"));
+	if (detach) {
+		/* The pid names the command to session output / kill; -v adds its id. */
+		if (!json_is_integer(json_object_get(cmd, "pid"))) {
+			say("the API's answer has no pid");
+			rc = CLI_EXIT_API;
+			goto out;
+		}
+		printf("%lld\n", (long long)json_integer_value(json_object_get(cmd, "pid")));
+		if (verbose)
+			say("command %s", cid);
+		goto out;
+	}
 	c.sid = sid;
 	c.cid = cid;
 	catch_signals();
@@ -983,6 +1300,7 @@ static int session_exec(int argc, char **argv)
 	else if (rc == 0)
 		rc = command_outcome(&c);
 out:
+	attach_release();
 	json_decref(cmd);
 	json_decref(req);
 	return rc;
@@ -1018,20 +1336,21 @@ static int session_ls(int argc, char **argv)
 
 static int cp_up(const char *local, const char *sid, const char *rpath)
 {
-	struct strbuf body = STRBUF_INIT, path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	struct resp r;
+	struct ch_part part = { .name = local };
 	int exec, rc = CLI_EXIT_LOCAL;
 
 	resp_init(&r);
-	if (read_local(local, &body, &exec) < 0)
+	/* Streamed from the file as it is sent: never the whole file in memory. */
+	if ((part.fd = open_local(local, &part.size, &exec)) < 0)
 		goto out;
 	sb_addf(&path, "/v1/sessions/%s/files/", sid);
 	ch_escape(&path, rpath, 1);
 	if (exec)
 		sb_adds(&path, "?mode=0755");
 	rc = CLI_EXIT_API;
-	if (ch_request("PUT", path.buf, body.buf, body.len, "application/octet-stream", 600,
-		       &r) < 0)
+	if (ch_request_parts("PUT", path.buf, &part, 1, "application/octet-stream", 600, &r) < 0)
 		goto out;
 	if (r.status != 200 && r.status != 201) {
 		ch_print_error(path.buf, &r);
@@ -1039,8 +1358,9 @@ static int cp_up(const char *local, const char *sid, const char *rpath)
 	}
 	rc = 0;
 out:
+	if (part.fd >= 0)
+		close(part.fd);
 	resp_release(&r);
-	sb_release(&body);
 	sb_release(&path);
 	return rc;
 }
@@ -1136,10 +1456,186 @@ static int session_close(int argc, char **argv)
 	return 0;
 }
 
+/* A command of a session named by its pid (1, 2, ...) or its id: the id into cid.
+ * 0, or an exit code (error printed). */
+static int resolve_cmd(const char *sid, const char *ref, char cid[64])
+{
+	char path[160];
+	long long pid;
+	json_t *j, *first;
+
+	if (cli_is_id(ref)) {
+		snprintf(cid, 64, "%s", ref);
+		return 0;
+	}
+	if (util_parse_ll(ref, 1, 2147483647, &pid) < 0)
+		return usage("PID must be a command's pid (1, 2, ...) or its id");
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands?pid=%lld", sid, pid);
+	if (!(j = ch_json("GET", path, NULL, 60, 200, 0)))
+		return CLI_EXIT_API;
+	first = json_array_get(json_object_get(j, "commands"), 0);
+	if (!jstr(first, "id") || !cli_is_id(jstr(first, "id"))) {
+		say("session %s has no command with pid %lld", sid, pid);
+		json_decref(j);
+		return CLI_EXIT_API;
+	}
+	snprintf(cid, 64, "%s", jstr(first, "id"));
+	json_decref(j);
+	return 0;
+}
+
+static int session_list(int argc, char **argv)
+{
+	struct strbuf path = STRBUF_INIT;
+	long long limit = 20;
+	const char *status = NULL, *cursor = NULL;
+	int all = 0, rc = 0;
+	char *next = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+			if (util_parse_ll(argv[++i], 1, 100, &limit) < 0)
+				return usage("session list: --limit takes 1..100");
+		} else if (strcmp(argv[i], "--status") == 0 && i + 1 < argc) {
+			status = argv[++i];
+		} else if (strcmp(argv[i], "--cursor") == 0 && i + 1 < argc) {
+			cursor = argv[++i];
+		} else if (strcmp(argv[i], "--all") == 0) {
+			all = 1;
+		} else {
+			return usage("session list: unexpected argument %s", argv[i]);
+		}
+	}
+	for (int page = 0; page < 100000; page++) {
+		json_t *j, *one;
+		size_t k;
+
+		sb_reset(&path);
+		sb_addf(&path, "/v1/sessions?limit=%lld", limit);
+		if (status) {
+			sb_adds(&path, "&status=");
+			ch_escape(&path, status, 0);
+		}
+		if (cursor) {
+			sb_adds(&path, "&cursor=");
+			ch_escape(&path, cursor, 0);
+		}
+		if (!(j = ch_json("GET", path.buf, NULL, 60, 200, 0))) {
+			rc = CLI_EXIT_API;
+			break;
+		}
+		json_array_foreach(json_object_get(j, "sessions"), k, one)
+			printf("%s\t%s\t%s\n", jstr(one, "id") ? jstr(one, "id") : "?",
+			       jstr(one, "status") ? jstr(one, "status") : "?",
+			       jstr(one, "created_at") ? jstr(one, "created_at") : "-");
+		free(next);
+		next = jstr(j, "next_cursor") ? strdup(jstr(j, "next_cursor")) : NULL;
+		json_decref(j);
+		cursor = next;
+		if (!next)
+			break;
+		if (!all) {
+			/* stderr: stdout stays one line per session */
+			say("more: sandbox session list --cursor %s", next);
+			break;
+		}
+	}
+	fflush(stdout);
+	free(next);
+	sb_release(&path);
+	return rc;
+}
+
+static int session_kill(int argc, char **argv)
+{
+	const char *sid = NULL, *ref = NULL, *sig = "TERM";
+	char path[192], cid[64];
+	json_t *body, *j;
+	long long n;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--signal") == 0 && i + 1 < argc)
+			sig = argv[++i];
+		else if (!sid && argv[i][0] != '-')
+			sid = argv[i];
+		else if (!ref && argv[i][0] != '-')
+			ref = argv[i];
+		else
+			return usage("session kill: unexpected argument %s", argv[i]);
+	}
+	if (need_id("session kill", sid))
+		return CLI_EXIT_USAGE;
+	if (!ref)
+		return usage("session kill: expected ID PID [--signal NAME]");
+	if ((rc = resolve_cmd(sid, ref, cid)) != 0)
+		return rc;
+	/* A number is a signal number; a name goes as it is (the API names the valid ones). */
+	body = util_parse_ll(sig, 1, 64, &n) == 0 ? json_pack("{s:I}", "signal", (json_int_t)n)
+						  : json_pack("{s:s}", "signal", sig);
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands/%s/kill", sid, cid);
+	j = body ? ch_json("POST", path, body, 60, 202, 0) : NULL;
+	json_decref(body);
+	if (!j)
+		return CLI_EXIT_API;
+	printf("%s\t%s\n", cid, jstr(j, "status") ? jstr(j, "status") : "?");
+	json_decref(j);
+	return 0;
+}
+
+static int session_output(int argc, char **argv)
+{
+	const char *sid = NULL, *ref = NULL;
+	long long off[2] = { 0, 0 }, n;
+	int follow = 0, streams = 3, rc;
+	char cid[64];
+	struct cmd_ref c;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--follow") == 0 || strcmp(argv[i], "-F") == 0) {
+			follow = 1;
+		} else if (strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
+			if (util_parse_ll(argv[++i], 0, 1LL << 50, &n) < 0)
+				return usage("session output: --offset takes a byte offset (0 or more)");
+			off[0] = off[1] = n;
+		} else if (strcmp(argv[i], "--stream") == 0 && i + 1 < argc) {
+			i++;
+			if (strcmp(argv[i], "stdout") == 0)
+				streams = 1;
+			else if (strcmp(argv[i], "stderr") == 0)
+				streams = 2;
+			else
+				return usage("session output: --stream is stdout or stderr");
+		} else if (!sid && argv[i][0] != '-') {
+			sid = argv[i];
+		} else if (!ref && argv[i][0] != '-') {
+			ref = argv[i];
+		} else {
+			return usage("session output: unexpected argument %s", argv[i]);
+		}
+	}
+	if (need_id("session output", sid))
+		return CLI_EXIT_USAGE;
+	if (!ref)
+		return usage("session output: expected ID PID [--follow] [--offset N]");
+	if ((rc = resolve_cmd(sid, ref, cid)) != 0)
+		return rc;
+	c.sid = sid;
+	c.cid = cid;
+	if (follow)
+		catch_signals();
+	rc = ch_follow_from(cmd_url, &c, streams, off, follow);
+	if (rc == -2)
+		return 130; /* interrupted: the command goes on (it was not ours) */
+	if (rc == 0 && follow)
+		rc = command_outcome(&c);
+	return rc;
+}
+
 static int cmd_session(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage("session: expected create, exec, ls, cp or close");
+		return usage("session: expected create, list, exec, output, kill, ls, cp or close");
 	if (strcmp(argv[1], "create") == 0)
 		return session_create(argc - 1, argv + 1);
 	if (strcmp(argv[1], "exec") == 0)
@@ -1150,6 +1646,12 @@ static int cmd_session(int argc, char **argv)
 		return session_cp(argc - 1, argv + 1);
 	if (strcmp(argv[1], "close") == 0)
 		return session_close(argc - 1, argv + 1);
+	if (strcmp(argv[1], "list") == 0)
+		return session_list(argc - 1, argv + 1);
+	if (strcmp(argv[1], "kill") == 0)
+		return session_kill(argc - 1, argv + 1);
+	if (strcmp(argv[1], "output") == 0)
+		return session_output(argc - 1, argv + 1);
 	return usage("session: unknown subcommand %s", argv[1]);
 }
 
@@ -1166,6 +1668,7 @@ static const struct command {
 	{ "cancel", cmd_cancel, help_cancel },
 	{ "artifacts", cmd_artifacts, help_artifacts },
 	{ "session", cmd_session, help_session },
+	{ "runtimes", cmd_runtimes, help_runtimes },
 };
 
 /* The token: SANDBOX_TOKEN, else the first line of SANDBOX_TOKEN_FILE. malloc'd, or
