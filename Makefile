@@ -170,6 +170,7 @@ install: all
 	install -D -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(PREFIX)/bin/sandboxctl
 	install -D -m 0755 $(BUILD)/sandbox-runner $(DESTDIR)$(PREFIX)/bin/sandbox-runner
 	install -D -m 0755 $(BUILD)/sandbox $(DESTDIR)$(PREFIX)/bin/sandbox
+	install -D -m 0644 cli/sandbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/sandbox.1
 	# the session agent: runner_agent_path's default; root-owned, not writable by others
 	install -D -m 0755 $(BUILD)/sandbox-agent $(DESTDIR)/usr/lib/sandbox/sandbox-agent
 	# the webhook delivery pass: runner_deliver_path's default
