@@ -37,6 +37,7 @@ route_fn h_runtimes;
 	X("GET", "/v1/sessions/{id}/files/{path*}", h_file_get, 0)       \
 	X("PUT", "/v1/sessions/{id}/files/{path*}", h_file_put, 0)       \
 	X("DELETE", "/v1/sessions/{id}/files/{path*}", h_file_delete, 0) \
+	X("GET", "/v1/mcp", h_mcp, 1)                                   \
 	X("POST", "/v1/mcp", h_mcp, 0)
 
 #endif

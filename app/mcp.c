@@ -121,7 +121,10 @@ json_t *mcp_initialize(const json_t *params, struct mcp_err *e)
 			 "Sandboxed job execution", "version", "1", "instructions",
 			 "run_command runs a command in a fresh sandbox and waits for it (up to"
 			 " wait_seconds); a job still running is returned with its id: poll"
-			 " get_job. session_* tools keep a workspace across commands.");
+			 " get_job. session_* tools keep a workspace across commands; a session"
+			 " command that outlasts its wait is polled with session_command_status"
+			 " or session_command_output. list_runtimes names what run_command's"
+			 " runtime + source can run.");
 }
 
 /* ------------------------------------------------------------------ tools */
@@ -138,7 +141,7 @@ struct arg_spec {
 struct tool {
 	const char *name, *title, *description;
 	int passthrough;           /* other keys go to the REST body, which names unknowns */
-	struct arg_spec args[6];   /* the tool's own keys (terminated by name NULL) */
+	struct arg_spec args[10];  /* the tool's own keys (terminated by name NULL) */
 	const char *schema;        /* inputSchema, JSON text */
 };
 
@@ -156,6 +159,12 @@ struct tool {
 	"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"    \
 	"\"cwd\":{\"type\":\"string\"},"                                                   \
 	"\"stdin\":{\"type\":\"string\"},\"stdin_base64\":{\"type\":\"string\"}"
+#define S_CMDREF_ARGS                                                                      \
+	{ "pid", A_INT, 0, 1, 2147483647 }, { "command_id", A_STRING, 0, 0, 0 }
+#define S_CMDREF                                                                           \
+	"\"pid\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"The command's pid in"  \
+	" the session (session_exec returns it).\"},\"command_id\":{\"type\":\"string\","      \
+	"\"description\":\"The command's id (instead of pid).\"}"
 #define S_FILES                                                                            \
 	"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"    \
 	"\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"                \
@@ -165,12 +174,21 @@ struct tool {
 static const struct tool tools[] = {
 	{ "run_command", "Run a command",
 	  "Runs a command in a fresh sandbox (a job, as POST /v1/jobs) and waits up to"
-	  " wait_seconds for it. Returns stdout as text and {id, status, exit_code, stdout,"
-	  " stderr, diagnostics} as structured content; isError when the command failed. A job"
-	  " still running returns its id and status: call get_job.",
+	  " wait_seconds for it. Instead of command or argv, runtime (see list_runtimes) and"
+	  " source run a program: a compiled runtime's compile step is in structured content"
+	  " (compile) and its output in the text when it failed. Returns stdout as text and"
+	  " {id, status, exit_code, stdout, stderr, diagnostics} as structured content; isError"
+	  " when the command failed. A job still running returns its id and status: call"
+	  " get_job.",
 	  1,
 	  { WAIT_ARG(1), { NULL, A_ANY, 0, 0, 0 } },
 	  "{\"type\":\"object\",\"properties\":{" S_CMD "," S_FILES ","
+	  "\"runtime\":{\"type\":\"string\",\"description\":\"A runtime of list_runtimes"
+	  " (name or alias), instead of command or argv.\"},"
+	  "\"source\":{\"type\":\"string\",\"description\":\"The program's text for"
+	  " runtime.\"},"
+	  "\"entrypoint\":{\"type\":\"string\",\"description\":\"For runtime: a file of"
+	  " files to run instead of source.\"},"
 	  "\"limits\":{\"type\":\"object\",\"properties\":{"
 	  "\"wall_seconds\":{\"type\":\"integer\"},\"cpu_seconds\":{\"type\":\"integer\"},"
 	  "\"memory_mb\":{\"type\":\"integer\"},\"pids\":{\"type\":\"integer\"},"
@@ -199,12 +217,39 @@ static const struct tool tools[] = {
 	  "\"profile\":{\"type\":\"string\"}," S_WAIT(0, 30) "}}" },
 	{ "session_exec", "Run a command in a session",
 	  "Runs a command in the session's workspace and waits up to wait_seconds; the result"
-	  " is as run_command's (a command still running returns its id and status).",
+	  " is as run_command's (a command still running returns its id, pid and status: poll"
+	  " it with session_command_status or session_command_output). With background: true"
+	  " it returns at once with the command's pid.",
 	  1,
-	  { { "session_id", A_STRING, 1, 0, 0 }, WAIT_ARG(1), { NULL, A_ANY, 0, 0, 0 } },
+	  { { "session_id", A_STRING, 1, 0, 0 }, WAIT_ARG(1), { "background", A_BOOL, 0, 0, 0 },
+	    { NULL, A_ANY, 0, 0, 0 } },
 	  "{\"type\":\"object\",\"properties\":{" S_SID "," S_CMD ","
 	  "\"timeout_seconds\":{\"type\":\"integer\"},\"output_bytes\":{\"type\":\"integer\"},"
-	  "\"tag\":{\"type\":\"string\"}," S_WAIT(1, 30) "},\"required\":[\"session_id\"]}" },
+	  "\"tag\":{\"type\":\"string\"},\"background\":{\"type\":\"boolean\",\"default\":false,"
+	  "\"description\":\"Return at once (the command's id and pid) without waiting.\"},"
+	  S_WAIT(1, 30) "},\"required\":[\"session_id\"]}" },
+	{ "session_command_status", "A session command's status",
+	  "A session command (by pid or command_id) and, once it has ended, its exit code and"
+	  " output (as session_exec returns it); waits up to wait_seconds for the end.",
+	  0,
+	  { { "session_id", A_STRING, 1, 0, 0 }, S_CMDREF_ARGS, WAIT_ARG(0),
+	    { NULL, A_ANY, 0, 0, 0 } },
+	  "{\"type\":\"object\",\"properties\":{" S_SID "," S_CMDREF "," S_WAIT(0, 0) "},"
+	  "\"required\":[\"session_id\"],\"additionalProperties\":false}" },
+	{ "session_command_output", "Read a session command's output",
+	  "The output of a session command (by pid or command_id) from a byte offset: data"
+	  " (or data_base64 when not UTF-8 text), next_offset (pass it as offset to read on),"
+	  " total_bytes, eof, and the command's status and exit_code. With wait_seconds, a"
+	  " read that would bring no bytes waits up to that long for bytes or the end.",
+	  0,
+	  { { "session_id", A_STRING, 1, 0, 0 }, S_CMDREF_ARGS, WAIT_ARG(0),
+	    { "stream", A_STRING, 0, 0, 0 }, { "offset", A_INT, 0, 0, 1LL << 50 },
+	    { "limit", A_INT, 0, 1, 1048576 }, { NULL, A_ANY, 0, 0, 0 } },
+	  "{\"type\":\"object\",\"properties\":{" S_SID "," S_CMDREF ","
+	  "\"stream\":{\"type\":\"string\",\"enum\":[\"stdout\",\"stderr\"],\"default\":\"stdout\"},"
+	  "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
+	  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576},"
+	  S_WAIT(0, 0) "},\"required\":[\"session_id\"],\"additionalProperties\":false}" },
 	{ "session_read_file", "Read a session file",
 	  "A file of the session's workspace: text, or base64 when it is not UTF-8 text (or"
 	  " encoding is base64).",
@@ -233,6 +278,12 @@ static const struct tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{" S_SID ",\"root\":{\"type\":\"string\"},"
 	  "\"recursive\":{\"type\":\"boolean\"}},\"required\":[\"session_id\"],"
 	  "\"additionalProperties\":false}" },
+	{ "list_runtimes", "List runtimes",
+	  "The runtimes run_command may name (runtime + source): name, version, aliases, the"
+	  " file the source is written to, compiled.",
+	  0,
+	  { { NULL, A_ANY, 0, 0, 0 } },
+	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}" },
 	{ "session_close", "Close a session",
 	  "Ends the session: its commands are killed and its workspace removed.",
 	  0,
@@ -378,6 +429,16 @@ int mcp_check_args(const char *name, const json_t *args, struct mcp_err *e)
 		return mcp_fail(e, MCP_INVALID_PARAMS, "arguments.content",
 				"invalid params: arguments.content: give exactly one of content"
 				" and content_base64");
+	if (strncmp(name, "session_command_", 16) == 0 &&
+	    (json_object_get(args, "pid") != NULL) == (json_object_get(args, "command_id") != NULL))
+		return mcp_fail(e, MCP_INVALID_PARAMS, "arguments.pid",
+				"invalid params: arguments.pid: give exactly one of pid and"
+				" command_id");
+	if (json_object_get(args, "stream") &&
+	    strcmp(json_string_value(json_object_get(args, "stream")), "stdout") != 0 &&
+	    strcmp(json_string_value(json_object_get(args, "stream")), "stderr") != 0)
+		return mcp_fail(e, MCP_INVALID_PARAMS, "arguments.stream",
+				"invalid params: arguments.stream must be stdout or stderr");
 	if (strcmp(name, "session_read_file") == 0 && json_object_get(args, "encoding") &&
 	    strcmp(json_string_value(json_object_get(args, "encoding")), "text") != 0 &&
 	    strcmp(json_string_value(json_object_get(args, "encoding")), "base64") != 0)
@@ -394,6 +455,16 @@ json_t *mcp_rest_body(const json_t *args)
 		json_object_del(b, "wait_seconds");
 		json_object_del(b, "session_id");
 	}
+	return b;
+}
+
+json_t *mcp_tool_body(const char *tool, const json_t *args)
+{
+	const struct tool *t = tool_find(tool);
+	json_t *b = json_deep_copy(args);
+
+	for (const struct arg_spec *s = t ? t->args : NULL; b != NULL && s && s->name; s++)
+		json_object_del(b, s->name);
 	return b;
 }
 
@@ -445,6 +516,25 @@ static const char *copy_stream(json_t *s, const json_t *from, const char *name)
 	return "";
 }
 
+/* A runtime's compile step that failed (s.compile.exit_code != 0): its status line and
+ * its text output (base64 output is left to structuredContent). 1 when it failed. */
+static int compile_failed(const json_t *s, char *line, size_t n, const char **out,
+			  const char **err)
+{
+	const json_t *c = json_object_get(s, "compile");
+	const json_t *code = json_object_get(c, "exit_code");
+
+	if (!json_is_integer(code) || json_integer_value(code) == 0)
+		return 0;
+	snprintf(line, n, "[compile step failed, exit code %lld]\n",
+		 (long long)json_integer_value(code));
+	*out = json_string_value(json_object_get(c, "stdout")) ?
+	       json_string_value(json_object_get(c, "stdout")) : "";
+	*err = json_string_value(json_object_get(c, "stderr")) ?
+	       json_string_value(json_object_get(c, "stderr")) : "";
+	return 1;
+}
+
 /* The text content: stdout, then (on failure or stderr) a status line and stderr; for
  * something still running, a line saying how to get the result. */
 static json_t *text_result(json_t *s, const char *what, int ended, int failed)
@@ -454,7 +544,8 @@ static json_t *text_result(json_t *s, const char *what, int ended, int failed)
 	const char *out = json_string_value(json_object_get(s, "stdout"));
 	const char *err = json_string_value(json_object_get(s, "stderr"));
 	const json_t *code = json_object_get(s, "exit_code");
-	char line[300], *text;
+	char line[300], cline[80] = "", *text;
+	const char *cout = "", *cerr = "";
 	size_t n;
 	json_t *r;
 
@@ -462,7 +553,7 @@ static json_t *text_result(json_t *s, const char *what, int ended, int failed)
 		snprintf(line, sizeof line, "%s %s is %s: it has not ended yet; call %s later"
 			 " for its result", what, id ? id : "?", status ? status : "?",
 			 strcmp(what, "job") == 0 ? "get_job with this id" :
-			 "GET /v1/sessions/{session_id}/commands/{id}");
+			 "session_command_status (or session_command_output) with its pid");
 		return mcp_tool_result(line, s, 0);
 	}
 	out = out ? out : "";
@@ -473,12 +564,17 @@ static json_t *text_result(json_t *s, const char *what, int ended, int failed)
 	if (!json_is_integer(code))
 		snprintf(line, sizeof line, "[status %s, no exit code]\n", status ? status : "?");
 	n = strlen(out) + strlen(line) + strlen(err) + 2;
+	if (compile_failed(s, cline, sizeof cline, &cout, &cerr))
+		n += strlen(cline) + strlen(cout) + strlen(cerr) + 2;
 	text = malloc(n);
 	if (text == NULL) {
 		json_decref(s);
 		return NULL;
 	}
-	if (failed || *err != '\0')
+	if (cline[0] != '\0') /* the compiler's messages are what the caller needs */
+		snprintf(text, n, "%s%s%s%s", cline, cout,
+			 *cout && cout[strlen(cout) - 1] != '\n' ? "\n" : "", cerr);
+	else if (failed || *err != '\0')
 		snprintf(text, n, "%s%s%s%s", out, *out && out[strlen(out) - 1] != '\n' ? "\n" : "",
 			 line, err);
 	else
@@ -507,6 +603,8 @@ json_t *mcp_job_result(const json_t *job)
 		json_object_set_new(s, "stderr_truncated", copy_or_null(res, "stderr_truncated"));
 		json_object_set_new(s, "diagnostics", copy_or_null(res, "diagnostics"));
 		json_object_set_new(s, "usage", copy_or_null(res, "usage"));
+		if (json_is_object(json_object_get(res, "compile")))
+			json_object_set(s, "compile", json_object_get(res, "compile"));
 	}
 	json_object_set_new(s, "failure", copy_or_null(job, "failure"));
 	failed = ended && (status == NULL || strcmp(status, "succeeded") != 0);
@@ -525,7 +623,8 @@ json_t *mcp_command_result(const json_t *cmd, const json_t *out, const json_t *e
 {
 	const char *status = json_string_value(json_object_get(cmd, "status"));
 	int ended = cmd_ended(status);
-	json_t *s = json_pack("{s:O?, s:O?, s:O?}", "id", json_object_get(cmd, "id"),
+	json_t *s = json_pack("{s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(cmd, "id"),
+			      "pid", json_object_get(cmd, "pid"),
 			      "session_id", json_object_get(cmd, "session_id"), "status",
 			      json_object_get(cmd, "status"));
 

@@ -25,7 +25,8 @@ enum mcp_code {
 	MCP_INVALID_REQUEST = -32600,
 	MCP_METHOD_NOT_FOUND = -32601,
 	MCP_INVALID_PARAMS = -32602,
-	MCP_INTERNAL_ERROR = -32603
+	MCP_INTERNAL_ERROR = -32603,
+	MCP_SERVER_ERROR = -32000 /* implementation-defined: a transport refusal (405) */
 };
 
 struct mcp_msg {
@@ -73,6 +74,9 @@ int mcp_call_params(const json_t *params, const char **name, const json_t **args
 int mcp_check_args(const char *tool, const json_t *args, struct mcp_err *e);
 /* args less the tool's own keys (wait_seconds, session_id): the REST body. New ref. */
 json_t *mcp_rest_body(const json_t *args);
+/* args less every argument the tool itself takes (wait_seconds, session_id,
+ * background, ...): the REST body, which names any other unknown key. New ref. */
+json_t *mcp_tool_body(const char *tool, const json_t *args);
 /* args.wait_seconds, or def. */
 long long mcp_wait_seconds(const json_t *args, long long def);
 
@@ -80,7 +84,8 @@ long long mcp_wait_seconds(const json_t *args, long long def);
 json_t *mcp_tool_result(const char *text, json_t *structured, int is_error);
 /* run_command / get_job result from a job object (GET /v1/jobs/{id}'s JSON). */
 json_t *mcp_job_result(const json_t *job);
-/* session_exec result from a command object and its output slices (NULL: none). */
+/* session_exec / session_command_status result from a command object and its output
+ * slices (NULL: none); structuredContent carries the command's pid. */
 json_t *mcp_command_result(const json_t *cmd, const json_t *out, const json_t *err);
 /* A REST error body {"error":{code,message,field}} as a tool error result. */
 json_t *mcp_rest_error_result(int http_status, const json_t *body);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_routes.h"
 #include "auth.h"
 #include "http.h"
 #include "http_util.h"
@@ -82,9 +83,11 @@ static void sub_free(struct sub *s)
 
 /* The session routes the tools use, for their captures (same patterns as api_routes.h). */
 static const struct route sroutes[] = {
+	{ "GET", "/v1/runtimes", h_runtimes, "h_runtimes", 0 },
 	{ "POST", "/v1/sessions", h_sess_create, "h_sess_create", 0 },
 	{ "GET", "/v1/sessions/{id}", h_sess_get, "h_sess_get", 0 },
 	{ "POST", "/v1/sessions/{id}/close", h_sess_close, "h_sess_close", 0 },
+	{ "GET", "/v1/sessions/{id}/commands", h_cmd_list, "h_cmd_list", 0 },
 	{ "POST", "/v1/sessions/{id}/commands", h_cmd_create, "h_cmd_create", 0 },
 	{ "GET", "/v1/sessions/{id}/commands/{cid}", h_cmd_get, "h_cmd_get", 0 },
 	{ "GET", "/v1/sessions/{id}/commands/{cid}/output", h_cmd_output, "h_cmd_output", 0 },
@@ -282,7 +285,7 @@ static void tool_run(struct api_ctx *ctx, struct req *r, const struct identity *
 		answer_job(ctx, r, who, rpc_id, r->wait.id);
 		return;
 	}
-	body = mcp_rest_body(args);
+	body = mcp_tool_body("run_command", args);
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (text == NULL) {
@@ -408,9 +411,10 @@ static int call(struct api_ctx *ctx, struct req *r, const struct identity *who, 
 
 /* POST with the tool's arguments (less its own) as the JSON body. */
 static int call_json(struct api_ctx *ctx, struct req *r, const struct identity *who,
-		     json_t *rpc_id, const char *path, const json_t *args, struct sub *s)
+		     json_t *rpc_id, const char *tool, const char *path, const json_t *args,
+		     struct sub *s)
 {
-	json_t *b = mcp_rest_body(args);
+	json_t *b = mcp_tool_body(tool, args);
 	char *text = b ? json_dumps(b, JSON_COMPACT) : NULL;
 	int rc;
 
@@ -440,7 +444,7 @@ static void tool_session_create(struct api_ctx *ctx, struct req *r, const struct
 		sub_free(&s);
 		return;
 	}
-	if (call_json(ctx, r, who, rpc_id, "/v1/sessions", args, &s) < 0)
+	if (call_json(ctx, r, who, rpc_id, "session_create", "/v1/sessions", args, &s) < 0)
 		return;
 	id = json_string_value(json_object_get(s.json, "id"));
 	st = json_string_value(json_object_get(s.json, "status"));
@@ -515,12 +519,18 @@ static void tool_session_exec(struct api_ctx *ctx, struct req *r, const struct i
 		return;
 	}
 	snprintf(path, sizeof path, "/v1/sessions/%s/commands", sid);
-	if (call_json(ctx, r, who, rpc_id, path, args, &s) < 0)
+	if (call_json(ctx, r, who, rpc_id, "session_exec", path, args, &s) < 0)
 		return;
 	id = json_string_value(json_object_get(s.json, "id"));
 	if (id == NULL || strlen(id) >= sizeof cid) {
 		sub_free(&s);
 		send_result(r, rpc_id, NULL);
+		return;
+	}
+	if (json_is_true(json_object_get(args, "background"))) {
+		/* The command as POST .../commands answered it: id, pid, status. */
+		send_result(r, rpc_id, mcp_command_result(s.json, NULL, NULL));
+		sub_free(&s);
 		return;
 	}
 	snprintf(cid, sizeof cid, "%s", id);
@@ -661,6 +671,137 @@ static void tool_close(struct api_ctx *ctx, struct req *r, const struct identity
 	sub_free(&s);
 }
 
+
+/* The command a session_command_* tool names (pid, or command_id) into cid: 0, or -1
+ * after answering. A pid goes through GET .../commands?pid=N (scoped like every session
+ * route: another identity's session is not found); an unknown pid or an id that cannot
+ * be one is "no such command", as an unknown command id is. */
+static int resolve_command(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			   json_t *rpc_id, const json_t *args, const char *sid, char cid[64])
+{
+	const char *id = json_string_value(json_object_get(args, "command_id"));
+	const char *found;
+	char path[128], query[64];
+	struct sub s;
+
+	if (id != NULL) {
+		if (!seg_ok(id)) {
+			send_not_found(r, rpc_id, "command");
+			return -1;
+		}
+		snprintf(cid, 64, "%s", id);
+		return 0;
+	}
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands", sid);
+	snprintf(query, sizeof query, "pid=%lld",
+		 (long long)json_integer_value(json_object_get(args, "pid")));
+	if (call(ctx, r, who, rpc_id, "GET", path, query, NULL, 0, "", &s) < 0)
+		return -1;
+	found = json_string_value(json_object_get(json_array_get(json_object_get(s.json,
+			"commands"), 0), "id"));
+	if (found == NULL || !seg_ok(found)) {
+		sub_free(&s);
+		send_not_found(r, rpc_id, "command");
+		return -1;
+	}
+	snprintf(cid, 64, "%s", found);
+	sub_free(&s);
+	return 0;
+}
+
+static void tool_cmd_status(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			    json_t *rpc_id, const json_t *args, const char *sid)
+{
+	long long wait = mcp_wait_seconds(args, 0);
+	char cid[64], path[200], query[32];
+	struct sub s;
+
+	if (resolve_command(ctx, r, who, rpc_id, args, sid, cid) < 0)
+		return;
+	if (wait > 0 && !r->wait.resumed) {
+		/* GET .../commands/{cid}?wait=S: the handler hands the request to the waiter
+		 * itself; the re-dispatch comes back here and answers. */
+		snprintf(path, sizeof path, "/v1/sessions/%s/commands/%s", sid, cid);
+		snprintf(query, sizeof query, "wait=%lld", wait);
+		if (call(ctx, r, who, rpc_id, "GET", path, query, NULL, 0, "", &s) < 0)
+			return;
+		sub_free(&s);
+	}
+	answer_command(ctx, r, who, rpc_id, sid, cid);
+}
+
+static void tool_cmd_output(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			    json_t *rpc_id, const json_t *args, const char *sid)
+{
+	const char *stream = json_string_value(json_object_get(args, "stream"));
+	const json_t *off = json_object_get(args, "offset"), *lim = json_object_get(args, "limit");
+	long long limit = ctx->cfg->inline_output_bytes, wait = mcp_wait_seconds(args, 0);
+	char cid[64], path[200], query[160];
+	struct sub out, cmd;
+	json_t *sc;
+	const char *text;
+
+	if (resolve_command(ctx, r, who, rpc_id, args, sid, cid) < 0)
+		return;
+	if (limit > 1048576)
+		limit = 1048576;
+	if (limit < 1)
+		limit = 1;
+	if (lim != NULL)
+		limit = (long long)json_integer_value(lim);
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands/%s/output", sid, cid);
+	snprintf(query, sizeof query, "stream=%s&offset=%lld&limit=%lld&wait=%lld",
+		 stream ? stream : "stdout", off ? (long long)json_integer_value(off) : 0LL, limit,
+		 r->wait.resumed ? 0 : wait);
+	if (call(ctx, r, who, rpc_id, "GET", path, query, NULL, 0, "", &out) < 0)
+		return; /* answered, or deferred: the waiter runs this again */
+	snprintf(path, sizeof path, "/v1/sessions/%s/commands/%s", sid, cid);
+	if (call(ctx, r, who, rpc_id, "GET", path, "", NULL, 0, "", &cmd) < 0) {
+		sub_free(&out);
+		return;
+	}
+	sc = json_deep_copy(out.json);
+	if (sc != NULL) {
+		json_object_set_new(sc, "stream", json_string(stream ? stream : "stdout"));
+		json_object_set_new(sc, "offset", json_integer(off ? json_integer_value(off) : 0));
+		json_object_set(sc, "id", json_object_get(cmd.json, "id"));
+		json_object_set(sc, "pid", json_object_get(cmd.json, "pid"));
+		json_object_set(sc, "session_id", json_object_get(cmd.json, "session_id"));
+		json_object_set(sc, "status", json_object_get(cmd.json, "status"));
+		json_object_set_new(sc, "exit_code", json_is_integer(json_object_get(cmd.json,
+				"exit_code")) ? json_incref(json_object_get(cmd.json, "exit_code"))
+				: json_null());
+	}
+	text = json_string_value(json_object_get(sc, "data"));
+	send_result(r, rpc_id, sc ? mcp_tool_result(text ? text :
+			json_object_get(sc, "data_base64") ?
+			"(binary output: data_base64 in structuredContent)" : "", sc, 0) : NULL);
+	sub_free(&out);
+	sub_free(&cmd);
+}
+
+static void tool_list_runtimes(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			       json_t *rpc_id)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct sub s;
+	json_t *rt;
+	size_t i;
+
+	if (call(ctx, r, who, rpc_id, "GET", "/v1/runtimes", "", NULL, 0, "", &s) < 0)
+		return;
+	json_array_foreach(json_object_get(s.json, "runtimes"), i, rt) {
+		const char *v = json_string_value(json_object_get(rt, "version"));
+
+		sb_addf(&text, "%s%s%s%s\n", json_string_value(json_object_get(rt, "name")),
+			v ? " (" : "", v ? v : "", v ? ")" : "");
+	}
+	send_result(r, rpc_id, text.failed ? NULL
+		    : mcp_tool_result(text.buf ? text.buf : "", json_incref(s.json), 0));
+	sb_release(&text);
+	sub_free(&s);
+}
+
 /* ------------------------------------------------------------------ dispatch */
 
 static void tools_call(struct api_ctx *ctx, struct req *r, const struct identity *who,
@@ -680,6 +821,8 @@ static void tools_call(struct api_ctx *ctx, struct req *r, const struct identity
 		return tool_get_job(ctx, r, who, rpc_id, args);
 	if (strcmp(name, "session_create") == 0)
 		return tool_session_create(ctx, r, who, rpc_id, args);
+	if (strcmp(name, "list_runtimes") == 0)
+		return tool_list_runtimes(ctx, r, who, rpc_id);
 	sid = json_string_value(json_object_get(args, "session_id"));
 	if (!seg_ok(sid)) {
 		send_not_found(r, rpc_id, "session");
@@ -693,6 +836,10 @@ static void tools_call(struct api_ctx *ctx, struct req *r, const struct identity
 		tool_write_file(ctx, r, who, rpc_id, args, sid);
 	else if (strcmp(name, "session_list_files") == 0)
 		tool_list_files(ctx, r, who, rpc_id, args, sid);
+	else if (strcmp(name, "session_command_status") == 0)
+		tool_cmd_status(ctx, r, who, rpc_id, args, sid);
+	else if (strcmp(name, "session_command_output") == 0)
+		tool_cmd_output(ctx, r, who, rpc_id, args, sid);
 	else
 		tool_close(ctx, r, who, rpc_id, sid);
 }
@@ -705,6 +852,15 @@ void h_mcp(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	json_t *res;
 
 	(void)a;
+	if (strcmp(r->method, "POST") != 0) {
+		/* GET would open the transport's optional SSE stream, which this server does
+		 * not offer: 405, as the Streamable HTTP transport says, with a JSON-RPC error
+		 * body (what MCP clients parse) rather than the REST error shape. */
+		mcp_fail(&e, MCP_SERVER_ERROR, NULL, "method not allowed: POST JSON-RPC messages"
+			 " to this endpoint; no SSE stream is offered (single JSON responses)");
+		http_send_json(r, 405, mcp_error(NULL, &e), "Allow: POST\r\n");
+		return;
+	}
 	if (!http_is_json_type(r->content_type)) {
 		http_send_error(r, 415, "unsupported_media_type",
 				"Content-Type must be application/json", NULL, NULL);

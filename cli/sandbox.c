@@ -1217,16 +1217,20 @@ static int interrupted_command(const struct cmd_ref *c)
 static int session_exec(int argc, char **argv)
 {
 	json_t *req = json_object(), *cmd = NULL, *av;
-	const char *sid = argc > 1 ? argv[1] : NULL;
+	const char *sid;
 	struct cmd_ref c;
 	char path[128], cid[64];
-	int i, rc = 0, used, detach = 0;
+	int i = 1, rc = 0, used, detach = 0;
 
+	/* The flags without a value may also come before the ID. */
+	for (; i < argc && (strcmp(argv[i], "--detach") == 0 || strcmp(argv[i], "-v") == 0); i++)
+		*(argv[i][1] == 'v' ? &verbose : &detach) = 1;
+	sid = i < argc ? argv[i] : NULL;
 	if (need_id("session exec", sid)) {
 		json_decref(req);
 		return CLI_EXIT_USAGE;
 	}
-	for (i = 2; i < argc; i++) {
+	for (i++; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long long n;
 

@@ -95,7 +95,7 @@ static void test_tools(void)
 	json_t *l = mcp_tools_list(), *t;
 	size_t i;
 
-	CHECK_INT_AT("eight tools", 8, (int)json_array_size(json_object_get(l, "tools")));
+	CHECK_INT_AT("eleven tools", 11, (int)json_array_size(json_object_get(l, "tools")));
 	json_array_foreach(json_object_get(l, "tools"), i, t) {
 		const char *name = json_string_value(json_object_get(t, "name"));
 		json_t *s = json_object_get(t, "inputSchema"), *req;
@@ -141,6 +141,30 @@ static void test_args(void)
 		{ "session_write_file", "{\"session_id\":\"s\",\"path\":\"a\",\"content\":\"\"}", NULL },
 		{ "session_list_files", "{\"session_id\":\"s\",\"recursive\":\"yes\"}",
 		  "arguments.recursive" },
+		{ "session_exec", "{\"session_id\":\"s\",\"command\":\"x\",\"background\":true}", NULL },
+		{ "session_exec", "{\"session_id\":\"s\",\"command\":\"x\",\"background\":1}",
+		  "arguments.background" },
+		{ "session_command_status", "{\"session_id\":\"s\",\"pid\":1}", NULL },
+		{ "session_command_status", "{\"session_id\":\"s\",\"command_id\":\"c\",\"wait_seconds\":30}",
+		  NULL },
+		{ "session_command_status", "{\"session_id\":\"s\"}", "arguments.pid" },
+		{ "session_command_status", "{\"session_id\":\"s\",\"pid\":1,\"command_id\":\"c\"}",
+		  "arguments.pid" },
+		{ "session_command_status", "{\"session_id\":\"s\",\"pid\":0}", "arguments.pid" },
+		{ "session_command_status", "{\"session_id\":\"s\",\"pid\":1,\"offset\":0}",
+		  "arguments.offset" },
+		{ "session_command_output", "{\"session_id\":\"s\",\"pid\":1,\"offset\":5,\"stream\":\"stderr\"}",
+		  NULL },
+		{ "session_command_output", "{\"session_id\":\"s\",\"pid\":1,\"offset\":-1}",
+		  "arguments.offset" },
+		{ "session_command_output", "{\"session_id\":\"s\",\"pid\":1,\"stream\":\"both\"}",
+		  "arguments.stream" },
+		{ "session_command_output", "{\"session_id\":\"s\",\"pid\":1,\"limit\":0}",
+		  "arguments.limit" },
+		{ "session_command_output", "{\"session_id\":\"s\",\"pid\":1,\"wait_seconds\":31}",
+		  "arguments.wait_seconds" },
+		{ "list_runtimes", "{}", NULL },
+		{ "list_runtimes", "{\"all\":true}", "arguments.all" },
 		{ "session_close", "{\"session_id\":\"s\"}", NULL },
 		{ "session_close", "{\"session_id\":[]}", "arguments.session_id" },
 	};
@@ -154,6 +178,22 @@ static void test_args(void)
 			CHECK_STR_AT(rows[i].args, rows[i].field, e.field);
 			CHECK_INT_AT("message names the field", 1, strstr(e.message, rows[i].field) != NULL);
 		}
+		json_decref(a);
+	}
+	{
+		/* The REST body keeps only what the tool does not take itself. */
+		json_t *a = json_loads("{\"session_id\":\"s\",\"command\":\"x\",\"background\":true,"
+				       "\"wait_seconds\":3}", 0, NULL);
+		json_t *b = mcp_tool_body("session_exec", a);
+		char *t = json_dumps(b, JSON_SORT_KEYS | JSON_COMPACT);
+		CHECK_STR_AT("session_exec body", "{\"command\":\"x\"}", t);
+		free(t);
+		json_decref(b);
+		b = mcp_tool_body("run_command", a); /* run_command does not take these two */
+		t = json_dumps(b, JSON_SORT_KEYS | JSON_COMPACT);
+		CHECK_STR_AT("run_command body", "{\"background\":true,\"command\":\"x\",\"session_id\":\"s\"}", t);
+		free(t);
+		json_decref(b);
 		json_decref(a);
 	}
 }
