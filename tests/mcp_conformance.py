@@ -3,7 +3,9 @@
 
 Follows the published MCP schema (2025-06-18) for the methods the sandbox serves:
 initialize, notifications/initialized, ping, tools/list, tools/call, and JSON-RPC 2.0's
-error rules. Usage: mcp_conformance.py URL CACERT TOKEN. Exit 0 when every check holds.
+error rules; and the Streamable HTTP transport's rules for a server with no SSE stream
+(every POST, sent with Accept: application/json, text/event-stream, answered with
+application/json; GET is a 405). Usage: mcp_conformance.py URL CACERT TOKEN. Exit 0 when every check holds.
 """
 import json
 import ssl
@@ -111,6 +113,36 @@ check("tools/call: output", r.get("content", [{}])[0].get("text") == "conformanc
 m = rpc(4, "tools/call", {"name": "run_command", "arguments": {"command": "exit 9"}})
 r = m.get("result", {})
 check("tools/call failing: isError true", r.get("isError") is True and content_ok(r.get("content")), r)
+
+m = rpc(9, "tools/call", {"name": "list_runtimes", "arguments": {}})
+r = m.get("result", {})
+check("list_runtimes: content", content_ok(r.get("content")) and r.get("isError") is False, r)
+check("list_runtimes: structuredContent.runtimes",
+      isinstance(r.get("structuredContent", {}).get("runtimes"), list), r)
+names = [t.get("name") for t in tools or []]
+for want in ("session_command_status", "session_command_output", "list_runtimes"):
+    check("tools/list has %s" % want, want in names, names)
+for t in tools or []:
+    for k, v in (t.get("inputSchema") or {}).get("properties", {}).items():
+        check("tool %s: property %s is a schema object" % (t.get("name"), k), isinstance(v, dict), v)
+
+# Streamable HTTP: GET opens an optional SSE stream; a server without one answers 405.
+req = urllib.request.Request(URL, method="GET")
+req.add_header("Accept", "text/event-stream")
+req.add_header("Authorization", "Bearer " + TOKEN)
+try:
+    with urllib.request.urlopen(req, context=CTX, timeout=60) as resp:
+        st, h, body = resp.status, resp.headers, resp.read()
+except urllib.error.HTTPError as e:
+    st, h, body = e.code, e.headers, e.read()
+check("GET: 405 (no SSE stream offered)", st == 405, st)
+check("GET: Allow: POST", h.get("Allow") == "POST", h.get("Allow"))
+try:
+    m = json.loads(body)
+except ValueError:
+    m = None
+check("GET: a JSON-RPC error body", isinstance(m, dict) and m.get("jsonrpc") == "2.0" and
+      m.get("id") is None and isinstance(m.get("error", {}).get("code"), int), body[:200])
 
 # JSON-RPC errors
 m = rpc(5, "no/such/method")

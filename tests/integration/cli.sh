@@ -16,6 +16,17 @@
 #   6. session create/exec/ls/cp both ways (binary, exact bytes)/close.
 #   7. configuration: no token -> 2 with a message; a wrong token -> 3 with the API's
 #      error; --token is refused; the token never appears in any output.
+#   8. streamed uploads: -f files larger than the CLI's read buffer (not a multiple of
+#      3 bytes), --stdin from a pipe, session cp from a pipe: exact bytes (sha256).
+#   9. runtimes: `sandbox runtimes` lists python3 and c; run --runtime python3
+#      --source FILE and --source - (exit code kept); c: a compile error shows gcc's
+#      message on stderr and exits with its code; a compiled program runs.
+#  10. session list (--status, --limit + --cursor paging, --all), exec --detach (a
+#      pid), output (replay, --offset, --stream, --follow to the end with the exit
+#      code), kill (--signal, by pid; not running -> 3 with the API's 409).
+#  11. the man page cli/sandbox.1 renders without warnings (man -l or groff; a
+#      visible skip when neither is installed) and names every command that has a
+#      --help.
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -224,6 +235,179 @@ if [ "$RC" = 0 ]; then
 	expect_true "close prints closed" grep -Eq "^$SID	closed$" "$W/o"
 	sb "$W/o" "$W/e" session exec "$SID" -- true
 	expect_eq "exec in a closed session: 3" 3 "$RC"
+fi
+
+# ============================================================ 8. streamed uploads
+ctx "run -f streams files larger than the read buffer"
+head -c 200001 /dev/urandom > "$W/big1"
+head -c 49153 /dev/urandom > "$W/big2"
+head -c 100000 /dev/urandom > "$W/bigin"
+sb "$W/o" "$W/e" run -f "$W/big1" -f "$W/big2:d/b2" --stdin "$W/bigin" -- \
+	sh -c 'sha256sum big1 d/b2 | cut -c1-64; sha256sum | cut -c1-64'
+expect_eq "exit code" 0 "$RC"
+expect_eq "the bytes arrived exactly" "$(sha256sum "$W/big1" | cut -c1-64)
+$(sha256sum "$W/big2" | cut -c1-64)
+$(sha256sum "$W/bigin" | cut -c1-64)" "$(cat "$W/o")"
+ctx "run --stdin - from a pipe"
+head -c 70001 /dev/urandom > "$W/pipein"
+SANDBOX_TOKEN=$TOKEN "$CLI" run --stdin - -- sh -c 'wc -c; ' < "$W/pipein" > "$W/o" 2> "$W/e"
+expect_eq "stdin from a pipe: exit 0" 0 "$?"
+expect_eq "stdin from a pipe: all bytes" 70001 "$(tr -d ' ' < "$W/o")"
+cat "$W/o" "$W/e" >> "$ALL_OUT"
+ctx "an empty file"
+: > "$W/empty"
+sb "$W/o" "$W/e" run -f "$W/empty" -- sh -c 'test -f empty && wc -c < empty'
+expect_eq "empty file uploaded" 0 "$(tr -d ' ' < "$W/o")"
+
+# ============================================================ 9. runtimes
+ctx "runtimes"
+sb "$W/o" "$W/e" runtimes
+expect_eq "runtimes exit code" 0 "$RC"
+expect_true "python3 listed (interpreted)" grep -Eq '^python3	[^	]+	[^	]+	main\.py	interpreted$' "$W/o"
+expect_true "c listed (compiled)" grep -Eq '^c	[^	]+	[^	]+	[^	]+	compiled$' "$W/o"
+printf 'import sys\nprint("py says", 6 * 7)\nsys.exit(5)\n' > "$W/main.py"
+sb "$W/o" "$W/e" run --runtime python3 --source "$W/main.py"
+expect_eq "python3 --source FILE: its exit code" 5 "$RC"
+expect_eq "python3 --source FILE: its output" "py says 42" "$(cat "$W/o")"
+printf 'print("from stdin")\n' | SANDBOX_TOKEN=$TOKEN "$CLI" run --runtime python3 --source - > "$W/o" 2> "$W/e"
+expect_eq "python3 --source -: exit 0" 0 "$?"
+expect_eq "python3 --source -: output" "from stdin" "$(cat "$W/o")"
+cat "$W/o" "$W/e" >> "$ALL_OUT"
+printf '#include <stdio.h>\nint main(void) { puts("c says hi"); return 3; }\n' > "$W/ok.c"
+sb "$W/o" "$W/e" run --runtime c --source "$W/ok.c"
+expect_eq "c: the program's exit code" 3 "$RC"
+expect_eq "c: the program's output" "c says hi" "$(cat "$W/o")"
+printf 'int main(void) { return undeclared_thing; }\n' > "$W/bad.c"
+sb "$W/o" "$W/e" run --runtime c --source "$W/bad.c"
+expect_true "c compile error: a non-zero exit" test "$RC" -ne 0 -a "$RC" -lt 122
+expect_true "c compile error: gcc's message on stderr" grep -q 'undeclared_thing' "$W/e"
+expect_true "c compile error: says the compile step failed" grep -q '^sandbox: compile step failed (exit code [1-9]' "$W/e"
+expect_eq "c compile error: nothing on stdout" 0 "$(wc -c < "$W/o")"
+sb "$W/o" "$W/e" run --runtime python3 -- echo x
+expect_eq "--runtime with a command: 2" 2 "$RC"
+sb "$W/o" "$W/e" run --source "$W/main.py" -- true
+expect_eq "--source without --runtime: 2" 2 "$RC"
+sb "$W/o" "$W/e" run --runtime no-such-runtime --source "$W/main.py"
+expect_eq "unknown runtime: 3" 3 "$RC"
+expect_true "unknown runtime: the API's field" grep -q 'field: runtime' "$W/e"
+
+# ============================================================ 10. sessions: list, detach, output, kill
+ctx "session list, exec --detach, output, kill"
+sb "$W/o" "$W/e" session create --idle 120
+S2=$(head -1 "$W/o")
+expect_eq "create exit code" 0 "$RC"
+sb "$W/o" "$W/e" session create --idle 120
+S3=$(head -1 "$W/o")
+if [ -n "$S2" ] && [ -n "$S3" ]; then
+	sb "$W/o" "$W/e" session list --status ready
+	expect_eq "list exit code" 0 "$RC"
+	expect_true "list has both sessions, ready" grep -Eq "^$S2	ready	" "$W/o"
+	expect_true "list: the newer first" test "$(head -1 "$W/o" | cut -f1)" = "$S3"
+	sb "$W/o" "$W/e" session list --limit 1 --status ready
+	expect_eq "page 1: one line" 1 "$(wc -l < "$W/o")"
+	expect_eq "page 1: the newest" "$S3" "$(cut -f1 "$W/o")"
+	CUR=$(sed -n 's/^sandbox: more: sandbox session list --cursor \(.*\)$/\1/p' "$W/e")
+	expect_true "page 1: a cursor on stderr" test -n "$CUR"
+	sb "$W/o" "$W/e" session list --limit 1 --status ready --cursor "$CUR"
+	expect_eq "page 2: the older session" "$S2" "$(cut -f1 "$W/o")"
+	sb "$W/o" "$W/e" session list --limit 1 --status ready --all
+	expect_eq "--all: both, one page at a time" "$S3 $S2" "$(cut -f1 "$W/o" | tr '\n' ' ' | sed 's/ $//')"
+	sb "$W/o" "$W/e" session list --status closed
+	expect_true "--status closed: not these" fails grep -q "$S2" "$W/o"
+	sb "$W/o" "$W/e" session list --status bogus
+	expect_eq "--status bogus: the API's 400" 3 "$RC"
+
+	sb "$W/o" "$W/e" session exec --detach "$S2" -- sh -c 'echo first; echo err1 >&2; sleep 1.5; echo second; exit 9'
+	expect_eq "exec --detach: exit 0" 0 "$RC"
+	P1=$(cat "$W/o")
+	expect_eq "exec --detach prints the pid" 1 "$P1"
+	sb "$W/o" "$W/e" session output "$S2" "$P1" --follow
+	expect_eq "output --follow: the command's exit code" 9 "$RC"
+	expect_eq "output --follow: all of stdout" "first second" "$(tr '\n' ' ' < "$W/o" | sed 's/ $//')"
+	expect_eq "output --follow: stderr" "err1" "$(cat "$W/e")"
+	sb "$W/o" "$W/e" session output "$S2" "$P1"
+	expect_eq "output replay: exit 0" 0 "$RC"
+	expect_eq "output replay: stdout" "first second" "$(tr '\n' ' ' < "$W/o" | sed 's/ $//')"
+	sb "$W/o" "$W/e" session output "$S2" "$P1" --offset 6 --stream stdout
+	expect_eq "output --offset 6 --stream stdout" "second" "$(cat "$W/o")"
+	expect_eq "--stream stdout: no stderr" 0 "$(wc -c < "$W/e")"
+	sb "$W/o" "$W/e" session output "$S2" 77
+	expect_eq "output of an unknown pid: 3" 3 "$RC"
+	expect_true "says there is no such pid" grep -q 'no command with pid 77' "$W/e"
+
+	sb "$W/o" "$W/e" session exec --detach "$S2" -- sleep 60
+	P2=$(cat "$W/o")
+	expect_eq "second detached pid" 2 "$P2"
+	_running() { [ "$(sql "SELECT status FROM session_commands WHERE session_id = '$S2' AND pid = 2")" = running ]; }
+	expect_true "the detached command runs" poll 20 _running
+	sb "$W/o" "$W/e" session kill "$S2" "$P2" --signal KILL
+	expect_eq "kill exit code" 0 "$RC"
+	expect_true "kill prints the command id" grep -Eq '^[0-9a-f-]{36}	' "$W/o"
+	sb "$W/o" "$W/e" session output "$S2" "$P2" --follow
+	expect_eq "killed by KILL: 137" 137 "$RC"
+	sb "$W/o" "$W/e" session kill "$S2" "$P2"
+	expect_eq "kill of an ended command: 3" 3 "$RC"
+	expect_true "the API's 409 not_running" grep -q 'HTTP 409 not_running' "$W/e"
+	sb "$W/o" "$W/e" session kill "$S2" "$P1" --signal NOPE
+	expect_eq "kill with a bad signal: 3" 3 "$RC"
+	expect_true "the API names the field" grep -q 'field: signal' "$W/e"
+
+	ctx "session cp streams; stdin from a pipe"
+	head -c 300007 /dev/urandom > "$W/cpbig"
+	sb "$W/o" "$W/e" session cp "$W/cpbig" "$S2:cpbig"
+	expect_eq "cp a 300007-byte file" 0 "$RC"
+	SANDBOX_TOKEN=$TOKEN "$CLI" session cp - "$S2:piped.bin" < "$W/cpbig" > "$W/o" 2> "$W/e"
+	expect_eq "cp - from a pipe" 0 "$?"
+	cat "$W/o" "$W/e" >> "$ALL_OUT"
+	sb "$W/o" "$W/e" session exec "$S2" -- sh -c 'sha256sum cpbig piped.bin | cut -c1-64'
+	expect_eq "both exact" "$(sha256sum "$W/cpbig" | cut -c1-64)
+$(sha256sum "$W/cpbig" | cut -c1-64)" "$(cat "$W/o")"
+	sb "$W/o" "$W/e" session close "$S2"
+	sb "$W/o" "$W/e" session close "$S3"
+else
+	_notok "session create for section 10" "two session ids" "'$S2' '$S3'" 0
+fi
+
+# ============================================================ 11. the man page
+ctx "man page"
+MAN=$REPO/cli/sandbox.1
+if command -v man > /dev/null 2>&1; then
+	LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$MAN" > "$W/man.txt" 2> "$W/man.err"
+	expect_eq "man -l renders it" 0 "$?"
+	expect_eq "no warnings" "" "$(cat "$W/man.err")"
+elif command -v groff > /dev/null 2>&1; then
+	groff -man -Tutf8 -ww "$MAN" > "$W/man.txt" 2> "$W/man.err"
+	expect_eq "groff renders it" 0 "$?"
+	expect_eq "no warnings" "" "$(cat "$W/man.err")"
+else
+	skip "man page renders" "neither man nor groff is installed"
+fi
+if [ -s "$W/man.txt" ]; then
+	for s in NAME SYNOPSIS DESCRIPTION COMMANDS OPTIONS ENVIRONMENT 'EXIT STATUS' EXAMPLES SECURITY; do
+		expect_true "section $s" grep -q "^$s\$" "$W/man.txt"
+	done
+	for v in SANDBOX_URL SANDBOX_TOKEN SANDBOX_TOKEN_FILE SANDBOX_CACERT; do
+		expect_true "ENVIRONMENT names $v" grep -q "^       $v\$" "$W/man.txt"
+	done
+	for c in 122 124 125 126 '128\+N' 130; do
+		expect_true "EXIT STATUS has $c" grep -Eq "^       $c +[a-z]" "$W/man.txt"
+	done
+	# Every command with a --help (its NAME line "sandbox CMD - ...") is in the page,
+	# and every session subcommand of session --help's SYNOPSIS.
+	for c in run get list cancel artifacts runtimes session; do
+		sb "$W/o" "$W/e" "$c" --help
+		NAME=$(sed -n '2s/^    \(sandbox [a-z]*\) - .*/\1/p' "$W/o")
+		expect_eq "$c --help names itself" "sandbox $c" "$NAME"
+		expect_true "the page has command $c" grep -Eq "^       $c( |\$)" "$W/man.txt"
+	done
+	sb "$W/o" "$W/e" session --help
+	for sub in $(sed -n 's/^    sandbox session \([a-z]*\) .*/\1/p' "$W/o" | sort -u); do
+		expect_true "the page has session $sub" grep -Eq "^       session $sub( |\$)" "$W/man.txt"
+	done
+	expect_eq "session --help lists 8 subcommands" 8 "$(sed -n 's/^    sandbox session \([a-z]*\) .*/\1/p' "$W/o" | sort -u | wc -l)"
+	expect_true "SECURITY: the token is never a flag" grep -q 'never a command-line flag' "$W/man.txt"
+else
+	skip "man page contents" "the page could not be rendered here"
 fi
 
 # ============================================================ 7. configuration, token

@@ -2,7 +2,9 @@
 # The MCP endpoint (issue 12 point 6) over HTTPS through nginx, against the stack's
 # real runner, bubblewrap and MariaDB: JSON-RPC 2.0 on POST /v1/mcp.
 #
-#   1. transport: 401 without a token, 405 on GET, 415, -32700, -32600 (batch), -32601
+#   1. transport: 401 without a token, 405 on GET (Allow: POST, a JSON-RPC error body,
+#      with or without a token), an Accept of JSON and SSE gets application/json, 415,
+#      -32700, -32600 (batch), -32601
 #   2. initialize (version negotiation), notifications/initialized (202), ping,
 #      tools/list (every tool: name, description, inputSchema object)
 #   3. run_command: echo -> text + structuredContent; a failing command -> isError
@@ -11,6 +13,13 @@
 #      exactly as an unknown id
 #   5. session tools end to end: create, exec, write_file + read_file (exact bytes,
 #      text and base64), list_files, close; another identity's session is not found
+#   5b. background commands: session_exec background -> pid at once;
+#      session_command_status (pid, command_id, wait) and session_command_output
+#      (offset, stream, wait, eof); unknown pid / another identity's session: the
+#      same not-found as an unknown session
+#   5c. runtimes: list_runtimes; run_command runtime python3 + source; c: the
+#      program runs after the compile step; a compile error -> isError with gcc's
+#      message as text and structuredContent.compile
 #   6. tests/mcp_conformance.py (python3 stdlib); a real MCP client (node +
 #      @modelcontextprotocol/sdk) when installed locally, else a visible skip
 
@@ -41,9 +50,21 @@ TOKEN='' req POST /v1/mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
 expect_error 401 unauthorized
 expect_header WWW-Authenticate '^Bearer'
 ctx "GET /v1/mcp (no server-initiated stream)"
-req GET /v1/mcp
-expect_error 405 method_not_allowed
+req GET /v1/mcp '' -H 'Accept: text/event-stream'
+expect_status 405
 expect_header Allow '^POST$'
+expect_header Content-Type '^application/json'
+expect_json '[.jsonrpc, .id, .error.code, (.error.message | test("SSE"))] | @json' '["2.0",null,-32000,true]'
+ctx "GET /v1/mcp without a token: the same 405"
+TOKEN='' req GET /v1/mcp
+expect_status 405
+expect_header Allow '^POST$'
+expect_json '.error.code' -32000
+ctx "Accept: application/json, text/event-stream gets JSON"
+req POST /v1/mcp '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H 'Accept: application/json, text/event-stream'
+expect_status 200
+expect_header Content-Type '^application/json'
+expect_json '[.id, .result] | @json' '[2,{}]'
 ctx "not JSON"
 req POST /v1/mcp 'x' -H 'Content-Type: text/plain'
 expect_error 415 unsupported_media_type
@@ -92,8 +113,8 @@ expect_json '.result | @json' '{}'
 ctx "tools/list"
 rpc 14 tools/list
 expect_json '[.result.tools[].name] | sort | @json' \
-	'["get_job","run_command","session_close","session_create","session_exec","session_list_files","session_read_file","session_write_file"]'
-expect_json '[.result.tools[] | select((.name|type) == "string" and (.description|type) == "string" and (.description|length) > 0 and (.inputSchema|type) == "object" and .inputSchema.type == "object")] | length' 8
+	'["get_job","list_runtimes","run_command","session_close","session_command_output","session_command_status","session_create","session_exec","session_list_files","session_read_file","session_write_file"]'
+expect_json '[.result.tools[] | select((.name|type) == "string" and (.description|type) == "string" and (.description|length) > 0 and (.inputSchema|type) == "object" and .inputSchema.type == "object")] | length' 11
 
 # ================================================== 3. run_command
 
@@ -226,6 +247,60 @@ expect_eq "a foreign session answers exactly as an unknown one" "$FOREIGN" "$(jq
 TOKEN=$B_TOK call 65 session_read_file "{\"session_id\":\"$SID\",\"path\":\"dir/a.txt\"}"
 expect_json '[.result.isError, .result.structuredContent.error.code] | @json' '[true,"not_found"]'
 expect_eq "B's call left no command in A's session" 3 "$(sql "SELECT COUNT(*) FROM session_commands WHERE session_id = '$SID'")"
+
+# ================================================== 5b. background commands
+
+ctx "session_exec background"
+call 70 session_exec "{\"session_id\":\"$SID\",\"argv\":[\"sh\",\"-c\",\"echo one; echo e1 >&2; sleep 2; echo two; exit 4\"],\"background\":true}"
+expect_json '[.result.isError, (.result.structuredContent.status | IN("queued","running")), (.result.structuredContent.pid | type), .result.structuredContent.exit_code] | @json' '[false,true,"number",null]'
+BPID=$(jq -r '.result.structuredContent.pid' "$BODY")
+BCID=$(jq -r '.result.structuredContent.id' "$BODY")
+expect_json '.result.content[0].text | test("session_command_status")' true
+ctx "session_command_status without waiting: still running"
+call 71 session_command_status "{\"session_id\":\"$SID\",\"pid\":$BPID}"
+expect_json '[.result.isError, (.result.structuredContent.status | IN("queued","running")), .result.structuredContent.id] | @json' "[false,true,\"$BCID\"]"
+ctx "session_command_output from offset 0, waiting for bytes"
+call 72 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":10}"
+expect_json '[.result.isError, (.result.structuredContent.data | startswith("one\n")), .result.structuredContent.offset, .result.structuredContent.pid] | @json' "[false,true,0,$BPID]"
+ctx "session_command_status waits for the end"
+call 73 session_command_status "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":20}"
+expect_json '[.result.isError, .result.structuredContent.status, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.structuredContent.stderr] | @json' \
+	'[true,"failed",4,"one\ntwo\n","e1\n"]'
+ctx "session_command_output from an offset, by command_id"
+call 74 session_command_output "{\"session_id\":\"$SID\",\"command_id\":\"$BCID\",\"offset\":4}"
+expect_json '[.result.structuredContent.data, .result.structuredContent.next_offset, .result.structuredContent.total_bytes, .result.structuredContent.eof, .result.structuredContent.exit_code, .result.content[0].text] | @json' \
+	'["two\n",8,8,true,4,"two\n"]'
+ctx "session_command_output stderr"
+call 75 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"stream\":\"stderr\"}"
+expect_json '[.result.structuredContent.stream, .result.structuredContent.data] | @json' '["stderr","e1\n"]'
+ctx "session_command_output at the end with a wait: eof at once"
+call 76 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"offset\":8,\"wait_seconds\":30}"
+expect_json '[.result.structuredContent.data, .result.structuredContent.eof] | @json' '["",true]'
+ctx "session_command_* bad arguments"
+call 77 session_command_status "{\"session_id\":\"$SID\"}"
+expect_json '[.error.code, .error.data.field] | @json' '[-32602,"arguments.pid"]'
+call 78 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"offset\":-1}"
+expect_json '[.error.code, .error.data.field] | @json' '[-32602,"arguments.offset"]'
+call 79 session_exec "{\"session_id\":\"$SID\",\"command\":\"true\",\"background\":\"yes\"}"
+expect_json '[.error.code, .error.data.field] | @json' '[-32602,"arguments.background"]'
+call 80 run_command '{"command":"true","background":true}'
+expect_json '[.error.code, .error.data.field] | @json' '[-32602,"arguments.background"]'
+ctx "unknown pid, unknown command id"
+call 81 session_command_status "{\"session_id\":\"$SID\",\"pid\":999}"
+expect_json '[.result.isError, .result.structuredContent.error.code, .result.structuredContent.error.http_status] | @json' '[true,"not_found",404]'
+call 82 session_command_output "{\"session_id\":\"$SID\",\"command_id\":\"01900000-0000-7000-8000-000000000000\"}"
+expect_json '[.result.isError, .result.structuredContent.error.code] | @json' '[true,"not_found"]'
+ctx "B polls A's command"
+TOKEN=$B_TOK call 83 session_command_status "{\"session_id\":\"$SID\",\"pid\":$BPID}"
+FOREIGN=$(jq -c '.result' "$BODY")
+expect_json '[.result.isError, .result.structuredContent.error.code] | @json' '[true,"not_found"]'
+TOKEN=$B_TOK call 83 session_command_status "{\"session_id\":\"01900000-0000-7000-8000-000000000000\",\"pid\":$BPID}"
+expect_eq "a foreign session's command answers exactly as an unknown session's" "$FOREIGN" "$(jq -c '.result' "$BODY")"
+TOKEN=$B_TOK call 84 session_command_output "{\"session_id\":\"$SID\",\"command_id\":\"$BCID\"}"
+expect_eq "output of a foreign command: the same not-found" "$FOREIGN" "$(jq -c '.result' "$BODY")"
+TOKEN=$B_TOK call 85 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":5}"
+expect_eq "with a wait: the same not-found" "$FOREIGN" "$(jq -c '.result' "$BODY")"
+
 ctx "session_close"
 call 66 session_close "{\"session_id\":\"$SID\"}"
 expect_json '.result.isError' false
@@ -235,6 +310,28 @@ ctx "session_exec after close"
 call 67 session_exec "{\"session_id\":\"$SID\",\"command\":\"true\"}"
 expect_json '.result.isError' true
 
+
+# ================================================== 5c. runtimes
+
+ctx "list_runtimes"
+call 90 list_runtimes '{}'
+expect_json '[.result.isError, ([.result.structuredContent.runtimes[].name] | index("python3") != null), ([.result.structuredContent.runtimes[] | select(.name == "c") | .compiled] | .[0])] | @json' '[false,true,true]'
+expect_json '.result.content[0].text | test("(^|\n)python3 \\(Python 3")' true
+ctx "run_command runtime python3"
+call 91 run_command '{"runtime":"python3","source":"import sys\nprint(6 * 7)\nsys.exit(2)\n"}'
+expect_json '[.result.isError, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.structuredContent.compile] | @json' '[true,2,"42\n",null]'
+ctx "run_command runtime c"
+call 92 run_command '{"runtime":"c","source":"#include <stdio.h>\nint main(void) { puts(\"from c\"); return 0; }\n"}'
+expect_json '[.result.isError, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.structuredContent.compile.exit_code, .result.content[0].text] | @json' '[false,0,"from c\n",0,"from c\n"]'
+ctx "run_command runtime c, compile error"
+call 93 run_command '{"runtime":"c","source":"int main(void) { return no_such_name; }\n"}'
+expect_json '[.result.isError, (.result.structuredContent.compile.exit_code > 0), .result.structuredContent.stdout] | @json' '[true,true,""]'
+expect_json '.result.content[0].text | test("^\\[compile step failed, exit code [1-9]")' true
+expect_json '.result.content[0].text | test("no_such_name")' true
+ctx "run_command unknown runtime"
+call 94 run_command '{"runtime":"cobol-2099","source":"x"}'
+expect_json '[.error.code, .error.data.field] | @json' '[-32602,"arguments.runtime"]'
+
 # ================================================== 6. clients
 
 ctx "conformance"
@@ -243,10 +340,20 @@ if out=$(python3 "$REPO/tests/mcp_conformance.py" "$SANDBOX_URL/v1/mcp" "$SANDBO
 else
 	_notok "tests/mcp_conformance.py" "exit 0" "$(tail -5 <<< "$out")" 0
 fi
-if command -v node > /dev/null 2>&1 && node -e 'require.resolve("@modelcontextprotocol/sdk/client/index.js")' > /dev/null 2>&1; then
-	skip "MCP SDK client" "the SDK is installed but no SDK check is written yet"
+# The reference client (TypeScript SDK), only when it was installed by hand beforehand
+# (`mkdir -p var/mcp-sdk && cd var/mcp-sdk && npm install @modelcontextprotocol/sdk`,
+# or MCP_SDK_DIR naming such a directory): never fetched here, CI never needs npm.
+SDK_DIR=${MCP_SDK_DIR:-$REPO/var/mcp-sdk}
+if command -v node > /dev/null 2>&1 &&
+   (cd "$SDK_DIR" 2> /dev/null && node -e 'require.resolve("@modelcontextprotocol/sdk/client/streamableHttp.js")') > /dev/null 2>&1; then
+	if out=$(NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT MCP_SDK_DIR=$SDK_DIR SANDBOX_TOKEN=$A_TOK \
+		node "$REPO/tests/mcp_sdk_check.cjs" "$SANDBOX_URL/v1/mcp" 2>&1); then
+		_ok "the MCP TypeScript SDK client: $(grep -c '^ok - ' <<< "$out") checks"
+	else
+		_notok "the MCP TypeScript SDK client" "exit 0" "$(grep -v '^ok - ' <<< "$out" | head -8)" 0
+	fi
 else
-	skip "MCP SDK client" "node or @modelcontextprotocol/sdk not installed (never fetched at test time)"
+	skip "MCP SDK client" "node or @modelcontextprotocol/sdk not installed in $SDK_DIR (never fetched at test time)"
 fi
 
 finish
