@@ -1369,50 +1369,56 @@ out:
 	return rc;
 }
 
+/* Downloads stream to LOCAL as they arrive (the body is never held in memory). LOCAL
+ * is never reached through a symlink (O_NOFOLLOW); it is created if missing (and
+ * removed again if the download fails), else written from the start and cut to the
+ * download's size only once it succeeded: a failed request leaves it as it was. */
 static int cp_down(const char *sid, const char *rpath, const char *local)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct resp r;
-	int fd = -1, rc = CLI_EXIT_API;
+	int fd, created = 0, rc = CLI_EXIT_LOCAL;
 
 	resp_init(&r);
-	sb_addf(&path, "/v1/sessions/%s/files/", sid);
-	ch_escape(&path, rpath, 1);
-	if (ch_request("GET", path.buf, NULL, 0, NULL, 600, &r) < 0)
-		goto out;
-	if (r.status != 200) {
-		ch_print_error(path.buf, &r);
-		goto out;
-	}
-	rc = CLI_EXIT_LOCAL;
 	if (strcmp(local, "-") == 0) {
 		fd = dup(1);
 	} else {
-		/* Never through a symlink someone left at LOCAL. */
-		fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = open(local, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			created = 1;
+		else if (errno == EEXIST)
+			fd = open(local, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		say("%s: %s", local, strerror(errno));
+		say("%s: %s%s", local, strerror(errno),
+		    errno == ELOOP ? " (a symlink is never followed)" : "");
 		goto out;
 	}
-	for (size_t off = 0; off < r.body.len;) {
-		ssize_t w = write(fd, r.body.buf + off, r.body.len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			say("%s: %s", local, strerror(errno));
-			goto out;
-		}
-		off += (size_t)w;
+	sb_addf(&path, "/v1/sessions/%s/files/", sid);
+	ch_escape(&path, rpath, 1);
+	r.fd = fd;
+	if (ch_request("GET", path.buf, NULL, 0, NULL, 600, &r) < 0) {
+		rc = r.werr ? CLI_EXIT_LOCAL : CLI_EXIT_API;
+		goto fail;
 	}
+	if (r.status != 200) {
+		rc = ch_print_error(path.buf, &r);
+		goto fail;
+	}
+	if (strcmp(local, "-") != 0 && ftruncate(fd, (off_t)r.written) < 0 && errno != EINVAL) {
+		say("%s: %s", local, strerror(errno));
+		goto fail;
+	}
+	rc = 0;
 	if (close(fd) < 0) {
-		fd = -1;
 		say("%s: %s", local, strerror(errno));
-		goto out;
+		rc = CLI_EXIT_LOCAL;
 	}
 	fd = -1;
-	rc = 0;
+	goto out;
+fail:
+	if (created)
+		unlink(local); /* the file we created: nothing of it is ours to keep */
 out:
 	if (fd >= 0)
 		close(fd);
