@@ -165,7 +165,6 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-
 /* ---- streamed request bodies (struct ch_part) */
 
 #define UP_CHUNK 49152 /* raw bytes per read: a multiple of 3, so base64 joins up */

@@ -42,7 +42,8 @@ int ch_request(const char *method, const char *path, const void *body, size_t le
  * part is either len bytes at mem, or (fd >= 0) the next size bytes of fd, sent as they
  * are or base64-encoded (b64), read through a bounded buffer as libcurl asks for them.
  * A file that ends before size bytes aborts the request (it changed while being sent);
- * bytes past size are not sent. A part's fd is the caller's. */
+ * bytes past size are not sent. A part's fd is the caller's, read from offset 0 (a
+ * resend rewinds it there). */
 struct ch_part {
 	const char *mem;
 	size_t len;
