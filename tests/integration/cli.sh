@@ -6,7 +6,7 @@
 #   1. run: echo -> stdout exact, exit 0; sh -c 'exit 3' -> 3; stdout and stderr kept
 #      apart, byte for byte (binary too); -f uploads a file the job reads (exec bit
 #      kept); --stdin; --env; argv is passed as is (no shell: '$HOME;x' stays literal).
-#   2. live: a job printing a line every 200 ms for 1.2 s; its first line is in the
+#   2. live: a job printing a line, sleeping 3 s, then 5 more lines; its first line is in the
 #      CLI's stdout while the job is still running (checked through the API).
 #   3. outcomes: --limit wall_seconds=1 with sleep 5 -> 124 and its diagnostic on
 #      stderr; output cap -> 122; a bad limit -> 3 with the API's field.
@@ -86,7 +86,7 @@ from stdin" "$(cat "$W/o")"
 
 # ============================================================ 2. live
 ctx "run output is live"
-SANDBOX_TOKEN=$TOKEN "$CLI" run -v -- sh -c 'for i in 1 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
+SANDBOX_TOKEN=$TOKEN "$CLI" run -v -- sh -c 'echo line1; sleep 3; for i in 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
 	> "$W/live.o" 2> "$W/live.e" < /dev/null &
 LIVE_PID=$!
 poll 20 grep -q '^sandbox: job ' "$W/live.e"
