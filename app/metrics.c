@@ -139,17 +139,17 @@ void mx_render_webhooks(struct strbuf *out, const struct mx_hooks *h)
 	for (int i = 0; i < MX_HOOK_STATES; i++)
 		sb_addf(out, "sandbox_webhook_deliveries{state=\"%s\"} %lld\n", hook_states[i],
 			h->state[i]);
-	sb_adds(out, "# HELP sandbox_webhook_attempts Webhook delivery attempts on record (jobs"
-		     " not yet purged), by outcome class; all but delivered are failures.\n"
-		     "# TYPE sandbox_webhook_attempts gauge\n");
+	sb_adds(out, "# HELP sandbox_webhook_attempts_total Webhook delivery attempts, by outcome"
+		     " class; all but delivered are failures.\n"
+		     "# TYPE sandbox_webhook_attempts_total counter\n");
 	for (int i = 0; i < MX_HOOK_OUTCOMES; i++) {
-		sb_addf(out, "sandbox_webhook_attempts{outcome=\"%s\"} %lld\n", hook_outcomes[i],
-			h->outcome[i]);
+		sb_addf(out, "sandbox_webhook_attempts_total{outcome=\"%s\"} %lld\n",
+			hook_outcomes[i], h->outcome[i]);
 		total += h->outcome[i];
 	}
-	sb_addf(out, "# HELP sandbox_webhook_attempts_all Webhook delivery attempts on record,"
-		     " all outcomes.\n# TYPE sandbox_webhook_attempts_all gauge\n"
-		     "sandbox_webhook_attempts_all %lld\n",
+	sb_addf(out, "# HELP sandbox_webhook_attempts_all_total Webhook delivery attempts, all"
+		     " outcomes.\n# TYPE sandbox_webhook_attempts_all_total counter\n"
+		     "sandbox_webhook_attempts_all_total %lld\n",
 		total);
 }
 

