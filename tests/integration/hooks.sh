@@ -20,7 +20,8 @@
 #      64:ff9b::a9fe:a9fe are refused by their class without a connection.
 #      `keys webhook-secret`: a key whose secret was cleared fails with the reason; a
 #      new secret signs the next delivery (the old ones do not verify it).
-#      GET /metrics: deliveries by state, attempts by outcome, as the tables count them.
+#      GET /metrics: deliveries by state as the table counts them, the attempts
+#      counters grown exactly by this suite's attempts. Purge takes a job's attempts.
 #      A runner whose runner_deliver_path is missing logs it once (rate-limited).
 #   4. The webhook secrets: in `keys create` / `keys webhook-secret` output once, in no
 #      log file of the stack.
