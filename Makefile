@@ -53,7 +53,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install
+.PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install test-vm
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
      $(BUILD)/sandbox $(BUILD)/sandbox-deliver
 
@@ -164,6 +164,10 @@ test: deps
 	$(MAKE) unit unit-asan
 	$(MAKE) integration
 	$(MAKE) bench-smoke
+
+# The cgroup v2 set in a QEMU guest (tests/vm/run.sh); FULL=1: every suite in the guest.
+test-vm: deps all $(BUILD)/seccomp-probe $(BUILD)/asan-runner $(BUILD)/fault-runner $(BUILD)/db-tests $(BENCH_BINS)
+	@FULL=$(FULL) bash tests/vm/run.sh
 
 install: all
 	install -D -m 0755 $(BUILD)/sandbox-api $(DESTDIR)$(PREFIX)/bin/sandbox-api

@@ -18,6 +18,8 @@ PACKAGES=(
     libfcgi-dev libjansson-dev libcurl4-openssl-dev libmariadb-dev libcunit1-dev libseccomp-dev
     mariadb-server mariadb-client nginx-light bubblewrap slirp4netns
     openssl curl jq python3 python3-yaml procps psmisc ca-certificates valgrind wrk iproute2
+    # make test-vm: the QEMU guest (tests/vm/run.sh), its initramfs
+    qemu-system-x86 busybox-static
 )
 
 POLICY_RC=/usr/sbin/policy-rc.d

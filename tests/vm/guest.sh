@@ -1,0 +1,67 @@
+#!/bin/bash
+# tests/vm/guest.sh: PID 1 of the test VM (tests/vm/run.sh boots it; the initramfs
+# switch_roots here). Mounts what a booted host has (proc, sys, the unified cgroup
+# hierarchy, devpts, tmpfs /tmp and /run), then runs the mode from the kernel command
+# line (sandbox.mode=): boot (the hierarchy only), targeted (tests/vm/v2set.sh) or
+# full (every integration suite). Its log goes to /vmout/guest.log and the console;
+# last it writes /vmout/result (the exit status) and powers off. Never returns.
+REPO=${1:-}
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+
+poweroff_now() {
+	sync
+	umount /vmout 2> /dev/null
+	/bin/busybox poweroff -f
+	sleep 100
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm
+[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+for i in 0 1 2; do
+	n=(stdin stdout stderr)
+	[[ -e /dev/${n[i]} ]] || ln -s /proc/self/fd/$i /dev/${n[i]}
+done
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+mkdir -p /run/lock /run/mysqld
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
+ip link set lo up
+hostname sandbox-vm
+exec > >(tee -a /vmout/guest.log > /dev/console) 2>&1
+read -r UP _ < /proc/uptime
+echo "boot_to_userspace_s $UP" >> /vmout/timings
+echo "guest: kernel $(uname -r), up ${UP}s, cgroup root controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+echo "guest: root subtree_control: '$(cat /sys/fs/cgroup/cgroup.subtree_control)'"
+
+mode=targeted
+for w in $(cat /proc/cmdline); do
+	case $w in sandbox.mode=*) mode=${w#sandbox.mode=} ;; esac
+done
+
+rc=0
+if [[ ! -d $REPO ]]; then
+	echo "guest: no repository at '$REPO'"
+	rc=1
+elif [[ $(stat -f -c %T /sys/fs/cgroup) != cgroup2fs ]]; then
+	echo "guest: /sys/fs/cgroup is not cgroup2"
+	rc=1
+else
+	cd "$REPO" || rc=1
+	case $mode in
+	boot) grep -qw memory /sys/fs/cgroup/cgroup.controllers || rc=1 ;;
+	targeted) bash tests/vm/v2set.sh & wait $! || rc=$? ;;
+	full) bash tests/vm/full.sh & wait $! || rc=$? ;;
+	*) echo "guest: unknown mode $mode"; rc=1 ;;
+	esac
+fi
+read -r UP _ < /proc/uptime
+echo "guest_total_s $UP" >> /vmout/timings
+echo "guest: done, exit status $rc"
+echo "$rc" > /vmout/result
+poweroff_now

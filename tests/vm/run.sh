@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# tests/vm/run.sh (make test-vm): boots Debian's own kernel in QEMU with the unified
+# cgroup v2 hierarchy and runs the runner's v2 set inside the guest.
+#
+#   bash tests/vm/run.sh [boot|targeted|full]      (default: targeted; FULL=1 = full)
+#
+# The guest: Debian's linux-image-<version>-amd64 (the package linux-image-amd64
+# depends on; apt-get download + dpkg-deb -x into var/vm/, never into the host's
+# /boot), an initramfs built here from busybox-static and the kernel's own 9p, virtio
+# and overlay modules (tests/vm/initramfs-init.sh), the host's root filesystem shared
+# read-only over virtio-9p under a tmpfs overlay (so the guest runs this checkout's
+# build/ with the host's MariaDB, nginx, bwrap), kernel command line
+# `systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all`. TCG (-accel tcg): this kind of
+# machine's /dev/kvm cannot run a stock guest; VM_ACCEL=kvm to try.
+#
+# Results come back through a second 9p share, var/vm/out (writable): the guest writes
+# its log there and, last, `result` (its exit status) before it powers off. No result
+# file (the boot failed, the guest hung past VM_TIMEOUT, the kernel panicked) is a
+# failure, never a pass. Exit status: the guest's, or 1.
+#
+# Environment: VM_TIMEOUT (seconds, default 1500; the VM is killed after it),
+# VM_MEM_MB (3072), VM_SMP (2), VM_KERNEL_PKG (default: what linux-image-amd64
+# depends on), VM_OUT (default var/vm/out).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+MODE=${1:-targeted}
+[[ ${FULL:-0} == 1 ]] && MODE=full
+case $MODE in boot | targeted | full) ;; *) echo "usage: $0 [boot|targeted|full]" >&2; exit 2 ;; esac
+VMDIR=$REPO/var/vm
+OUT=$(realpath -m -- "${VM_OUT:-$VMDIR/out}")
+TIMEOUT=${VM_TIMEOUT:-1500}
+MEM=${VM_MEM_MB:-3072}
+SMP=${VM_SMP:-2}
+ACCEL=${VM_ACCEL:-tcg}
+
+say() { printf 'vm: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+[[ $(id -u) == 0 ]] || die "must run as root (the guest runs the runner as root, and QEMU shares / with its owners)"
+command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 missing: bash tests/deps.sh (qemu-system-x86)"
+BUSYBOX=/bin/busybox
+[[ -x $BUSYBOX ]] || die "$BUSYBOX missing: bash tests/deps.sh (busybox-static)"
+file_is_static() { ! grep -q 'ld-linux' < <(head -c 4096 "$1" | tr -c '[:print:]' '\n'); }
+file_is_static "$BUSYBOX" || die "$BUSYBOX is not the static busybox (busybox-static)"
+
+# ------------------------------------------------------------------ the kernel
+kernel_pkg() {
+	if [[ -n ${VM_KERNEL_PKG:-} ]]; then
+		printf '%s' "$VM_KERNEL_PKG"
+		return
+	fi
+	apt-cache depends linux-image-amd64 2> /dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ { print $2; exit }'
+}
+
+PKG=$(kernel_pkg)
+[[ -n $PKG ]] || die "cannot tell which kernel linux-image-amd64 depends on (apt-get update first, or set VM_KERNEL_PKG)"
+KROOT=$VMDIR/$PKG
+if [[ ! -e $KROOT/.extracted ]]; then
+	say "fetching $PKG (apt-get download, extracted under $KROOT; the host's /boot is not touched)"
+	rm -rf "$KROOT" "$VMDIR/dl"
+	mkdir -p "$VMDIR/dl"
+	(cd "$VMDIR/dl" && apt-get download -q -o APT::Sandbox::User=root "$PKG") ||
+		die "apt-get download $PKG failed"
+	dpkg-deb -x "$VMDIR"/dl/"$PKG"_*.deb "$KROOT" || die "dpkg-deb -x failed"
+	rm -rf "$VMDIR/dl"
+	touch "$KROOT/.extracted"
+fi
+KVER=${PKG#linux-image-}
+VMLINUZ=$KROOT/boot/vmlinuz-$KVER
+MODDIR=$KROOT/lib/modules/$KVER
+[[ -r $VMLINUZ && -d $MODDIR ]] || die "$KROOT holds no vmlinuz-$KVER or modules"
+
+# ------------------------------------------------------------------ the initramfs
+# Modules in load order: each after the ones it depends on (the depends= field of the
+# module's .modinfo section; no depmod or modinfo needed on the host).
+declare -A MODPATH=() LOADED=()
+while IFS= read -r -d '' f; do
+	b=${f##*/}
+	b=${b%.ko}
+	MODPATH[$b]=$f
+done < <(find "$MODDIR/kernel" -name '*.ko' -print0)
+ORDER=()
+mod_deps() { grep -a -o 'depends=[a-z0-9_,-]*' "$1" | head -n 1 | sed 's/^depends=//; s/,/ /g'; }
+add_mod() {
+	local m=${1//-/_} d
+	[[ -n ${LOADED[$m]:-} ]] && return 0
+	[[ -n ${MODPATH[$m]:-} ]] || die "kernel module $m not found under $MODDIR"
+	LOADED[$m]=1
+	for d in $(mod_deps "${MODPATH[$m]}"); do add_mod "$d"; done
+	ORDER+=("$m")
+}
+for m in virtio_pci 9pnet_virtio 9p overlay; do add_mod "$m"; done
+
+INITRD=$VMDIR/initrd-$KVER.cpio
+STAGE=$(mktemp -d "$VMDIR/initrd.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE"/{bin,mod,proc,sys,dev,lower,upper,newroot}
+cp "$BUSYBOX" "$STAGE/bin/busybox"
+install -m 0755 "$REPO/tests/vm/initramfs-init.sh" "$STAGE/init"
+for m in "${ORDER[@]}"; do cp "${MODPATH[$m]}" "$STAGE/mod/$m.ko"; done
+printf '%s\n' "${ORDER[@]}" > "$STAGE/mod/order"
+(cd "$STAGE" && find . -mindepth 1 | "$BUSYBOX" cpio -o -H newc -R 0:0 > "$INITRD" 2> /dev/null) ||
+	die "cpio of the initramfs failed"
+
+# ------------------------------------------------------------------ boot
+rm -rf "$OUT"
+mkdir -p "$OUT"
+CONSOLE=$OUT/console.log
+: > "$CONSOLE"
+APPEND="console=ttyS0 panic=-1 quiet loglevel=4 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all"
+APPEND+=" sandbox.guest=$REPO/tests/vm/guest.sh sandbox.repo=$REPO sandbox.mode=$MODE"
+say "booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $MODE, timeout ${TIMEOUT}s; console $CONSOLE)"
+T0=$(date +%s)
+timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
+	-accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP" \
+	-nodefaults -no-reboot -display none -monitor none \
+	-serial "file:$CONSOLE" \
+	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" \
+	-fsdev local,id=hostroot,path=/,security_model=passthrough,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+	-fsdev local,id=vmout,path="$OUT",security_model=passthrough,multidevs=remap \
+	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout &
+QPID=$!
+tail -n +1 -f --pid="$QPID" "$CONSOLE" >&2 &
+TPID=$!
+QRC=0
+wait "$QPID" || QRC=$?
+sleep 0.3
+kill "$TPID" 2> /dev/null || true
+wait "$TPID" 2> /dev/null || true
+T1=$(date +%s)
+((QRC == 124 || QRC == 137)) && say "the VM ran past ${TIMEOUT}s and was killed"
+if [[ ! -s $OUT/result ]]; then
+	say "FAIL: no result from the guest (qemu exit $QRC after $((T1 - T0)) s): the VM did not boot or the guest did not finish; see $CONSOLE"
+	exit 1
+fi
+RC=$(cat "$OUT/result")
+[[ $RC =~ ^[0-9]+$ ]] || { say "FAIL: unreadable result '$RC'"; exit 1; }
+[[ -s $OUT/timings ]] && sed 's/^/vm: /' "$OUT/timings" >&2
+say "guest exit status $RC, $((T1 - T0)) s in all (log: $OUT/guest.log)"
+exit "$RC"
