@@ -223,23 +223,171 @@ static int mk(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* The "0::" line of /proc/self/cgroup: this process's cgroup, relative to the
+ * hierarchy mounted on /sys/fs/cgroup (a cgroup namespace's root is "/"). */
+int cg_v2_self(char *path, size_t n)
+{
+	char buf[4096], *line, *save = NULL;
+
+	if (util_read_small("/proc/self/cgroup", buf, sizeof buf) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "0::", 3) == 0) {
+			if (line[3] != '/' || strstr(line + 3, "/..") != NULL) {
+				/* a cgroup namespace whose hierarchy was mounted from outside it */
+				errno = EXDEV;
+				return -1;
+			}
+			if ((size_t)snprintf(path, n, "%s", line + 3) >= n) {
+				errno = ENAMETOOLONG;
+				return -1;
+			}
+			return 0;
+		}
+	errno = ENOENT;
+	return -1;
+}
+
+static int has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return 1;
+	return 0;
+}
+
+static int fail_v2(char *err, size_t errlen, const char *path, const char *what, int e)
+{
+	log_kv("error", "cgroup_write_failed", "file", path, "value", what, "error", strerror(e),
+	       "required", "yes", (char *)NULL);
+	snprintf(err, errlen, "%s: %s: %s%s", path, what, strerror(e),
+		 e == EBUSY ? " (the cgroup holds processes: the no-internal-processes rule)"
+			    : "");
+	errno = e;
+	return -1;
+}
+
+/* memory and pids in dir's cgroup.subtree_control, one controller per write (the
+ * kernel applies a multi-controller write all or nothing, and its error would not say
+ * which one failed); nothing is written where they are on already. cpu is not asked
+ * for: cpu.stat's usage exists without it, and no cpu control file is used. */
+static int enable_in(const char *dir, struct cg_v2_layout *l, char *err, size_t errlen)
+{
+	static const char *const need[] = { "memory", "pids" };
+	char on[512], offered[512], path[PATH_MAX + 64], val[16];
+
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	if (read_file(dir, "cgroup.subtree_control", on, sizeof on) < 0)
+		return fail_v2(err, errlen, path, "read", errno);
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+		if (has_word(on, need[i]))
+			continue;
+		if (read_file(dir, "cgroup.controllers", offered, sizeof offered) == 0 &&
+		    !has_word(offered, need[i])) {
+			log_kv("error", "cgroup_not_offered", "dir", dir, "controller", need[i],
+			       "offered", offered, (char *)NULL);
+			snprintf(err, errlen,
+				 "%s/cgroup.controllers: %s is not offered to this cgroup (its"
+				 " parent does not delegate it)", dir, need[i]);
+			errno = ENOENT;
+			return -1;
+		}
+		snprintf(val, sizeof val, "+%s", need[i]);
+		if (write_file(dir, "cgroup.subtree_control", val) < 0)
+			return fail_v2(err, errlen, path, val, errno);
+		l->writes++;
+	}
+	return 0;
+}
+
+int cg_v2_prepare(const char *name, struct cg_v2_layout *l, char *err, size_t errlen)
+{
+	char self[PATH_MAX - 512], dir[PATH_MAX], pid[24];
+	size_t n;
+
+	memset(l, 0, sizeof *l);
+	if (cg_v2_self(self, sizeof self) < 0) {
+		snprintf(err, errlen, "/proc/self/cgroup: no usable 0:: line: %s%s", strerror(errno),
+			 errno == EXDEV ? " (a cgroup namespace: mount cgroup2 inside it)" : "");
+		return -1;
+	}
+	/* A supervisor (or a runner started again from the leaf) is in <own>/runner. */
+	n = strlen(self);
+	if (n >= sizeof CG_V2_LEAF && strcmp(self + n - (sizeof CG_V2_LEAF - 1), CG_V2_LEAF) == 0 &&
+	    self[n - sizeof CG_V2_LEAF] == '/') {
+		self[n - sizeof CG_V2_LEAF] = '\0';
+		l->moved = 0;
+	} else {
+		l->moved = 1;
+	}
+	if (self[0] == '\0' || strcmp(self, "/") == 0)
+		self[0] = '\0';
+	if ((size_t)snprintf(l->own, sizeof l->own, "%s", self[0] ? self : "/") >= sizeof l->own ||
+	    (size_t)snprintf(l->own_dir, sizeof l->own_dir, ROOT "%s", self) >= sizeof l->own_dir ||
+	    (size_t)snprintf(l->base, sizeof l->base, "%s/%s", l->own_dir, name) >= sizeof l->base ||
+	    (size_t)snprintf(l->leaf, sizeof l->leaf, "%s/" CG_V2_LEAF, l->own_dir) >=
+		    sizeof l->leaf) {
+		snprintf(err, errlen, "cgroup path too long: %s", self);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	/* First out of <own> into the leaf: no controller can be enabled for <own>'s
+	 * children while <own> itself holds processes (EBUSY), which is the case in a
+	 * container's cgroup namespace and for a service's own cgroup. */
+	if (l->moved) {
+		if (mkdir(l->leaf, 0755) < 0 && errno != EEXIST)
+			return fail_v2(err, errlen, l->leaf, "mkdir", errno);
+		snprintf(pid, sizeof pid, "%ld", (long)getpid());
+		if (write_file(l->leaf, "cgroup.procs", pid) < 0) {
+			int e = errno;
+			if ((size_t)snprintf(dir, sizeof dir, "%s/cgroup.procs", l->leaf) >= sizeof dir)
+				snprintf(dir, sizeof dir, "%s", l->leaf);
+			return fail_v2(err, errlen, dir, "move this process", e);
+		}
+	}
+	/* Level by level from the top of what this process sees down to <own>: where
+	 * the controllers are on already (systemd's Delegate=yes turns them on above the
+	 * unit) nothing is written. */
+	snprintf(dir, sizeof dir, ROOT);
+	for (const char *p = self;;) {
+		if (enable_in(dir, l, err, errlen) < 0)
+			return -1;
+		if (*p == '\0')
+			break;
+		const char *q = strchr(p + 1, '/');
+		size_t len = strlen(dir), seg = q ? (size_t)(q - p) : strlen(p);
+		if (len + seg >= sizeof dir) {
+			snprintf(err, errlen, "cgroup path too long: %s", self);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(dir + len, p, seg);
+		dir[len + seg] = '\0';
+		p += seg;
+	}
+	if (mkdir(l->base, 0755) < 0 && errno != EEXIST)
+		return fail_v2(err, errlen, l->base, "mkdir", errno);
+	return enable_in(l->base, l, err, errlen);
+}
+
 static int setup_v2(struct cg *g, const char *name, int slot, long long mem, long long pids,
 		    char *err, size_t errlen)
 {
-	char parent[PATH_MAX - 64];
+	struct cg_v2_layout l;
 
-	snprintf(parent, sizeof parent, ROOT "/%s", name);
-	snprintf(g->v2, sizeof g->v2, "%s/slot-%d", parent, slot);
-	if (mk(parent, err, errlen) < 0)
+	if (cg_v2_prepare(name, &l, err, errlen) < 0)
 		return -1;
-	/* Without the controllers in the slot, memory.max and pids.max do not exist;
-	 * without memory.swap.max = 0, memory.max is no bound (the job swaps). */
-	if (cg_write(parent, "cgroup.subtree_control", err, errlen, "+memory +pids +cpu") < 0)
+	if ((size_t)snprintf(g->v2, sizeof g->v2, "%s/slot-%d", l.base, slot) >= sizeof g->v2) {
+		snprintf(err, errlen, "cgroup path too long: %s", l.base);
 		return -1;
+	}
 	if (access(g->v2, F_OK) == 0)
 		cg_destroy(g); /* a stale slot from a supervisor that died */
 	if (mk(g->v2, err, errlen) < 0)
 		return -1;
+	/* without memory.swap.max = 0, memory.max is no bound (the job swaps) */
 	if (cg_write(g->v2, "memory.max", err, errlen, "%lld", mem) < 0 ||
 	    cg_write(g->v2, "memory.swap.max", err, errlen, "0") < 0 ||
 	    cg_write(g->v2, "pids.max", err, errlen, "%lld", pids) < 0)

@@ -1,6 +1,13 @@
 /* Per-slot cgroups: v2 where the unified hierarchy has the controllers, v1
  * (memory, pids, cpuacct, freezer) otherwise. Which one was used is reported in
- * every job's diagnostics. */
+ * every job's diagnostics.
+ *
+ * v2 layout (delegation): <own> is the cgroup the runner was started in (its
+ * /proc/self/cgroup, e.g. systemd's system.slice/sandbox-runner.service). The runner
+ * moves itself into the leaf <own>/runner (its supervisors inherit it), turns on
+ * memory and pids level by level from the top of the hierarchy it sees down to
+ * <own>/<runner_cgroup_name>, and the slots are <own>/<runner_cgroup_name>/slot-N:
+ * everything it creates stays inside its own subtree. */
 #ifndef SANDBOX_CGROUP_H
 #define SANDBOX_CGROUP_H
 
@@ -20,6 +27,24 @@ struct cg_usage {
 	long long pids_denied; /* forks refused by pids.max */
 };
 
+#define CG_V2_LEAF "runner"
+
+struct cg_v2_layout {
+	char own[PATH_MAX];     /* relative to the hierarchy, "/" for its root */
+	char own_dir[PATH_MAX]; /* /sys/fs/cgroup<own> */
+	char leaf[PATH_MAX];    /* <own_dir>/runner: the runner's processes */
+	char base[PATH_MAX];    /* <own_dir>/<name>: the slots' parent */
+	int moved;              /* this call moved the process into the leaf */
+	int writes;             /* cgroup.subtree_control writes this call made */
+};
+
+/* v2: this process's cgroup from /proc/self/cgroup ("0::" line). -1 with errno
+ * (EXDEV: a cgroup namespace that sees the hierarchy from outside). */
+int cg_v2_self(char *path, size_t n);
+/* v2: the layout above, made or checked (idempotent; no write where nothing is
+ * missing). Every failing write is logged and named in err (file, value, errno).
+ * 0 or -1. */
+int cg_v2_prepare(const char *name, struct cg_v2_layout *l, char *err, size_t errlen);
 /* 2, 1 or 0 (no usable controllers). */
 int cg_detect(void);
 /* Creates (after cleaning a stale one) the slot's cgroup with the limits. */

@@ -6,6 +6,7 @@
  * isolate's isolate-check-environment is the anchor; this is more precise about
  * cgroup v2 delegation and about what the service stores. */
 #include "check.h"
+#include "cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,26 +197,47 @@ static void check_userns(struct checker *c, const struct cfg *cfg)
 		item(c, "userns", L_FAIL, NULL, "could not drop to uid %lld", cfg->runner_uid_base);
 }
 
-/* The runner's own cgroup (v2: the "0::" line of /proc/self/cgroup). */
-static int own_cgroup_v2(char *path, size_t n)
+/* v2: the real thing, not a guess: the layout the runner uses (cgroup.h) is made
+ * here as it is at start-up, so a failure names the very write that failed. This
+ * process moves into <own>/runner: run the check where the runner runs (the unit,
+ * or systemd-run -p Delegate=yes), not from a login shell's scope. */
+static void check_v2_delegation(struct checker *c, const struct cfg *cfg)
 {
-	char buf[4096];
-	char *line, *save = NULL;
+	struct cg_v2_layout l;
+	char err[1024];
+	const char *fix;
 
-	if (read_text("/proc/self/cgroup", buf, sizeof buf) < 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (strncmp(line, "0::", 3) == 0) {
-			snprintf(path, n, "%s", line + 3);
-			return 0;
-		}
-	return -1;
+	if (cg_v2_prepare(cfg->runner_cgroup_name, &l, err, sizeof err) == 0) {
+		item(c, "cgroup", L_OK, NULL,
+		     "cgroup v2: runner in %s, slots under %s, memory and pids enabled"
+		     " (%d cgroup.subtree_control writes now)", l.leaf, l.base, l.writes);
+		return;
+	}
+	switch (errno) {
+	case EBUSY:
+		fix = "start the runner in a cgroup of its own: the unit (Delegate=yes), or"
+		      " systemd-run -p Delegate=yes --wait --pipe -- sandbox-runner --check;"
+		      " in a container, move its other processes out of the namespace's root"
+		      " cgroup into a leaf first";
+		break;
+	case ENOENT:
+		fix = "under systemd: Delegate=yes in the unit (systemd/sandbox-runner.service);"
+		      " by hand: enable +memory +pids in every cgroup.subtree_control from the"
+		      " root down to the runner's cgroup";
+		break;
+	case EXDEV:
+		fix = "mount cgroup2 on /sys/fs/cgroup inside the cgroup namespace";
+		break;
+	default:
+		fix = "run as root with /sys/fs/cgroup writable, under systemd with Delegate=yes";
+	}
+	item(c, "cgroup", L_FAIL, fix, "cgroup v2: %s", err);
 }
 
 static void check_cgroups(struct checker *c, const struct cfg *cfg)
 {
 	struct statfs fs;
-	char ctl[512], own[1024], file[1200];
+	char ctl[512], file[1200];
 
 	if (strcmp(cfg->runner_limits_mode, "rlimit-only") == 0) {
 		item(c, "cgroup", L_WARN,
@@ -242,30 +264,7 @@ static void check_cgroups(struct checker *c, const struct cfg *cfg)
 			     "cgroup v2: the root offers \"%s\"; memory and pids are required", ctl);
 			return;
 		}
-		if (own_cgroup_v2(own, sizeof own) < 0) {
-			item(c, "cgroup", L_FAIL, NULL, "cgroup v2: no 0:: line in /proc/self/cgroup");
-			return;
-		}
-		snprintf(file, sizeof file, "/sys/fs/cgroup%s/cgroup.controllers",
-			 strcmp(own, "/") == 0 ? "" : own);
-		if (read_text(file, ctl, sizeof ctl) < 0 || !has_word(ctl, "memory") ||
-		    !has_word(ctl, "pids")) {
-			item(c, "cgroup", L_FAIL,
-			     "under systemd: Delegate=yes in the unit (systemd/sandbox-runner.service);"
-			     " by hand: enable +memory +pids in every cgroup.subtree_control from"
-			     " the root down to this cgroup",
-			     "cgroup v2: this process's cgroup %s does not offer memory and pids"
-			     " (offers \"%s\"): they are not delegated to it", own, ctl);
-			return;
-		}
-		snprintf(file, sizeof file, "/sys/fs/cgroup%s", strcmp(own, "/") == 0 ? "" : own);
-		if (access(file, W_OK) < 0) {
-			item(c, "cgroup", L_FAIL, "Delegate=yes, or run as root",
-			     "cgroup v2: %s is not writable: %s", file, strerror(errno));
-			return;
-		}
-		item(c, "cgroup", L_OK, NULL,
-		     "cgroup v2; this process's cgroup %s offers memory and pids", own);
+		check_v2_delegation(c, cfg);
 		return;
 	}
 	/* v1 (or hybrid): separate hierarchies. */
