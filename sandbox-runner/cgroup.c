@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -474,4 +476,37 @@ void cg_read(const struct cg *g, struct cg_usage *u)
 	} else {
 		u->cpu_ns = u->mem_peak = u->oom_kills = u->pids_denied = -1;
 	}
+}
+
+/* The child is born in the slot: no window in which it runs (or forks) outside its
+ * limits, and no cgroup.procs write after the fork. clone3 without glibc's fork
+ * handlers: the caller is single-threaded and the child only execs (or fails). */
+pid_t cg_fork(const struct cg *g, int *placed)
+{
+	*placed = 0;
+#ifdef CLONE_INTO_CGROUP
+	if (g && g->version == 2) {
+		int fd = open(g->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
+		if (fd >= 0) {
+			struct clone_args a = { .flags = CLONE_INTO_CGROUP,
+						.exit_signal = SIGCHLD,
+						.cgroup = (unsigned long long)fd };
+			long pid = syscall(SYS_clone3, &a, sizeof a);
+			if (pid == 0) {
+				*placed = 1;
+				return 0;
+			}
+			e = errno;
+			close(fd);
+			if (pid > 0) {
+				*placed = 1;
+				return (pid_t)pid;
+			}
+			/* ENOSYS (before Linux 5.7), E2BIG, EINVAL: the fallback below
+			 * writes cgroup.procs in the child, and names what fails there. */
+			errno = e;
+		}
+	}
+#endif
+	return fork();
 }

@@ -13,6 +13,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct cg {
 	int version; /* 0: none, 1, 2 */
@@ -50,6 +51,10 @@ int cg_detect(void);
 /* Creates (after cleaning a stale one) the slot's cgroup with the limits. */
 int cg_setup(struct cg *g, const char *name, int slot, long long mem_bytes, long long pids,
 	     char *err, size_t errlen);
+/* fork(); on v2 the child is born in the slot's cgroup (clone3 with
+ * CLONE_INTO_CGROUP) and *placed says so; otherwise (v1, an older kernel) a plain
+ * fork and *placed = 0: the child joins with cg_enter. */
+pid_t cg_fork(const struct cg *g, int *placed);
 /* Moves the calling process in (used in the child before exec). */
 int cg_enter(const struct cg *g);
 /* Kills every process in the cgroup and waits for it to empty: 0, or -1. */

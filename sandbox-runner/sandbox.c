@@ -126,7 +126,7 @@ static void private_etc(const struct sb_spawn *s)
 		child_fail("remount /etc read-only");
 }
 
-static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
+static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw, int placed)
 {
 	char *argv[512];
 	char *envp[] = { NULL };
@@ -136,7 +136,7 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw)
 	err_fd = errw;
 	if (setsid() < 0)
 		child_fail("setsid");
-	if (s->cg && cg_enter(s->cg) < 0)
+	if (s->cg && !placed && cg_enter(s->cg) < 0)
 		child_fail("cgroup placement");
 	if (s->etc_dir)
 		private_etc(s);
@@ -171,6 +171,7 @@ pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen)
 	pid_t pid;
 	struct child_err ce;
 	ssize_t r;
+	int placed;
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		e = errno;
@@ -178,7 +179,7 @@ pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen)
 		errno = e;
 		return -1;
 	}
-	pid = fork();
+	pid = cg_fork(s->cg, &placed);
 	if (pid < 0) {
 		e = errno;
 		snprintf(err, errlen, "fork: %s", strerror(e));
@@ -189,7 +190,7 @@ pid_t sb_spawn(const struct sb_spawn *s, char *err, size_t errlen)
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child(s, p[1]);
+		child(s, p[1], placed);
 	}
 	close(p[1]);
 	do
