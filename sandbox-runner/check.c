@@ -257,6 +257,17 @@ static void check_cgroups(struct checker *c, const struct cfg *cfg)
 							" unreadable: %s", strerror(errno));
 			return;
 		}
+		if ((!has_word(ctl, "memory") || !has_word(ctl, "pids")) &&
+		    access("/sys/fs/cgroup/cgroup.type", F_OK) == 0) {
+			/* only a non-root cgroup has cgroup.type: this is a cgroup
+			 * namespace's root (a container), offered what its host delegates */
+			item(c, "cgroup", L_FAIL,
+			     "on the host: turn memory and pids on in the cgroup.subtree_control"
+			     " of the container's parent cgroup (systemd: Delegate=yes on its unit)",
+			     "cgroup v2 in a cgroup namespace whose root is offered \"%s\": memory"
+			     " and pids are not delegated to it", ctl);
+			return;
+		}
 		if (!has_word(ctl, "memory") || !has_word(ctl, "pids")) {
 			item(c, "cgroup", L_FAIL,
 			     "boot with the memory and pids controllers (not disabled by"
