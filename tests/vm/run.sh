@@ -20,7 +20,8 @@
 #
 # Environment: VM_TIMEOUT (seconds, default 1500; the VM is killed after it),
 # VM_MEM_MB (3072), VM_SMP (2), VM_KERNEL_PKG (default: what linux-image-amd64
-# depends on), VM_OUT (default var/vm/out).
+# depends on), VM_OUT (default var/vm/out), VM_BENCH=1 (also build/bench-launch in
+# the guest on v2: var/vm/out/bench-launch.txt).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -110,7 +111,7 @@ mkdir -p "$OUT"
 CONSOLE=$OUT/console.log
 : > "$CONSOLE"
 APPEND="console=ttyS0 panic=-1 quiet loglevel=4 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all"
-APPEND+=" sandbox.guest=$REPO/tests/vm/guest.sh sandbox.repo=$REPO sandbox.mode=$MODE"
+APPEND+=" sandbox.guest=$REPO/tests/vm/guest.sh sandbox.repo=$REPO sandbox.mode=$MODE sandbox.bench=${VM_BENCH:-0}"
 say "booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $MODE, timeout ${TIMEOUT}s; console $CONSOLE)"
 T0=$(date +%s)
 timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
