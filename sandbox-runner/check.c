@@ -208,6 +208,12 @@ static void check_v2_delegation(struct checker *c, const struct cfg *cfg)
 	const char *fix;
 
 	if (cg_v2_prepare(cfg->runner_cgroup_name, &l, err, sizeof err) == 0) {
+		if (c->out == CHECK_LOG) { /* the runner's start: where everything went */
+			char w[16];
+			snprintf(w, sizeof w, "%d", l.writes);
+			log_kv("info", "cgroup_v2_layout", "own", l.own, "leaf", l.leaf, "slots",
+			       l.base, "subtree_control_writes", w, (char *)NULL);
+		}
 		item(c, "cgroup", L_OK, NULL,
 		     "cgroup v2: runner in %s, slots under %s, memory and pids enabled"
 		     " (%d cgroup.subtree_control writes now)", l.leaf, l.base, l.writes);

@@ -108,6 +108,9 @@ run_layout() {
 	fi
 	poll 30 _in_leaf "$RPID" "$leaf"
 	expect_eq "$name: the dispatcher moved itself into its leaf" "$leaf" "$(cg_of "$RPID")"
+	expect_true "$name: the start-up log names the layout" \
+		grep -q "event=cgroup_v2_layout .*leaf=$CG$([ "$name" = cgns ] && echo /runner || echo "$leaf") " \
+		"$LOGDIR/runner-$name.log"
 	ctx "$name: jobs"
 	submit '{"command":"echo hello; cat /proc/self/cgroup","limits":{"wall_seconds":120}}' && J[hello]=$JOB
 	if [ -n "$all" ]; then
