@@ -15,9 +15,11 @@
  * Workers accept connections themselves (accept4 on the shared, non-blocking socket;
  * Linux needs no accept lock) rather than inside FCGX_Accept_r, because libfcgi has no
  * read timeout: a client that connects and then stalls would pin a worker for ever.
- * Each worker is one poll() loop over the listening socket (or the one connection it
- * is reading: one at a time, as before), its wake eventfd and the connections of the
- * long-polls it holds. A new connection gets `api_read_timeout_seconds` for its first
+ * Each worker is one poll() loop over the listening socket, the connections waiting
+ * for their next request (new ones, and those nginx keeps open between requests:
+ * fastcgi_keep_conn, up to POOL_MAX, so a kept connection never pins the worker), its
+ * wake eventfd and the connections of the long-polls it holds; it serves one request
+ * at a time. A new connection gets `api_read_timeout_seconds` for its first
  * byte (measured by the loop, which keeps serving its held requests meanwhile) and the
  * same time as SO_RCVTIMEO for every later read (params and body: a slow but active
  * client is fine, a silent one is dropped); then libfcgi reads it with no listening
@@ -56,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "http.h"
@@ -344,14 +347,43 @@ static void run_waits(struct api_ctx *ctx, const struct pollfd *pfd, int stoppin
 
 static struct mx_board *mx_shared;
 
-/* Milliseconds poll() may sleep: until the connection's read timeout, the next
+/* The connections a worker waits on for their next request: new ones (their first
+ * byte within the read timeout) and those nginx keeps open between requests
+ * (fastcgi_keep_conn + upstream keepalive). A worker watches all of them together
+ * with the listening socket, so a kept connection never pins it: whichever has a
+ * request is served, one request at a time. */
+#define POOL_MAX 32
+
+struct conn {
+	struct held *h;
+	double t0;   /* accepted, or its last request answered */
+	int kept;    /* it has served a request: nginx keeps it, an EOF is normal */
+};
+
+static struct conn pool[POOL_MAX];
+static size_t npool;
+
+static void held_free(struct held *h)
+{
+	h->fr.detached = 1; /* a plain close, no select() */
+	FCGX_Free(&h->fr, 1);
+	free(h);
+}
+
+static void pool_drop(size_t i)
+{
+	pool[i] = pool[--npool];
+}
+
+/* Milliseconds poll() may sleep: until the first connection's read timeout, the next
  * wait poll, the first deadline of a held request, or a second. */
-static int sleep_ms(double now, double conn_deadline)
+static int sleep_ms(double now, double timeout_ms)
 {
 	double at = now + 1000.0;
 
-	if (conn_deadline > 0 && conn_deadline < at)
-		at = conn_deadline;
+	for (size_t i = 0; i < npool; i++)
+		if (pool[i].t0 + timeout_ms < at)
+			at = pool[i].t0 + timeout_ms;
 	if (wt_any_waiting() && wt_next_poll_ms() < at)
 		at = wt_next_poll_ms();
 	for (size_t i = 0; i < nwaits; i++)
@@ -360,14 +392,86 @@ static int sleep_ms(double now, double conn_deadline)
 	return at <= now ? 0 : (int)(at - now) + 1;
 }
 
+/* 1 when the peer closed a kept connection in its idle time (nothing to read). */
+static int peer_closed(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/* pool[i] has something to read: its next request, served to the end (or held for
+ * the waiter, which then owns the connection). */
+static void serve_conn(struct api_ctx *ctx, size_t i, long long timeout_s)
+{
+	struct held *h = pool[i].h;
+	double t0 = pool[i].t0;
+
+	if (pool[i].kept && peer_closed(h->fr.ipcFd)) {
+		held_free(h);
+		pool_drop(i);
+		return;
+	}
+	if (read_params(&h->fr) < 0) {
+		log_drop(!pool[i].kept && ms_since(t0) >= timeout_s * 1000 - 50 ? "read_timeout"
+										   : "closed_or_invalid",
+			 t0);
+		held_free(h);
+		pool_drop(i);
+		return;
+	}
+	if (serve(ctx, h)) {
+		pool_drop(i);
+		if (waits_push(h) == 0)
+			return;
+		resume(ctx, h); /* no memory to hold it: answered now */
+		return;
+	}
+	finish(&h->fr);
+	if (h->fr.ipcFd < 0) {
+		held_free(h);
+		pool_drop(i);
+		return;
+	}
+	pool[i].t0 = util_mono_ms(); /* kept by nginx: wait for its next request */
+	pool[i].kept = 1;
+}
+
+/* Connections that sent nothing within the read timeout: a new one is logged, a kept
+ * one (nginx's idle keepalive) is just closed. */
+static void pool_expire(double now, long long timeout_s)
+{
+	for (size_t i = npool; i-- > 0;) {
+		if (now - pool[i].t0 < 1000.0 * (double)timeout_s)
+			continue;
+		if (!pool[i].kept)
+			log_drop("idle", pool[i].t0);
+		held_free(pool[i].h);
+		pool_drop(i);
+	}
+}
+
+static void pool_accept(int listen_fd, long long timeout_s)
+{
+	struct held *h;
+	int fd;
+
+	if (npool >= POOL_MAX || (fd = accept_one(listen_fd, timeout_s)) < 0)
+		return;
+	if ((h = held_new()) == NULL) {
+		close(fd);
+		return;
+	}
+	h->fr.ipcFd = fd;
+	pool[npool++] = (struct conn){ .h = h, .t0 = util_mono_ms(), .kept = 0 };
+}
+
 static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *board, int slot)
 {
 	struct api_ctx ctx = { .cfg = cfg, .mx = mx_shared, .slot = slot, .stop = &stop_flag };
 	long long timeout_s = cfg->api_read_timeout_seconds;
 	struct pollfd *pfd = NULL;
 	size_t pfd_cap = 0;
-	struct held *cur;
-	double t0 = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() == 1)
@@ -377,87 +481,56 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	wt_attach(board, slot);
-	/* No listening socket for libfcgi: connections come from accept_one(). */
-	if ((cur = held_new()) == NULL)
-		exit(1);
 	while (!stop_flag) {
-		int has_conn = cur->fr.ipcFd >= 0, n;
-		size_t ci = nwaits; /* pfd[ci]: the connection or the listening socket */
-		double now = util_mono_ms();
+		size_t pw = nwaits, pp = npool, n_fd = nwaits + npool + 2;
+		int n;
 
-		if (pfd_cap < nwaits + 2) {
-			struct pollfd *p = reallocarray(pfd, nwaits + 64, sizeof *p);
+		if (pfd_cap < n_fd) {
+			struct pollfd *p = reallocarray(pfd, n_fd + 64, sizeof *p);
 			if (p == NULL) {
 				nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 				continue;
 			}
 			pfd = p;
-			pfd_cap = nwaits + 64;
+			pfd_cap = n_fd + 64;
 		}
 		/* The waiting requests first (index = their index in waits), then the
-		 * connection being read (or the listening socket: one connection at a
-		 * time, as before), then the wake fd. */
-		for (size_t i = 0; i < nwaits; i++)
+		 * connections waiting for a request, the listening socket (while the pool
+		 * has room), the wake fd. */
+		for (size_t i = 0; i < pw; i++)
 			pfd[i] = (struct pollfd){ .fd = waits[i]->fr.ipcFd, .events = POLLRDHUP };
-		pfd[nwaits] = (struct pollfd){ .fd = has_conn ? cur->fr.ipcFd : listen_fd,
-					       .events = POLLIN };
-		pfd[nwaits + 1] = (struct pollfd){ .fd = wt_wake_fd(), .events = POLLIN };
-		n = poll(pfd, nwaits + 2, sleep_ms(now, has_conn ? t0 + 1000.0 * (double)timeout_s : 0));
+		for (size_t i = 0; i < pp; i++)
+			pfd[pw + i] = (struct pollfd){ .fd = pool[i].h->fr.ipcFd, .events = POLLIN };
+		pfd[pw + pp] = (struct pollfd){ .fd = pp < POOL_MAX ? listen_fd : -1,
+						.events = POLLIN };
+		pfd[pw + pp + 1] = (struct pollfd){ .fd = wt_wake_fd(), .events = POLLIN };
+		n = poll(pfd, n_fd, sleep_ms(util_mono_ms(), 1000.0 * (double)timeout_s));
 		if (n < 0) {
 			if (errno != EINTR)
 				log_kv("error", "poll", "error", strerror(errno), (char *)NULL);
 			continue;
 		}
-		if (pfd[ci + 1].revents & POLLIN)
+		if (pfd[pw + pp + 1].revents & POLLIN)
 			wt_drain_wake();
 		if (wt_claim_tick(util_mono_ms()))
 			poll_waits(&ctx);
 		run_waits(&ctx, pfd, 0);
-		if (!has_conn) {
-			if ((pfd[ci].revents & POLLIN) &&
-			    (cur->fr.ipcFd = accept_one(listen_fd, timeout_s)) >= 0)
-				t0 = util_mono_ms();
-			continue;
-		}
-		if (!(pfd[ci].revents & (POLLIN | POLLHUP | POLLERR))) {
-			if (ms_since(t0) >= timeout_s * 1000) {
-				log_drop("idle", t0);
-				close(cur->fr.ipcFd);
-				cur->fr.ipcFd = -1;
-			}
-			continue;
-		}
-		if (read_params(&cur->fr) < 0) {
-			log_drop(ms_since(t0) >= timeout_s * 1000 - 50 ? "read_timeout"
-								      : "closed_or_invalid",
-				 t0);
-			continue;
-		}
-		if (serve(&ctx, cur) && waits_push(cur) == 0) {
-			struct held *next = held_new();
-			if (next != NULL) {
-				cur = next;
-				t0 = util_mono_ms();
-				continue;
-			}
-			nwaits--; /* no memory for another request: answer this one now */
-		}
-		if (cur->r.wait.deferred) {
-			resume(&ctx, cur);
-			if ((cur = held_new()) == NULL)
-				exit(1);
-			continue;
-		}
-		finish(&cur->fr);
-		t0 = util_mono_ms(); /* a kept connection: its next request */
+		/* Backwards: pool_drop moves the last entry, already seen, into i. */
+		for (size_t i = pp; i-- > 0;)
+			if (pfd[pw + i].revents & (POLLIN | POLLHUP | POLLERR))
+				serve_conn(&ctx, i, timeout_s);
+		pool_expire(util_mono_ms(), timeout_s);
+		if (pfd[pw + pp].revents & POLLIN)
+			pool_accept(listen_fd, timeout_s);
 	}
 	/* Stopping: every held request gets its answer (the state as it is now). */
 	run_waits(&ctx, NULL, 1);
 	free(waits);
 	free(pfd);
-	cur->fr.detached = 1;
-	FCGX_Free(&cur->fr, 1);
-	free(cur);
+	while (npool > 0) {
+		held_free(pool[npool - 1].h);
+		npool--;
+	}
 	jc_clear();
 	db_close(ctx.db);
 	exit(0);
@@ -694,6 +767,15 @@ int main(int argc, char **argv)
 	if (board == NULL)
 		die("wait board: %s", strerror(errno));
 	raise_fd_limit();
+	/* The key cache's generation (app/auth.h): mapped here, inherited by every
+	 * worker; `sandboxctl keys revoke` bumps it. */
+	if (auth_cache_init(&cfg) < 0) {
+		char gp[CFG_PATH_MAX + 32];
+
+		if (auth_gen_path(&cfg, gp, sizeof gp) < 0)
+			snprintf(gp, sizeof gp, "%s", AUTH_GEN_FILE);
+		die("key generation file %s: %s", gp, strerror(errno));
+	}
 	/* Request counters for GET /metrics: one row per worker slot, shared, kept when a
 	 * worker is replaced (counters only grow). */
 	mx_shared = mmap(NULL, sizeof *mx_shared, PROT_READ | PROT_WRITE,

@@ -1,11 +1,19 @@
 #include "auth.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "http_util.h"
 #include "sha256.h"
+#include "util.h"
 
 int auth_token_well_formed(const char *t)
 {
@@ -69,24 +77,17 @@ static void copy(char *dst, size_t n, const char *src, int *present)
 	snprintf(dst, n, "%s", src ? src : "");
 }
 
-enum auth_result auth_identify(struct db *db, const char *authorization, struct identity *id)
+/* The key row of an unrevoked token hash. */
+static enum auth_result lookup(struct db *db, const unsigned char hash[32], struct identity *id)
 {
-	const char *token = http_bearer(authorization);
-	unsigned char hash[32];
 	struct db_res *res;
 
-	memset(id, 0, sizeof *id);
-	if (token == NULL)
-		return authorization ? AUTH_INVALID : AUTH_MISSING;
-	if (!auth_token_well_formed(token))
-		return AUTH_INVALID;
-	auth_token_hash(token, hash);
 	res = db_query_p(db,
 			 "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
 			 " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
 			 " max_limits_json, max_stored_mb, max_running, profiles_json"
 			 " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
-			 db_blob(hash, sizeof hash));
+			 db_blob(hash, 32));
 	if (res == NULL)
 		return AUTH_DB_ERROR;
 	if (db_res_rows(res) != 1) {
@@ -112,4 +113,165 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 	auth_parse_profiles(db_res_s(res, 0, "profiles_json"), id);
 	db_res_free(res);
 	return AUTH_OK;
+}
+
+/* ---- the per-worker key cache (see auth.h) ---- */
+
+struct cached {
+	unsigned char hash[32];
+	uint64_t gen;   /* the generation read before the row was fetched */
+	double at;      /* util_mono_ms() of the fetch; 0: empty */
+	struct identity id;
+};
+
+static const uint64_t *gen_map; /* NULL: no cache (sandboxctl, the runner) */
+static struct cached *cache;
+static unsigned next_victim;
+
+int auth_gen_path(const struct cfg *cfg, char *buf, size_t n)
+{
+	const char *slash = strrchr(cfg->fcgi_socket, '/');
+	int dir = slash ? (int)(slash - cfg->fcgi_socket) : 1;
+	const char *d = slash ? cfg->fcgi_socket : ".";
+	int k = snprintf(buf, n, "%.*s/%s", dir, d, AUTH_GEN_FILE);
+
+	if (k < 0 || (size_t)k >= n) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* Maps the generation file (a regular file owned by us or root, never a link). */
+static uint64_t *gen_open(const struct cfg *cfg, int create)
+{
+	char path[CFG_PATH_MAX + 32];
+	struct stat st;
+	void *p;
+	int fd, e;
+
+	if (auth_gen_path(cfg, path, sizeof path) < 0)
+		return NULL;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	/* The API trusts only its own file: whoever can write it could revive a revoked
+	 * key (by setting an old generation) for up to the TTL. */
+	if (!S_ISREG(st.st_mode) ||
+	    (create && ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 0022)))) {
+		errno = EPERM;
+		goto fail;
+	}
+	if (st.st_size < (off_t)sizeof(uint64_t) && ftruncate(fd, sizeof(uint64_t)) < 0)
+		goto fail;
+	p = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	close(fd);
+	return p;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+int auth_cache_init(const struct cfg *cfg)
+{
+	uint64_t *g = gen_open(cfg, 1);
+
+	if (g == NULL)
+		return -1;
+	cache = calloc(AUTH_CACHE_ENTRIES, sizeof *cache);
+	if (cache == NULL) {
+		munmap(g, sizeof *g);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* a fresh start: whatever a previous instance cached is gone with it */
+	__atomic_add_fetch(g, 1, __ATOMIC_SEQ_CST);
+	gen_map = g;
+	return 0;
+}
+
+int auth_gen_bump(const struct cfg *cfg)
+{
+	uint64_t *g = gen_open(cfg, 0);
+
+	if (g == NULL)
+		return errno == ENOENT ? 0 : -1;
+	__atomic_add_fetch(g, 1, __ATOMIC_SEQ_CST);
+	munmap(g, sizeof *g);
+	return 1;
+}
+
+void auth_cache_clear(void)
+{
+	if (cache)
+		memset(cache, 0, AUTH_CACHE_ENTRIES * sizeof *cache);
+}
+
+static struct cached *cache_find(const unsigned char hash[32], uint64_t gen, double now)
+{
+	for (int i = 0; i < AUTH_CACHE_ENTRIES; i++) {
+		struct cached *c = &cache[i];
+
+		if (c->at > 0 && memcmp(c->hash, hash, 32) == 0) {
+			if (c->gen == gen && now - c->at < AUTH_CACHE_TTL_MS)
+				return c;
+			c->at = 0; /* stale: fetched again below */
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* A free slot, else round robin (entries live at most the TTL anyway). */
+static void cache_put(const unsigned char hash[32], uint64_t gen, double now,
+		      const struct identity *id)
+{
+	struct cached *c = NULL;
+
+	for (int i = 0; i < AUTH_CACHE_ENTRIES && c == NULL; i++)
+		if (cache[i].at <= 0 || now - cache[i].at >= AUTH_CACHE_TTL_MS)
+			c = &cache[i];
+	if (c == NULL)
+		c = &cache[next_victim++ % AUTH_CACHE_ENTRIES];
+	memcpy(c->hash, hash, 32);
+	c->gen = gen;
+	c->at = now;
+	c->id = *id;
+}
+
+enum auth_result auth_identify(struct db *db, const char *authorization, struct identity *id)
+{
+	const char *token = http_bearer(authorization);
+	unsigned char hash[32];
+	enum auth_result rc;
+	struct cached *c;
+	uint64_t gen = 0;
+	double now = 0;
+
+	memset(id, 0, sizeof *id);
+	if (token == NULL)
+		return authorization ? AUTH_INVALID : AUTH_MISSING;
+	if (!auth_token_well_formed(token))
+		return AUTH_INVALID;
+	auth_token_hash(token, hash);
+	if (gen_map == NULL)
+		return lookup(db, hash, id);
+	/* The generation is read before the row: a revocation committed after this
+	 * read bumps it, so the entry stored below is never used again. */
+	gen = __atomic_load_n(gen_map, __ATOMIC_ACQUIRE);
+	now = util_mono_ms();
+	if ((c = cache_find(hash, gen, now)) != NULL) {
+		*id = c->id;
+		return AUTH_OK;
+	}
+	rc = lookup(db, hash, id);
+	if (rc == AUTH_OK)
+		cache_put(hash, gen, now, id);
+	return rc;
 }

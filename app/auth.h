@@ -1,10 +1,23 @@
-/* Bearer token -> verified identity. Identity comes only from the key row. */
+/* Bearer token -> verified identity. Identity comes only from the key row.
+ *
+ * Key cache (sandbox-api only): each worker keeps the identities of the last
+ * AUTH_CACHE_ENTRIES tokens it saw, keyed by the token's hash. An entry is used only
+ * while (a) the instance's key generation is the one read before its row was
+ * fetched and (b) it is younger than AUTH_CACHE_TTL_MS. The generation is a counter
+ * in a small file in the FastCGI socket's directory (auth_cache_init maps it in the
+ * master, the workers inherit the mapping, one atomic load per request);
+ * `sandboxctl keys revoke` bumps it after its commit (auth_gen_bump), so every
+ * worker of this host refuses a revoked key before the command returns. API hosts
+ * that do not share that file (another machine), and key rows edited in the
+ * database by hand, take effect within the TTL. Unknown or bad tokens are never
+ * cached: they always go to the database. */
 #ifndef SANDBOX_AUTH_H
 #define SANDBOX_AUTH_H
 
 #include <stddef.h>
 #include <string.h>
 
+#include "config.h"
 #include "db.h"
 #include "joblimits.h"
 
@@ -31,7 +44,23 @@ struct identity {
 
 enum auth_result { AUTH_OK, AUTH_MISSING, AUTH_INVALID, AUTH_DB_ERROR };
 
-/* Checks the token's shape (cheap, no DB) and looks up its unrevoked key. */
+#define AUTH_CACHE_ENTRIES 64
+#define AUTH_CACHE_TTL_MS 1000
+#define AUTH_GEN_FILE "sandbox-api.keygen"
+
+/* The generation file: AUTH_GEN_FILE beside cfg->fcgi_socket. -1 if too long. */
+int auth_gen_path(const struct cfg *cfg, char *buf, size_t n);
+/* API master: creates (0600, never through a link) or reuses the generation file and
+ * maps it shared; from then on auth_identify caches. 0, or -1 with errno set. */
+int auth_cache_init(const struct cfg *cfg);
+/* sandboxctl, after a key change is committed: bumps this host's generation.
+ * 1 bumped, 0 no API instance on this host (no file), -1 error (errno set). */
+int auth_gen_bump(const struct cfg *cfg);
+/* Drops every cached identity of this process. */
+void auth_cache_clear(void);
+
+/* Checks the token's shape (cheap, no DB) and looks up its unrevoked key (through the
+ * cache when auth_cache_init ran). */
 enum auth_result auth_identify(struct db *db, const char *authorization, struct identity *id);
 /* Shape of a token: prefix + 64 lower-case hex. */
 int auth_token_well_formed(const char *t);

@@ -6,7 +6,7 @@
 #include "db.h"
 
 int ctl_migrate(struct db *db, const struct cfg *cfg);
-int ctl_keys(struct db *db, int argc, char **argv);
+int ctl_keys(struct db *db, const struct cfg *cfg, int argc, char **argv);
 int ctl_queue(struct db *db, int argc, char **argv);
 int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv);
 

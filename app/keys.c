@@ -2,6 +2,7 @@
  * webhook secrets are made. A token is shown once, at creation; the database keeps
  * its sha256 only. A webhook secret is shown once too, but stored as is (the runner
  * signs with it). */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -510,7 +511,23 @@ fail:
 	return -1;
 }
 
-static int keys_revoke(struct db *db, int argc, char **argv)
+/* Every API worker on this host drops its cached identities before we return
+ * (app/auth.h); API hosts elsewhere refuse the key within AUTH_CACHE_TTL_MS. */
+static void push_revocation(const struct cfg *cfg)
+{
+	char path[CFG_PATH_MAX + 32];
+
+	if (auth_gen_bump(cfg) >= 0)
+		return;
+	if (auth_gen_path(cfg, path, sizeof path) < 0)
+		snprintf(path, sizeof path, "%s", AUTH_GEN_FILE);
+	fprintf(stderr,
+		"sandboxctl: warning: cannot signal the API on this host (%s: %s): it refuses"
+		" the key within %d ms\n",
+		path, strerror(errno), AUTH_CACHE_TTL_MS);
+}
+
+static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **argv)
 {
 	const char *id = NULL;
 	int keep = 0, rc = -1;
@@ -537,6 +554,7 @@ static int keys_revoke(struct db *db, int argc, char **argv)
 		fprintf(stderr, "sandboxctl: keys revoke: %s\n", db_error(db));
 		return 1;
 	}
+	push_revocation(cfg); /* also when already revoked: a run cut short before */
 	if (rc == 0) {
 		fprintf(stderr, "sandboxctl: keys revoke: no active key %s\n", id);
 		return 1;
@@ -602,14 +620,14 @@ static int keys_webhook_secret(struct db *db, int argc, char **argv)
 	return 0;
 }
 
-int ctl_keys(struct db *db, int argc, char **argv)
+int ctl_keys(struct db *db, const struct cfg *cfg, int argc, char **argv)
 {
 	if (argc >= 1 && strcmp(argv[0], "create") == 0)
 		return keys_create(db, argc, argv);
 	if (argc >= 1 && strcmp(argv[0], "list") == 0)
 		return keys_list(db, argc >= 2 && strcmp(argv[1], "--json") == 0);
 	if (argc >= 2 && strcmp(argv[0], "revoke") == 0)
-		return keys_revoke(db, argc, argv);
+		return keys_revoke(db, cfg, argc, argv);
 	if (argc >= 1 && strcmp(argv[0], "webhook-secret") == 0)
 		return keys_webhook_secret(db, argc, argv);
 	fprintf(stderr, "usage: sandboxctl keys create ... | list [--json] | revoke ID [--keep-jobs]"

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[i], "migrate") == 0)
 		rc = i + 1 == argc ? ctl_migrate(db, &cfg) : 2;
 	else if (strcmp(argv[i], "keys") == 0)
-		rc = ctl_keys(db, argc - i - 1, argv + i + 1);
+		rc = ctl_keys(db, &cfg, argc - i - 1, argv + i + 1);
 	else if (strcmp(argv[i], "purge") == 0)
 		rc = ctl_purge(db, &cfg, argc - i - 1, argv + i + 1);
 	else

@@ -465,4 +465,49 @@ sql "UPDATE sessions SET close_requested = 1 WHERE id = '$S_K'" # the test's own
 expect_true "the running job ends on its own" wait_db_state "$J_K1" succeeded 30
 expect_true "the queued job still runs" wait_db_state "$J_K2" succeeded 30
 
+
+# Each API worker caches key lookups (app/auth.h); a revocation must still reach every
+# worker before `keys revoke` returns. PAR GETs at a time from one curl (many
+# connections, so every worker serves some): the count of each status.
+par_get() { # TOKEN PATH N
+	local cfg=$T_DIR/par.cfg hdr=$T_DIR/par.hdr
+	printf 'Authorization: Bearer %s\n' "$1" > "$hdr"
+	for _ in $(seq 1 "$3"); do printf 'url = "%s%s"\noutput = "/dev/null"\n' "$SANDBOX_URL" "$2"; done > "$cfg"
+	curl -sS --cacert "$SANDBOX_CACERT" --parallel --parallel-max 32 -H "@$hdr" \
+		-w '%{http_code}\n' -K "$cfg" 2> /dev/null | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'
+}
+
+ctx "a revoked key is refused at once by every worker (key cache)"
+key cache v
+V_TOK=$KEY_TOK V_KEY=$KEY_ID
+as "$V_TOK" submit '{"command":"true"}'
+J_V=$JOB
+as "$V_TOK" await "$J_V" 60
+expect_json .status succeeded
+WORKERS=$(conf_get api_workers)
+N=$((WORKERS * 40))
+expect_eq "before: every GET of the key's job answers 200 (cache filled on every worker)" "200:$N " \
+	"$(par_get "$V_TOK" "/v1/jobs/$J_V" "$N")"
+ctl keys revoke "$V_KEY" > /dev/null
+expect_eq "right after keys revoke returns: every GET answers 401, on every worker" "401:$N " \
+	"$(par_get "$V_TOK" "/v1/jobs/$J_V" "$N")"
+as "$V_TOK" req GET "/v1/jobs/$J_V"
+expect_error 401 unauthorized
+
+ctx "a key limit changed in the database takes effect within the cache's TTL"
+key cachelim l --max-queued 2
+L_TOK=$KEY_TOK L_KEY=$KEY_ID
+bash "$STACK" stop-runner > /dev/null 2>&1
+as "$L_TOK" submit '{"command":"true"}'
+expect_status 202
+expect_eq "the key's GETs warm every worker's cache" "200:$N " \
+	"$(par_get "$L_TOK" "/v1/jobs/$JOB" "$N")"
+sql "UPDATE api_keys SET max_queued = 1 WHERE id = '$L_KEY'"
+# AUTH_CACHE_TTL_MS (1000): out-of-band edits of a key row reach the API within it.
+sleep 1.2
+as "$L_TOK" req POST /v1/jobs '{"command":"true"}'
+expect_error 429 quota_exceeded
+bash "$STACK" start-runner > /dev/null 2>&1
+ctl keys revoke "$L_KEY" > /dev/null
+
 finish
