@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http_util.h"
+#include "jobcache.h"
 
 static const char *param(FCGX_Request *f, const char *name)
 {
@@ -95,12 +96,19 @@ void http_send_bytes(struct req *r, int status, const char *ctype, const void *b
 
 void http_send_json(struct req *r, int status, json_t *body, const char *extra)
 {
+	const char *cached;
 	size_t len;
 	char *text;
 
 	if (body == NULL) {
 		http_send_error(r, 500, "internal_error", "could not render the response", NULL,
 				NULL);
+		return;
+	}
+	if ((cached = jc_text(body, &len)) != NULL) {
+		/* a finished job from the worker's cache: serialized once, when cached */
+		http_send_bytes(r, status, "application/json", cached, len, extra);
+		json_decref(body);
 		return;
 	}
 	len = json_dumpb(body, NULL, 0, JSON_COMPACT);

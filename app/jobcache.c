@@ -1,5 +1,6 @@
 #include "jobcache.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobstate.h"
@@ -8,11 +9,14 @@
 struct entry {
 	char id[UUID_STR_LEN];
 	json_t *job;
+	char *text; /* job serialized once (compact, '\n'-terminated), NULL if no memory */
+	size_t len;
 	unsigned long long used;
 };
 
 static struct entry cache[JOBCACHE_ENTRIES];
 static unsigned long long clock_;
+static int last_hit = -1;
 
 static const char *ident(json_t *job, const char *k)
 {
@@ -42,6 +46,7 @@ json_t *jc_get(const char *id, const struct identity *who)
 			if (!visible(cache[i].job, who))
 				return NULL;
 			cache[i].used = ++clock_;
+			last_hit = i;
 			return json_incref(cache[i].job);
 		}
 	}
@@ -70,6 +75,20 @@ static int callback_settled(json_t *job)
 	return !json_is_object(cb) || (st && strcmp(st, "pending") != 0);
 }
 
+/* The bytes http_send_json would write for job: compact JSON and a newline. */
+static char *serialize(const json_t *job, size_t *len)
+{
+	size_t n = json_dumpb(job, NULL, 0, JSON_COMPACT);
+	char *t = n ? malloc(n + 1) : NULL;
+
+	if (t == NULL)
+		return NULL;
+	json_dumpb(job, t, n, JSON_COMPACT);
+	t[n] = '\n';
+	*len = n + 1;
+	return t;
+}
+
 void jc_put(const char *id, json_t *job)
 {
 	const char *state = json_string_value(json_object_get(job, "status"));
@@ -85,15 +104,35 @@ void jc_put(const char *id, json_t *job)
 			victim = i;
 	}
 	json_decref(cache[victim].job);
+	free(cache[victim].text);
 	memcpy(cache[victim].id, id, strlen(id) + 1);
 	cache[victim].job = json_incref(job);
+	cache[victim].text = serialize(job, &cache[victim].len);
 	cache[victim].used = ++clock_;
+	if (last_hit == victim)
+		last_hit = -1;
+}
+
+const char *jc_text(const json_t *job, size_t *len)
+{
+	int i = last_hit;
+
+	if (job == NULL || i < 0 || cache[i].job != job || cache[i].text == NULL)
+		for (i = 0; i < JOBCACHE_ENTRIES; i++)
+			if (cache[i].job == job && job != NULL)
+				break;
+	if (i >= JOBCACHE_ENTRIES || cache[i].text == NULL)
+		return NULL;
+	*len = cache[i].len;
+	return cache[i].text;
 }
 
 void jc_clear(void)
 {
 	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {
 		json_decref(cache[i].job);
+		free(cache[i].text);
 		memset(&cache[i], 0, sizeof cache[i]);
 	}
+	last_hit = -1;
 }

@@ -17,6 +17,10 @@
 json_t *jc_get(const char *id, const struct identity *who);
 /* Remembers job (borrowed; a reference is kept) if it is terminal. */
 void jc_put(const char *id, json_t *job);
+/* The serialized bytes of job (compact JSON + "\n", exactly what http_send_json
+ * writes) when job is an object this cache holds, else NULL: a cached job is
+ * immutable, so it is serialized once, when it is put. */
+const char *jc_text(const json_t *job, size_t *len);
 void jc_clear(void);
 
 #endif

@@ -618,19 +618,38 @@ static long long input_bytes(const struct job_req *req, size_t env_len)
 /* Round robin across tenants, FIFO within one (schema 003): the tag is the smallest
  * still queued, or one past this tenant's last queued job if that is later. Two
  * submits of one tenant racing may get the same tag; seq orders them. */
-static long long fair_tag(struct db *db, const struct identity *who)
+/* The server's clock at a submit: as stored and as rendered (TS). */
+struct created {
+	char db[40];
+	char ts[40];
+};
+
+/* The same round trip reads the server's clock: the job's created_at, stored
+ * explicitly, so that the submit's answer needs no read back (struct created). */
+static long long fair_tag(struct db *db, const struct identity *who, struct created *c)
 {
 	struct db_res *res = db_query_p(db,
 					"SELECT GREATEST(COALESCE((SELECT MIN(fair_tag) FROM jobs"
 					" WHERE state = 'queued'), 0), COALESCE((SELECT"
 					" MAX(fair_tag) + 1 FROM jobs WHERE state = 'queued' AND"
-					" identity_namespace = ? AND tenant_id = ?), 0)) AS tag",
+					" identity_namespace = ? AND tenant_id = ?), 0)) AS tag,"
+					" NOW(3) AS now_db, " TS("NOW(3)") " AS now_ts",
 					db_str(who->ns), db_str(who->tenant));
+	const char *db_now, *ts;
 	long long t;
 
 	if (res == NULL)
 		return -1;
 	t = db_res_i(res, 0, "tag", 0);
+	db_now = db_res_s(res, 0, "now_db");
+	ts = db_res_s(res, 0, "now_ts");
+	if (db_now == NULL || ts == NULL || strlen(db_now) >= sizeof c->db ||
+	    strlen(ts) >= sizeof c->ts)
+		t = -1;
+	else {
+		memcpy(c->db, db_now, strlen(db_now) + 1);
+		memcpy(c->ts, ts, strlen(ts) + 1);
+	}
 	db_res_free(res);
 	return t;
 }
@@ -653,7 +672,7 @@ static long long insert_compile(struct db *db, const char *id, const struct job_
 
 static int insert_job(struct db *db, const struct identity *who, const struct job_req *req,
 		      const char *idem_key, const unsigned char hash[32], const char *id,
-		      long long stored)
+		      long long stored, struct created *c)
 {
 	char *argv = req->argv ? json_dumps(req->argv, JSON_COMPACT) : NULL;
 	char *env = json_dumps(req->env, JSON_COMPACT);
@@ -663,7 +682,7 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 
 	if ((req->argv && argv == NULL) || env == NULL || meta == NULL || envmeta == NULL)
 		goto out;
-	tag = fair_tag(db, who);
+	tag = fair_tag(db, who, c);
 	if (tag < 0)
 		goto out;
 	rc = db_exec_p(db,
@@ -672,9 +691,9 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     " stdin, cwd, network, artifacts_dir, metadata_json, wall_seconds,"
 		     " cpu_seconds, memory_mb, pids, output_bytes, disk_mb, idempotency_key,"
 		     " request_sha256, env_meta_json, stored_bytes, fair_tag, profile_name,"
-		     " callback_url)"
+		     " callback_url, created_at)"
 		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		     db_str(id), db_str(who->key_id), db_str(who->ns), db_str(who->tenant),
 		     db_str(who->subject_type), db_str(who->subject_id),
 		     db_str(who->has_actor_type ? who->actor_type : NULL),
@@ -687,7 +706,7 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     db_i64(req->limits[LIM_OUTPUT_BYTES]), db_i64(req->limits[LIM_DISK_MB]),
 		     db_str(idem_key), db_blob(idem_key ? (const void *)hash : NULL, 32),
 		     db_str(envmeta), db_i64(stored), db_i64(tag), db_str(req->profile),
-		     db_str(req->callback_url));
+		     db_str(req->callback_url), db_str(c->db));
 	if (rc >= 0)
 		rc = jd_add_stored(db, who->key_id, stored);
 	if (rc >= 0)
@@ -712,7 +731,7 @@ out:
 static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 				const struct identity *who, const struct job_req *req,
 				const char *idem_key, const unsigned char hash[32],
-				char id[UUID_STR_LEN])
+				char id[UUID_STR_LEN], struct created *c)
 {
 	enum jobs_rc rc;
 	char *env = json_dumps(req->env, JSON_COMPACT);
@@ -734,7 +753,7 @@ static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
 	case QUOTA_STORED: rc = JOBS_STORAGE; goto done;
 	default: rc = JOBS_DB; goto done;
 	}
-	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id, stored) < 0 ||
+	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id, stored, c) < 0 ||
 	    add_event(db, id, -1, JS_QUEUED, who, "submitted") < 0) {
 		rc = JOBS_DB;
 		goto done;
@@ -748,12 +767,60 @@ done:
 	return db_commit(db) < 0 ? JOBS_DB : rc;
 }
 
+/* A job just created, as GET would read it back at that moment: queued, no result,
+ * the effective values the INSERT stored. */
+static json_t *created_job(const struct identity *who, const struct job_req *req,
+			   const char *id, const struct created *c)
+{
+	char *argv = req->argv ? json_dumps(req->argv, JSON_COMPACT) : NULL;
+	char *meta = json_dumps(req->metadata, JSON_COMPACT);
+	struct job_view v = {
+		.id = id,
+		.state = JS_QUEUED,
+		.created_at = c->ts,
+		.ns = who->ns,
+		.tenant = who->tenant,
+		.subject_type = who->subject_type,
+		.subject_id = who->subject_id,
+		.actor_type = who->has_actor_type ? who->actor_type : NULL,
+		.actor_id = who->has_actor_id ? who->actor_id : NULL,
+		.command = req->command,
+		.argv_json = argv,
+		.cwd = req->cwd,
+		.artifacts_dir = req->artifacts,
+		.metadata_json = meta,
+		.profile_name = req->profile,
+		.network = req->network,
+		.cb_url = req->callback_url,
+	};
+	json_t *job = NULL;
+
+	memcpy(v.limits, req->limits, sizeof v.limits);
+	if ((req->argv == NULL || argv != NULL) && meta != NULL)
+		job = render_job(&v);
+	free(argv);
+	free(meta);
+	return job;
+}
+
 enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct identity *who,
 			 const struct job_req *req, const char *idem_key,
 			 const unsigned char req_hash[32], char id[UUID_STR_LEN])
 {
+	return jobs_create_job(db, cfg, who, req, idem_key, req_hash, id, NULL);
+}
+
+enum jobs_rc jobs_create_job(struct db *db, const struct cfg *cfg, const struct identity *who,
+			     const struct job_req *req, const char *idem_key,
+			     const unsigned char req_hash[32], char id[UUID_STR_LEN],
+			     json_t **job)
+{
 	enum jobs_rc rc = JOBS_DB;
+	struct created c = { "", "" };
 	struct val_err e;
+
+	if (job)
+		*job = NULL;
 
 	/* The API checks the key's profiles when it validates the request; this one
 	 * fails closed should a caller not have. */
@@ -762,11 +829,13 @@ enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct iden
 	/* Deadlocks and a concurrent insert of the same idempotency key (1062) are
 	 * retried: the second attempt then finds the first job and replays it. */
 	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = create_once(db, cfg, who, req, idem_key, req_hash, id);
+		rc = create_once(db, cfg, who, req, idem_key, req_hash, id, &c);
 		if (rc != JOBS_DB || db_conn_lost(db) ||
 		    !(db_retryable(db) || (idem_key && db_errno(db) == 1062)))
 			break;
 	}
+	if (rc == JOBS_OK && job)
+		*job = created_job(who, req, id, &c); /* NULL: the caller reads it back */
 	return rc;
 }
 
@@ -955,7 +1024,8 @@ static enum jobs_rc batch_once(struct db *db, const struct cfg *cfg, const struc
 			continue;
 		}
 		if (util_uuid7(it->id) < 0 ||
-		    insert_job(db, who, it->req, it->idem_key, it->hash, it->id, stored) < 0 ||
+		    insert_job(db, who, it->req, it->idem_key, it->hash, it->id, stored,
+			       &(struct created){ "", "" }) < 0 ||
 		    add_event(db, it->id, -1, JS_QUEUED, who, "submitted (batch)") < 0)
 			goto fail;
 	}

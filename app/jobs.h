@@ -44,6 +44,13 @@ void jobs_set_free(struct job_set *s);
 enum jobs_rc jobs_create(struct db *db, const struct cfg *cfg, const struct identity *who,
 			 const struct job_req *req, const char *idem_key,
 			 const unsigned char req_hash[32], char id[UUID_STR_LEN]);
+/* jobs_create, and for a new job (JOBS_OK) *job: its object as created, rendered from
+ * the request and the server's clock of the insert (no read back); NULL on a replay,
+ * an error, or no memory (then read it back). */
+enum jobs_rc jobs_create_job(struct db *db, const struct cfg *cfg, const struct identity *who,
+			     const struct job_req *req, const char *idem_key,
+			     const unsigned char req_hash[32], char id[UUID_STR_LEN],
+			     json_t **job);
 /* out->v[0] (JOBS_OK; free with jobs_set_free on every result). inline_cap: bytes of
  * stdout/stderr read inline (the rest via jobs_output). */
 enum jobs_rc jobs_get(struct db *db, const struct identity *who, const char *id,

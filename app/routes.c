@@ -228,22 +228,22 @@ static int parse_wait(struct req *r, long long *wait);
 static enum jobs_rc poll_job(struct api_ctx *ctx, struct req *r, const struct identity *who,
 			     const char *id, long long wait, json_t **job, int *deferred);
 static void submit_answer(struct api_ctx *ctx, struct req *r, const struct identity *who,
-			  const char *id, enum jobs_rc rc, long long wait);
+			  const char *id, enum jobs_rc rc, long long wait, json_t *job);
 static int job_terminal(const json_t *job);
 
 /* POST /v1/jobs's answer for the job it created or replayed (rc): with ?wait=S the
  * finished job (200) or, after S seconds, as without it (202); S may be spent in
  * the waiter, which then runs h_submit again (resumed). */
 static void submit_answer(struct api_ctx *ctx, struct req *r, const struct identity *who,
-			  const char *id, enum jobs_rc rc, long long wait)
+			  const char *id, enum jobs_rc rc, long long wait, json_t *job)
 {
-	json_t *job = NULL;
 	char loc[128];
 	int deferred = 0;
 
 	r->wait.aux = rc;
-	if ((wait > 0 ? poll_job(ctx, r, who, id, wait, &job, &deferred)
-		      : load_job(ctx, who, id, &job)) != JOBS_OK) {
+	/* job: the new job as created (jobs_create_job), else read it */
+	if (job == NULL && (wait > 0 ? poll_job(ctx, r, who, id, wait, &job, &deferred)
+				     : load_job(ctx, who, id, &job)) != JOBS_OK) {
 		json_decref(job);
 		send_db_error(ctx, r);
 		return;
@@ -261,6 +261,7 @@ static void submit_answer(struct api_ctx *ctx, struct req *r, const struct ident
 static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		     const struct route_args *a)
 {
+	json_t *created = NULL;
 	struct job_req jr;
 	struct val_err ve;
 	unsigned char hash[32];
@@ -273,7 +274,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 		return;
 	if (r->wait.resumed) {
 		/* The re-dispatch after ?wait=S: the job exists, answer for it. */
-		submit_answer(ctx, r, who, r->wait.id, (enum jobs_rc)r->wait.aux, wait);
+		submit_answer(ctx, r, who, r->wait.id, (enum jobs_rc)r->wait.aux, wait, NULL);
 		return;
 	}
 	if (!http_is_json_type(r->content_type)) {
@@ -303,12 +304,14 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 		return;
 	}
 	sha256_buf(r->body, r->body_len, hash);
-	rc = jobs_create(ctx->db, ctx->cfg, who, &jr, r->idempotency_key, hash, id);
+	/* without ?wait the answer is the job as created: no read back */
+	rc = jobs_create_job(ctx->db, ctx->cfg, who, &jr, r->idempotency_key, hash, id,
+			     wait > 0 ? NULL : &created);
 	val_job_free(&jr);
 	switch (rc) {
 	case JOBS_OK:
 	case JOBS_REPLAY:
-		submit_answer(ctx, r, who, id, rc, wait);
+		submit_answer(ctx, r, who, id, rc, wait, created);
 		return;
 	case JOBS_CONFLICT:
 		http_send_error(r, 409, "conflict",

@@ -193,6 +193,17 @@ t_auth() {
 
 # ---------------------------------------------------------------- submit
 
+# The submit's answer is rendered from the request (no read back, app/jobs.c
+# jobs_create_job): it must be exactly what GET reads from the database.
+same_as_get() { # the answer of a POST /v1/jobs just made (in $BODY)
+	local j
+	j=$(jid)
+	cp "$BODY" "$T_DIR/posted.json"
+	as "$1" req GET "/v1/jobs/$j"
+	expect_true "$CTX: GET returns exactly the object the submit returned" \
+		same_json "$T_DIR/posted.json" "$BODY"
+}
+
 t_submit() {
 	local j1 j2 body
 	ctx "submit: defaults"
@@ -231,6 +242,7 @@ t_submit() {
 	as "$A_TOK" req POST /v1/jobs '{"argv":["echo","hi there"]}'
 	expect_status 202
 	expect_json '(.argv | tojson), (.command | tojson)' $'["echo","hi there"]\nnull'
+	same_as_get "$A_TOK"
 
 	ctx "submit: the request example of DESIGN.md"
 	as "$A_TOK" req POST /v1/jobs '{"command": "python3 main.py", "argv": null,
@@ -242,6 +254,7 @@ t_submit() {
 	  "network": false, "artifacts": "out", "metadata": {"ticket": "T-1"}}'
 	expect_status 202
 	expect_json '.command, .artifacts, .cwd, .network, .metadata.ticket' $'python3 main.py\nout\n\nfalse\nT-1'
+	same_as_get "$A_TOK"
 
 	ctx "submit: given limits"
 	as "$A_TOK" req POST /v1/jobs '{"command":"true","limits":{"wall_seconds":5,"cpu_seconds":4,
@@ -253,6 +266,7 @@ t_submit() {
 	as "$A_TOK" req POST /v1/jobs '{"command":"true","limits":{"memory_mb":512}}'
 	expect_status 202
 	expect_json ".limits == ($DEF_LIMITS + {\"memory_mb\":512})" true "memory_mb 512, the others default"
+	same_as_get "$A_TOK"
 	ctx "submit: every limit at its maximum"
 	as "$A_TOK" req POST /v1/jobs "$(jq -cn --argjson l "$MAX_LIMITS" '{command:"true",limits:$l}')"
 	expect_status 202
@@ -266,11 +280,13 @@ t_submit() {
 	as "$A_TOK" req POST /v1/jobs '{"command":"true","cwd":"src/app","files":[{"path":"src/app/x.txt","content":""}]}'
 	expect_status 202
 	expect_json .cwd src/app
+	same_as_get "$A_TOK"
 
 	ctx "submit: a key with an actor"
 	as "$ACT_TOK" req POST /v1/jobs "$ECHO_JOB"
 	expect_status 202
 	expect_json ".identity == $(ident "$NS" "$TA" user carol agent bot-1)" true "identity carries the actor"
+	same_as_get "$ACT_TOK"
 
 	ctx "submit: identity headers from the client are ignored"
 	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H "X-Tenant-Id: $TB" -H "X-Identity-Namespace: evil" \

@@ -110,12 +110,39 @@ static void test_eviction(void)
 	json_decref(j);
 }
 
+static void test_text(void)
+{
+	json_t *done = job("succeeded", "alice", 5), *copy = json_deep_copy(done), *got;
+	struct identity alice = who("t1", "alice", 0);
+	char want[256];
+	const char *t;
+	size_t n = 0, wn;
+
+	jc_clear();
+	jc_put(ID1, done);
+	got = jc_get(ID1, &alice);
+	wn = json_dumpb(done, want, sizeof want - 1, JSON_COMPACT);
+	want[wn++] = '\n';
+	t = jc_text(got, &n);
+	CHECK(t != NULL && n == wn && memcmp(t, want, wn) == 0,
+	      "a cached job's text is its compact JSON and a newline (got %zu bytes, want %zu)", n,
+	      wn);
+	CHECK(jc_text(copy, &n) == NULL, "an equal object that is not the cached one has no text");
+	CHECK(jc_text(NULL, &n) == NULL, "NULL has no text");
+	json_decref(got);
+	jc_clear();
+	CHECK(jc_text(done, &n) == NULL, "after jc_clear nothing has a text");
+	json_decref(done);
+	json_decref(copy);
+}
+
 void suite_jobcache(void)
 {
 	static const CU_TestInfo tests[] = { { "scope_and_state", test_scope_and_state },
 					     { "big_output_not_kept", test_big_output_not_kept },
 					     { "pending_callback_not_kept", test_pending_callback_not_kept },
 					     { "eviction", test_eviction },
+					     { "text", test_text },
 					     CU_TEST_INFO_NULL };
 
 	t_register("jobcache", tests);
