@@ -36,6 +36,9 @@ int redact(char *s)
 		size_t k, plen = 0;
 
 		for (k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
+			/* the first byte first: every log line's values pass here */
+			if (tolower((unsigned char)s[i]) != tolower((unsigned char)prefixes[k][0]))
+				continue;
 			plen = strlen(prefixes[k]);
 			if (strncasecmp(s + i, prefixes[k], plen) == 0)
 				break;
