@@ -7,6 +7,7 @@
 
 #include "http_util.h"
 #include "jobcache.h"
+#include "strbuf.h"
 
 static const char *param(FCGX_Request *f, const char *name)
 {
@@ -94,11 +95,19 @@ void http_send_bytes(struct req *r, int status, const char *ctype, const void *b
 	r->sent_bytes = (long long)len;
 }
 
+#define OUT_KEEP_BYTES 65536
+
+static struct strbuf out = STRBUF_INIT;
+
+static int to_strbuf(const char *buf, size_t size, void *sb)
+{
+	return sb_add(sb, buf, size);
+}
+
 void http_send_json(struct req *r, int status, json_t *body, const char *extra)
 {
 	const char *cached;
 	size_t len;
-	char *text;
 
 	if (body == NULL) {
 		http_send_error(r, 500, "internal_error", "could not render the response", NULL,
@@ -111,18 +120,20 @@ void http_send_json(struct req *r, int status, json_t *body, const char *extra)
 		json_decref(body);
 		return;
 	}
-	len = json_dumpb(body, NULL, 0, JSON_COMPACT);
-	text = malloc(len + 2);
-	if (text == NULL) {
+	/* One pass into the worker's buffer (json_dumpb would serialize twice: once to
+	 * learn the length); a buffer grown by a big answer is not kept. */
+	sb_reset(&out);
+	if (json_dump_callback(body, to_strbuf, &out, JSON_COMPACT) < 0 ||
+	    sb_add(&out, "\n", 1) < 0) {
 		json_decref(body);
+		sb_release(&out);
 		http_send_bytes(r, 500, "application/json", "{}", 2, NULL);
 		return;
 	}
-	json_dumpb(body, text, len, JSON_COMPACT);
-	text[len++] = '\n';
 	json_decref(body);
-	http_send_bytes(r, status, "application/json", text, len, extra);
-	free(text);
+	http_send_bytes(r, status, "application/json", out.buf, out.len, extra);
+	if (out.alloc > OUT_KEEP_BYTES)
+		sb_release(&out);
 }
 
 void http_send_error(struct req *r, int status, const char *code, const char *message,
