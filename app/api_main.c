@@ -275,6 +275,8 @@ static int waits_push(struct held *h)
 	return 0;
 }
 
+static int pool_keep(struct held *h);
+
 /* Answers a held request: the same handler again, told not to wait. */
 static void resume(struct api_ctx *ctx, struct held *h)
 {
@@ -284,7 +286,11 @@ static void resume(struct api_ctx *ctx, struct held *h)
 	routes_handle(ctx, &h->r);
 	done(ctx, h);
 	finish(&h->fr);
-	h->fr.detached = 1; /* a kept connection too: closed plainly, no select() */
+	/* A connection nginx keeps goes back to the pool: closing it could race with
+	 * nginx reusing it (a request sent on it would then fail). */
+	if (h->fr.ipcFd >= 0 && pool_keep(h) == 0)
+		return;
+	h->fr.detached = 1; /* closed plainly, no select() */
 	FCGX_Free(&h->fr, 1);
 	free(h);
 }
@@ -362,6 +368,15 @@ struct conn {
 
 static struct conn pool[POOL_MAX];
 static size_t npool;
+
+/* A kept connection whose held request was answered waits for its next request. */
+static int pool_keep(struct held *h)
+{
+	if (npool >= POOL_MAX)
+		return -1;
+	pool[npool++] = (struct conn){ .h = h, .t0 = util_mono_ms(), .kept = 1 };
+	return 0;
+}
 
 static void held_free(struct held *h)
 {
