@@ -65,16 +65,6 @@ static size_t output_size(json_t *job)
 	return n;
 }
 
-/* A finished job's webhook may still be on its way: its callback (state, attempts,
- * attempts_log) changes until it is delivered or failed. */
-static int callback_settled(json_t *job)
-{
-	json_t *cb = json_object_get(job, "callback");
-	const char *st = json_string_value(json_object_get(cb, "state"));
-
-	return !json_is_object(cb) || (st && strcmp(st, "pending") != 0);
-}
-
 /* The bytes http_send_json would write for job: compact JSON and a newline. */
 static char *serialize(const json_t *job, size_t *len)
 {
@@ -89,13 +79,24 @@ static char *serialize(const json_t *job, size_t *len)
 	return t;
 }
 
+/* A finished job's webhook is still delivered after it ended: the object is final
+ * only once the callback is (none, delivered, or failed). */
+static int callback_final(json_t *job)
+{
+	json_t *cb = json_object_get(job, "callback");
+	const char *st = json_string_value(json_object_get(cb, "state"));
+
+	return cb == NULL || json_is_null(cb) ||
+	       (st && (strcmp(st, "delivered") == 0 || strcmp(st, "failed") == 0));
+}
+
 void jc_put(const char *id, json_t *job)
 {
 	const char *state = json_string_value(json_object_get(job, "status"));
 	int victim = 0;
 
-	if (!js_is_terminal(js_parse(state)) || strlen(id) >= UUID_STR_LEN ||
-	    output_size(job) > JOBCACHE_MAX_OUTPUT || !callback_settled(job))
+	if (!js_is_terminal(js_parse(state)) || !callback_final(job) ||
+	    strlen(id) >= UUID_STR_LEN || output_size(job) > JOBCACHE_MAX_OUTPUT)
 		return;
 	for (int i = 0; i < JOBCACHE_ENTRIES; i++) {
 		if (cache[i].job && strcmp(cache[i].id, id) == 0)

@@ -15,7 +15,8 @@
 
 /* A new reference to the cached job if present and visible to who, else NULL. */
 json_t *jc_get(const char *id, const struct identity *who);
-/* Remembers job (borrowed; a reference is kept) if it is terminal. */
+/* Remembers job (borrowed; a reference is kept) if it is terminal and its webhook,
+ * if any, is delivered or failed (a pending delivery still changes the object). */
 void jc_put(const char *id, json_t *job);
 /* The serialized bytes of job (compact JSON + "\n", exactly what http_send_json
  * writes) when job is an object this cache holds, else NULL: a cached job is

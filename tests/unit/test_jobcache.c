@@ -136,6 +136,26 @@ static void test_text(void)
 	json_decref(copy);
 }
 
+static void test_pending_callback(void)
+{
+	static const char *const states[] = { "pending", "delivered", "failed" };
+	struct identity alice = who("t1", "alice", 0);
+
+	for (int i = 0; i < 3; i++) {
+		json_t *j = job("succeeded", "alice", 1), *got;
+
+		json_object_set_new(j, "callback", json_pack("{s:s}", "state", states[i]));
+		jc_clear();
+		jc_put(ID1, j);
+		got = jc_get(ID1, &alice);
+		CHECK((got != NULL) == (i != 0), "a finished job whose webhook is %s is %scached",
+		      states[i], i ? "" : "not ");
+		json_decref(got);
+		json_decref(j);
+	}
+	jc_clear();
+}
+
 void suite_jobcache(void)
 {
 	static const CU_TestInfo tests[] = { { "scope_and_state", test_scope_and_state },
@@ -143,6 +163,7 @@ void suite_jobcache(void)
 					     { "pending_callback_not_kept", test_pending_callback_not_kept },
 					     { "eviction", test_eviction },
 					     { "text", test_text },
+					     { "pending_callback", test_pending_callback },
 					     CU_TEST_INFO_NULL };
 
 	t_register("jobcache", tests);
