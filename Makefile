@@ -130,7 +130,15 @@ $(BUILD)/bench-launch: $(call obj,rel,tests/bench/launch.c $(BENCH_RUN_OBJ) $(CO
 $(BUILD)/bench-claim: $(call obj,rel,tests/bench/claim.c sandbox-runner/store.c $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
-BENCH_BINS := $(BUILD)/bench-launch $(BUILD)/bench-claim
+# The job command of the job-start figure: no libc, a few hundred bytes, sent as an
+# input file with each measured job.
+$(BUILD)/bench-stamp: tests/bench/stamp.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Os -Wall -Wextra -Werror -static -nostdlib -fno-stack-protector \
+		-fno-pie -no-pie -fno-asynchronous-unwind-tables -Wl,--build-id=none -Wl,-n -s \
+		-o $@ $<
+
+BENCH_BINS := $(BUILD)/bench-launch $(BUILD)/bench-claim $(BUILD)/bench-stamp
 
 bench: all $(BENCH_BINS)
 	@bash tests/bench/run.sh

@@ -187,9 +187,10 @@ static int fill_slots(struct disp *d)
 
 	d->drained = 0;
 	for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
-		char id[UUID_STR_LEN], runner_id[160], rnd[9];
+		char id[UUID_STR_LEN], runner_id[160], rnd[9], claimed_us[24];
 		unsigned char r[4];
 		int fd = take_slot(d->cfg, slot), rc;
+		struct timespec tc;
 
 		if (fd < 0)
 			continue;
@@ -198,6 +199,10 @@ static int fill_slots(struct disp *d)
 		snprintf(runner_id, sizeof runner_id, "%s/slot-%d/%s", d->host, slot, rnd);
 		rc = store_claim(d->db, runner_id, d->cfg->runner_lease_seconds, d->digest,
 				 d->cfg->default_max_running, id);
+		/* the claim's µs wall time, for make bench's job-start figure */
+		clock_gettime(CLOCK_REALTIME, &tc);
+		snprintf(claimed_us, sizeof claimed_us, "%lld",
+			 (long long)tc.tv_sec * 1000000 + tc.tv_nsec / 1000);
 		if (rc == 1 && launch(d, "--supervise", id, slot, fd, runner_id) < 0) {
 			/* cannot fork: the lease will expire and the job ends as lost */
 			log_kv("error", "launch_failed", "job", id, "error", strerror(errno),
@@ -212,7 +217,8 @@ static int fill_slots(struct disp *d)
 		}
 		remember(d, id);
 		started++;
-		log_kv("info", "job_claimed", "job", id, "runner", runner_id, (char *)NULL);
+		log_kv("info", "job_claimed", "job", id, "runner", runner_id, "claimed_us",
+		       claimed_us, (char *)NULL);
 	}
 	return started;
 }

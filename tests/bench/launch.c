@@ -23,6 +23,18 @@
  *
  * Output: one JSON object per sample on stdout, a summary on stderr.
  * Exit 0, or 1 when a variant has no successful sample or setup failed.
+ *
+ * --serve: the same setup, then one request per stdin line, one JSON line answered
+ * on stdout each, so that a driver (measure.py) interleaves these limits with its
+ * own samples (A B A B ...):
+ *   bare            one bare bwrap launch (variant B): total_ms, cpu_ns (user+sys
+ *                   of everything it started: getrusage of the reaped children)
+ *   spawn           one posix_spawn of /bin/true (variant A): total_ms, cpu_ns
+ *   ceiling N S     the bare-bwrap throughput ceiling: N parallel loops, each as
+ *                   its own unprivileged uid with its own workspace, launching bare
+ *                   bwraps back to back for S seconds: launches, seconds, per_s,
+ *                   cpu_ns
+ * EOF or "quit" ends it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -112,6 +124,17 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* user+sys of the reaped children so far, ns */
+static long long children_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		return -1;
+	return ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
 /* ------------------------------------------------------------------ variant A */
 
 static void run_spawn(struct bench *b, struct sample *s)
@@ -142,18 +165,18 @@ static void run_spawn(struct bench *b, struct sample *s)
 
 /* ------------------------------------------------------------------ variant B */
 
-static void __attribute__((noreturn)) bare_child(const struct bench *b)
+static void __attribute__((noreturn)) bare_child(const struct bench *b, uid_t uid,
+						 char *const *argv)
 {
 	char *envp[] = { NULL };
 
 	if (dup2(b->devnull, 0) < 0 || dup2(b->devnull, 1) < 0 || dup2(b->devnull, 2) < 0)
 		_exit(125);
-	if (setresgid(b->uid_bare, b->uid_bare, b->uid_bare) < 0 || setgroups(0, NULL) < 0 ||
-	    setresuid(b->uid_bare, b->uid_bare, b->uid_bare) < 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (setresgid(uid, uid, uid) < 0 || setgroups(0, NULL) < 0 ||
+	    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(125);
 	syscall(SYS_close_range, 3, ~0U, 0);
-	execve(b->cfg.bwrap_path, b->bare_argv, envp);
+	execve(b->cfg.bwrap_path, argv, envp);
 	_exit(127);
 }
 
@@ -168,7 +191,7 @@ static void run_bare(struct bench *b, struct sample *s)
 		return;
 	}
 	if (pid == 0)
-		bare_child(b);
+		bare_child(b, b->uid_bare, b->bare_argv);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	s->total = now_ms() - t0;
@@ -461,12 +484,125 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* ------------------------------------------------------------------ --serve */
+
+#define CEIL_MAX 16
+
+/* One ceiling loop: bare bwraps back to back as uid until the deadline; ok and
+ * failed counts written to fd. */
+static void __attribute__((noreturn)) ceil_loop(struct bench *b, uid_t uid, char *const *argv,
+						double deadline, int fd)
+{
+	long cnt[2] = { 0, 0 };
+
+	while (now_ms() < deadline && !stop_flag) {
+		int st = 0;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			break;
+		if (pid == 0)
+			bare_child(b, uid, argv);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		cnt[WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1]++;
+	}
+	_exit(write(fd, cnt, sizeof cnt) == (ssize_t)sizeof cnt ? 0 : 1);
+}
+
+/* N parallel loops for secs seconds; one JSON line. */
+static void serve_ceiling(struct bench *b, int n, double secs)
+{
+	char *argv[CEIL_MAX][MAX_ARGS];
+	char ws[CEIL_MAX][CFG_PATH_MAX + 48];
+	pid_t pids[CEIL_MAX];
+	int pfd[2], started = 0;
+	long ok = 0, failed = 0;
+	long long c0 = children_cpu_ns();
+	double t0, t1;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		printf("{\"ok\":false,\"error\":\"pipe\"}\n");
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		uid_t uid = b->uid_bare + 1 + (uid_t)k;
+		snprintf(ws[k], sizeof ws[k], "%s/ceil-%d", b->work, k);
+		if (uid_busy(uid) || mkdir_owned(ws[k], 0700, uid) < 0) {
+			printf("{\"ok\":false,\"error\":\"uid %u busy or %s not made\"}\n",
+			       (unsigned)uid, ws[k]);
+			close(pfd[0]), close(pfd[1]);
+			return;
+		}
+		for (size_t i = 0; i <= b->bare_argc; i++)
+			argv[k][i] = b->bare_argv[i] && strcmp(b->bare_argv[i], b->bare_ws) == 0 ?
+					     ws[k] : b->bare_argv[i];
+	}
+	t0 = now_ms();
+	for (int k = 0; k < n; k++) {
+		pid_t pid = fork();
+		if (pid == 0)
+			ceil_loop(b, b->uid_bare + 1 + (uid_t)k, argv[k], t0 + secs * 1e3, pfd[1]);
+		if (pid > 0)
+			pids[started++] = pid;
+	}
+	close(pfd[1]);
+	for (int k = 0; k < started; k++) {
+		long cnt[2];
+		if (read(pfd[0], cnt, sizeof cnt) == (ssize_t)sizeof cnt)
+			ok += cnt[0], failed += cnt[1];
+	}
+	for (int k = 0; k < started; k++)
+		while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
+			;
+	t1 = now_ms();
+	close(pfd[0]);
+	printf("{\"ok\":%s,\"loops\":%d,\"launches\":%ld,\"failed\":%ld,"
+	       "\"seconds\":%.6f,\"per_s\":%.3f,\"cpu_ns\":%lld}\n",
+	       started == n && ok > 0 ? "true" : "false", started, ok, failed,
+	       (t1 - t0) / 1e3, ok / ((t1 - t0) / 1e3), children_cpu_ns() - c0);
+}
+
+static int serve(struct bench *b)
+{
+	char line[128];
+
+	printf("{\"ready\":true}\n");
+	fflush(stdout);
+	while (!stop_flag && fgets(line, sizeof line, stdin)) {
+		struct sample smp;
+		int n;
+		double secs;
+		long long c0 = children_cpu_ns();
+
+		memset(&smp, 0, sizeof smp);
+		if (strcmp(line, "bare\n") == 0 || strcmp(line, "spawn\n") == 0) {
+			if (line[0] == 'b')
+				run_bare(b, &smp);
+			else
+				run_spawn(b, &smp);
+			printf("{\"ok\":%s,\"total_ms\":%.6f,\"cpu_ns\":%lld}\n",
+			       smp.ok ? "true" : "false", smp.total, children_cpu_ns() - c0);
+		} else if (sscanf(line, "ceiling %d %lf", &n, &secs) == 2 && n >= 1 &&
+			   n <= CEIL_MAX && secs > 0 && secs <= 600) {
+			serve_ceiling(b, n, secs);
+		} else if (strcmp(line, "quit\n") == 0) {
+			break;
+		} else {
+			printf("{\"ok\":false,\"error\":\"unknown request\"}\n");
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 struct opts {
 	long iterations, warmup;
 	const char *config, *state_dir, *cgroup_name;
 	long long uid_base;
+	int serve;
 };
 
 static void usage(void)
@@ -474,6 +610,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: bench-launch [--iterations N] [--warmup N] [--config FILE]\n"
 		"                    [--state-dir DIR] [--cgroup-name NAME] [--uid-base UID]\n"
+		"                    [--serve]\n"
 		"  --config: a sandbox.conf for bwrap_path, runner_tmp_mb, limits and limits\n"
 		"  mode; its runner_state_dir, runner_cgroup_name and runner_uid_base are\n"
 		"  replaced by private ones. Must run as root.\n");
@@ -489,6 +626,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "cgroup-name", required_argument, NULL, 'g' },
 		{ "uid-base", required_argument, NULL, 'u' },
+		{ "serve", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 	long long v;
@@ -505,6 +643,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'c': o->config = optarg; break;
 		case 's': o->state_dir = optarg; break;
 		case 'g': o->cgroup_name = optarg; break;
+		case 'S': o->serve = 1; break;
 		case 'u':
 			if (util_parse_ll(optarg, 1000, 2000000000, &o->uid_base) < 0)
 				usage();
@@ -621,7 +760,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "bench-launch: state %s, cgroup %s, uids %u (runner) %u (bare bwrap)\n",
 		b.cfg.runner_state_dir, b.cfg.runner_cgroup_name, (unsigned)b.uid_runner,
 		(unsigned)b.uid_bare);
-	if (setup(&b) == 0 && run_all(&b, &o) == 0)
+	if (setup(&b) == 0 && (o.serve ? serve(&b) : run_all(&b, &o)) == 0)
 		rc = 0;
 	remove_state(&b);
 	free(b.bare_buf);
