@@ -528,9 +528,13 @@ static void serve_ceiling(struct bench *b, int n, double secs)
 	for (int k = 0; k < n; k++) {
 		uid_t uid = b->uid_bare + 1 + (uid_t)k;
 		snprintf(ws[k], sizeof ws[k], "%s/ceil-%d", b->work, k);
-		if (uid_busy(uid) || mkdir_owned(ws[k], 0700, uid) < 0) {
-			printf("{\"ok\":false,\"error\":\"uid %u busy or %s not made\"}\n",
-			       (unsigned)uid, ws[k]);
+		if (uid_busy(uid)) {
+			printf("{\"ok\":false,\"error\":\"uid %u is in use\"}\n", (unsigned)uid);
+			close(pfd[0]), close(pfd[1]);
+			return;
+		}
+		if (mkdir_owned(ws[k], 0700, uid) < 0) {
+			printf("{\"ok\":false,\"error\":\"%s: %s\"}\n", ws[k], strerror(errno));
 			close(pfd[0]), close(pfd[1]);
 			return;
 		}

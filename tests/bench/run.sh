@@ -40,7 +40,9 @@
 # Exit status: 0 when every measurement produced a figure, 1 when one could not be
 # taken at all. A missed target is reported as MISS and never fails the run.
 #
-# Environment: BENCH_PORT (default 8445; the next free port if taken).
+# Environment: BENCH_PORT (default 8445; the next free port if taken), BENCH_VAR (the
+# stack's directory, default <repo>/var/bench: a private one lets a second bench run
+# beside it; it is deleted and rebuilt by every run).
 
 # The steps run through run_step and the teardown through trap: not unreachable.
 # shellcheck disable=SC2317
@@ -49,7 +51,8 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 HERE=$REPO/tests/bench
 BIN=$REPO/build
-VAR=$REPO/var/bench
+VAR=${BENCH_VAR:-$REPO/var/bench}
+case $VAR in /*) ;; *) VAR=$PWD/$VAR ;; esac
 RAW=$VAR/raw
 MEASURE=(python3 "$HERE/measure.py")
 export PYTHONDONTWRITEBYTECODE=1
@@ -66,7 +69,8 @@ esac
 if [[ $MODE == smoke ]]; then
     LAUNCH_N=20 LAUNCH_WARMUP=2
     E2E_N=20 E2E_WARMUP=2
-    TPUT_N=100 TPUT_THREADS=8 TPUT_TIMEOUT=60
+    TPUT_N=100 TPUT_THREADS=8 TPUT_TIMEOUT=60 TPUT_ROUNDS=2 CEIL_SECONDS=1
+    CPU_N=20 CPU_ROUNDS=2
     WRK_SECONDS=2 WRK_ROUNDS=1 WRK_WARMUP=0 CONCURRENCIES=(64) POST_C=64
     SCALE_SMALL=1000 SCALE_LARGE=10000 POLL_N=100 CLAIM_N=50 SCALE_ROUNDS=1 SETTLE=1
     LP_N=100 LP_WINDOW=2
@@ -74,7 +78,8 @@ if [[ $MODE == smoke ]]; then
 else
     LAUNCH_N=500 LAUNCH_WARMUP=10
     E2E_N=500 E2E_WARMUP=10
-    TPUT_N=2000 TPUT_THREADS=8 TPUT_TIMEOUT=900
+    TPUT_N=2000 TPUT_THREADS=8 TPUT_TIMEOUT=900 TPUT_ROUNDS=4 CEIL_SECONDS=5
+    CPU_N=200 CPU_ROUNDS=4
     WRK_SECONDS=10 WRK_ROUNDS=3 WRK_WARMUP=2 CONCURRENCIES=(16 64 256) POST_C=64
     SCALE_SMALL=10000 SCALE_LARGE=1000000 POLL_N=1000 CLAIM_N=500 SCALE_ROUNDS=2 SETTLE=5
     LP_N=500 LP_WINDOW=5
@@ -95,8 +100,8 @@ die() {
 preflight() {
     local b
     (($(id -u) == 0)) || die "must run as root (the runner and bench-launch mount, use cgroups and drop to slot uids)"
-    for b in sandbox-api sandboxctl sandbox-runner bench-launch bench-claim; do
-        [[ -x $BIN/$b ]] || die "$BIN/$b is missing: build with 'make bench' (or make all build/bench-launch build/bench-claim)"
+    for b in sandbox-api sandboxctl sandbox-runner bench-launch bench-claim bench-stamp; do
+        [[ -x $BIN/$b ]] || die "$BIN/$b is missing: build with 'make bench' (or make all build/bench-launch build/bench-claim build/bench-stamp)"
     done
     for b in python3 jq mariadb curl ss; do
         command -v "$b" >/dev/null || die "$b is not installed (bash tests/deps.sh)"
@@ -234,8 +239,19 @@ step_e2e() {
 step_throughput() {
     BENCH_TOKEN=$TPUT_TOKEN "${MEASURE[@]}" throughput --n "$TPUT_N" \
         --threads "$TPUT_THREADS" --key-id "$TPUT_ID" --timeout "$TPUT_TIMEOUT" \
-        --out "$RAW/throughput.json" || return 1
+        --rounds "$TPUT_ROUNDS" --slots "$(conf_value runner_slots)" \
+        --ceiling-seconds "$CEIL_SECONDS" --out "$RAW/throughput.json" || return 1
     rss after-throughput
+}
+
+# Launch CPU: the dispatcher in a cpuacct cgroup of our own while CPU_N jobs run,
+# against bare bwraps (measure.py cpu).
+step_cpu() {
+    local pid
+    pid=$(cat "$VAR/run/runner.pid") || return 1
+    BENCH_TOKEN=$TPUT_TOKEN "${MEASURE[@]}" cpu --n "$CPU_N" --rounds "$CPU_ROUNDS" \
+        --key-id "$TPUT_ID" --runner-pid "$pid" --slot-cgroup "$(conf_value runner_cgroup_name)" \
+        --out "$RAW/cpu.json"
 }
 
 # A terminal job of the e2e key: what the GET runs poll.
@@ -286,8 +302,11 @@ step_post() {
     local r rc=0 n created=0 deleted=0
     stack stop-runner || return 1
     for ((r = 1; r <= WRK_ROUNDS; r++)); do
+        # the ceiling, interleaved: static first in odd rounds, after in even ones
+        if ((r % 2)); then wrk_run static-post "$SANDBOX_URL/_bench/static" "$POST_C" "$r" || rc=1; fi
         BENCH_TOKEN=$POST_TOKEN wrk_run post "$SANDBOX_URL/v1/jobs" "$POST_C" "$r" \
             --method POST || rc=1
+        if ! ((r % 2)); then wrk_run static-post "$SANDBOX_URL/_bench/static" "$POST_C" "$r" || rc=1; fi
         sleep 1 # requests wrk abandoned at its deadline may still be committing
         n=$(SQL "SELECT COUNT(*) FROM jobs WHERE key_id = '$POST_ID'") || rc=1
         [[ $n =~ ^[0-9]+$ ]] && created=$((created + n))
@@ -297,6 +316,7 @@ step_post() {
     jq -n --argjson c "$created" --argjson d "$deleted" '{created: $c, deleted: $d}' \
         >"$RAW/post-rows.json"
     stack start-runner || rc=1
+    rss after-post || rc=1
     return "$rc"
 }
 
@@ -371,6 +391,7 @@ step_longpoll() {
         '{qps_idle: $idle, qps_10: $q10, qps_n: $qn, n: $n, t_change_ms: $t, window_s: $w}' \
         >"$RAW/longpoll.json" || rc=1
     lp_restore || rc=1
+    rss after-longpoll || rc=1
     return "$rc"
 }
 
@@ -442,10 +463,31 @@ step_sessions() {
         BENCH_TOKEN=$SESS_TOKEN python3 "$HERE/sessions.py" "$1" --n "$2" \
             --out "$RAW/sessions-$1.json" || rc=1
     done
+    rss after-sessions || rc=1
     return "$rc"
 }
 
 step_scale_small() { scale_at small "$SCALE_SMALL"; }
+
+# The large table's filler rows spread over 1000 tenants, each its own key (the fair
+# claim must not walk tenants one by one), relabelled in place in chunks.
+step_scale_tenants() {
+    local lo hi max
+    max=$(SQL "SELECT COALESCE(MAX(seq), 0) FROM jobs") || return 1
+    for ((lo = 0; lo <= max; lo += 200000)); do
+        hi=$((lo + 200000))
+        SQL "UPDATE jobs SET tenant_id = CONCAT('filler-', seq % 1000),
+               key_id = CONCAT('00000000-0000-7000-8001-', LPAD(seq % 1000, 12, '0'))
+             WHERE tenant_id = 'filler' AND seq >= $lo AND seq < $hi" >/dev/null || return 1
+    done
+    SQL "ANALYZE TABLE jobs" >/dev/null || return 1
+    sleep "$SETTLE"
+    SCALE_TENANTS=$(SQL "SELECT COUNT(DISTINCT tenant_id) FROM jobs") || return 1
+    scale_at tenants 0 || return 1
+    jq --argjson t "$SCALE_TENANTS" '. + {tenants: $t}' "$RAW/rows-tenants.json" \
+        >"$RAW/rows-tenants.json.new" && mv "$RAW/rows-tenants.json.new" "$RAW/rows-tenants.json"
+}
+step_rss_end() { rss end; }
 step_scale_large() { scale_at large "$SCALE_LARGE"; }
 
 # -------------------------------------------------------------------------- main
@@ -484,12 +526,15 @@ main() {
     run_step rss step_rss_start
     run_step e2e step_e2e
     run_step throughput step_throughput
+    run_step cpu step_cpu
     run_step api step_api
     run_step post step_post
     run_step longpoll step_longpoll
     run_step sessions step_sessions
     run_step scale-small step_scale_small
     run_step scale-large step_scale_large
+    run_step scale-tenants step_scale_tenants
+    run_step rss-end step_rss_end
 
     python3 "$HERE/report.py" "$RAW" >"$VAR/results.md" || rc=1
     cat "$VAR/results.md"
