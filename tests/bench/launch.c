@@ -358,15 +358,16 @@ static void run_runner(struct bench *b, struct sample *s)
 
 /* ------------------------------------------------------------------ setup */
 
-/* 1 when a live process has uid as its real, effective, saved or fs uid. */
-static int uid_busy(uid_t uid)
+/* The pid of a live process that has uid as its real, effective, saved or fs uid,
+ * else 0 (-1 when /proc cannot be read). */
+static long uid_user(uid_t uid)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	int busy = 0;
+	long busy = 0;
 
 	if (d == NULL)
-		return 1;
+		return -1;
 	while (!busy && (e = readdir(d)) != NULL) {
 		char path[300], line[256];
 		unsigned long u[4];
@@ -380,13 +381,19 @@ static int uid_busy(uid_t uid)
 		while (fgets(line, sizeof line, f))
 			if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
 				for (int i = 0; i < 4; i++)
-					busy |= u[i] == (unsigned long)uid;
+					if (u[i] == (unsigned long)uid)
+						busy = atol(e->d_name);
 				break;
 			}
 		fclose(f);
 	}
 	closedir(d);
 	return busy;
+}
+
+static int uid_busy(uid_t uid)
+{
+	return uid_user(uid) != 0;
 }
 
 static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
@@ -527,9 +534,17 @@ static void serve_ceiling(struct bench *b, int n, double secs)
 	}
 	for (int k = 0; k < n; k++) {
 		uid_t uid = b->uid_bare + 1 + (uid_t)k;
+		long user = uid_user(uid);
+		/* the last round's sandboxes may still be going away */
+		for (int t = 0; t < 200 && user > 0; t++) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+			user = uid_user(uid);
+		}
 		snprintf(ws[k], sizeof ws[k], "%s/ceil-%d", b->work, k);
-		if (uid_busy(uid)) {
-			printf("{\"ok\":false,\"error\":\"uid %u is in use\"}\n", (unsigned)uid);
+		if (user != 0) {
+			printf("{\"ok\":false,\"error\":\"uid %u is in use (pid %ld)\"}\n",
+			       (unsigned)uid, user);
 			close(pfd[0]), close(pfd[1]);
 			return;
 		}
@@ -607,6 +622,7 @@ struct opts {
 	const char *config, *state_dir, *cgroup_name;
 	long long uid_base;
 	int serve;
+	int only; /* a variant + 1, or 0 for all three */
 };
 
 static void usage(void)
@@ -614,7 +630,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: bench-launch [--iterations N] [--warmup N] [--config FILE]\n"
 		"                    [--state-dir DIR] [--cgroup-name NAME] [--uid-base UID]\n"
-		"                    [--serve]\n"
+		"                    [--serve] [--variant spawn|bwrap|runner]\n"
 		"  --config: a sandbox.conf for bwrap_path, runner_tmp_mb, limits and limits\n"
 		"  mode; its runner_state_dir, runner_cgroup_name and runner_uid_base are\n"
 		"  replaced by private ones. Must run as root.\n");
@@ -631,6 +647,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "cgroup-name", required_argument, NULL, 'g' },
 		{ "uid-base", required_argument, NULL, 'u' },
 		{ "serve", no_argument, NULL, 'S' },
+		{ "variant", required_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	long long v;
@@ -648,6 +665,13 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 's': o->state_dir = optarg; break;
 		case 'g': o->cgroup_name = optarg; break;
 		case 'S': o->serve = 1; break;
+		case 'V':
+			for (int vi = 0; vi < V_COUNT; vi++)
+				if (strcmp(optarg, vname[vi]) == 0)
+					o->only = vi + 1;
+			if (o->only == 0)
+				usage();
+			break;
 		case 'u':
 			if (util_parse_ll(optarg, 1000, 2000000000, &o->uid_base) < 0)
 				usage();
@@ -717,6 +741,8 @@ static int run_all(struct bench *b, const struct opts *o)
 		for (int k = 0; k < V_COUNT; k++) {
 			enum variant v = (enum variant)((i + k) % V_COUNT);
 			struct sample s;
+			if (o->only && (int)v != o->only - 1)
+				continue;
 			one(b, v, &s);
 			if (i < o->warmup)
 				continue;
@@ -731,7 +757,7 @@ static int run_all(struct bench *b, const struct opts *o)
 	for (int v = 0; v < V_COUNT; v++) {
 		fprintf(stderr, "bench-launch: %-6s median %8.3f ms  (%zu ok, %zu failed)\n",
 			vname[v], median(tot[v], nok[v]), nok[v], nfail[v]);
-		if (nok[v] == 0)
+		if (nok[v] == 0 && (!o->only || v == o->only - 1))
 			rc = -1;
 		free(tot[v]);
 	}
