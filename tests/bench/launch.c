@@ -104,7 +104,9 @@ struct bench {
 struct sample {
 	int ok;
 	double total;
+	double cpu; /* user+sys ms of this process and its reaped children */
 	double phase[P_COUNT];
+	double phase_cpu[P_COUNT]; /* user+sys ms, ours and reaped children's */
 	char err[640];
 };
 
@@ -132,6 +134,18 @@ static long long children_cpu_ns(void)
 	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
 		return -1;
 	return ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
+/* user+sys of this process and its reaped children, ns */
+static long long all_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return -1;
+	return children_cpu_ns() +
+	       ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
 	       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
 }
 
@@ -310,26 +324,30 @@ static int build_bare_argv(struct bench *b)
 struct probe_ctx {
 	struct sample *s;
 	double last;
+	long long last_cpu;
 };
 
 static void on_mark(void *ctx, const char *step)
 {
 	struct probe_ctx *p = ctx;
 	double now = now_ms();
+	long long cpu = all_cpu_ns();
 
 	for (int i = 0; i < P_COUNT; i++) {
 		if (strcmp(pname[i], step) == 0) {
 			p->s->phase[i] += now - p->last;
+			p->s->phase_cpu[i] += (double)(cpu - p->last_cpu) / 1e6;
 			break;
 		}
 	}
 	p->last = now;
+	p->last_cpu = cpu;
 }
 
 static void run_runner(struct bench *b, struct sample *s)
 {
 	struct job j;
-	struct probe_ctx pc = { s, 0 };
+	struct probe_ctx pc = { s, 0, all_cpu_ns() };
 	struct sup_probe probe = { on_mark, &pc };
 	enum job_state state = JS_ERROR;
 	int code = -1;
@@ -460,14 +478,18 @@ static int setup(struct bench *b)
 
 static void print_sample(enum variant v, long iter, const struct sample *s)
 {
-	json_t *o = json_pack("{s:s, s:I, s:b, s:f}", "variant", vname[v], "iter", (json_int_t)iter,
-			      "ok", s->ok, "total_ms", s->total);
+	json_t *o = json_pack("{s:s, s:I, s:b, s:f, s:f}", "variant", vname[v], "iter",
+			      (json_int_t)iter, "ok", s->ok, "total_ms", s->total, "cpu_ms", s->cpu);
 
 	if (v == V_RUNNER) {
 		json_t *ph = json_object();
 		for (int p = 0; p < P_COUNT; p++)
 			json_object_set_new(ph, pname[p], json_real(s->phase[p]));
 		json_object_set_new(o, "phases_ms", ph);
+		ph = json_object();
+		for (int p = 0; p < P_COUNT; p++)
+			json_object_set_new(ph, pname[p], json_real(s->phase_cpu[p]));
+		json_object_set_new(o, "phases_cpu_ms", ph);
 	}
 	if (!s->ok)
 		json_object_set_new(o, "error", json_string(s->err));
@@ -719,6 +741,8 @@ static int configure(struct bench *b, const struct opts *o)
 
 static void one(struct bench *b, enum variant v, struct sample *s)
 {
+	long long c0 = all_cpu_ns();
+
 	memset(s, 0, sizeof *s);
 	if (v == V_SPAWN)
 		run_spawn(b, s);
@@ -726,6 +750,7 @@ static void one(struct bench *b, enum variant v, struct sample *s)
 		run_bare(b, s);
 	else
 		run_runner(b, s);
+	s->cpu = (double)(all_cpu_ns() - c0) / 1e6;
 }
 
 /* Interleaved iterations; the samples after the warm-up are printed. */

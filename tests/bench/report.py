@@ -138,6 +138,19 @@ def launch():
             "%.0f%% of the runner's mean %s" % (100 * s["mean"] / mean_total, ms(mean_total)))
     row("launch phase", "runner - bare bwrap", "median %s, mean %s" % (
         ms(su["runner"]["p50"] - su["bwrap"]["p50"]), ms(mean_total - su["bwrap"]["mean"])))
+    # CPU (user+sys of bench-launch and its reaped children) of each variant and phase
+    cpu = {v: [x["cpu_ms"] for x in by[v] if x["ok"] and "cpu_ms" in x] for v in by}
+    if cpu["runner"] and cpu["bwrap"]:
+        r, ci = stats.ratio_ci95(cpu["runner"], cpu["bwrap"], 50)
+        row("launch cpu", "user+sys CPU of the runner's launch path in-process (supervise_local: "
+            "no supervisor exec, no DB), /bin/true included in both", "median %s (n=%d)" % (
+                ms(stats.median(cpu["runner"])), len(cpu["runner"])),
+            "bare bwrap median %s" % ms(stats.median(cpu["bwrap"])), fci(r, ci))
+        if "phases_cpu_ms" in ok[0]:
+            tops = sorted(((stats.summary([x["phases_cpu_ms"][p] for x in ok])["mean"], p)
+                           for p in ok[0]["phases_cpu_ms"]), reverse=True)[:4]
+            row("launch cpu", "largest phases by mean CPU", ", ".join(
+                "%s %s" % (p, ms(m, 3)) for m, p in tops))
 
 
 # --------------------------------------------------------------------------- e2e
