@@ -317,7 +317,7 @@ def poll_runs(lab):
 
 def scale():
     got = {}
-    for lab in ("small", "large", "tenants"):
+    for lab in ("small", "large"):
         polls, bad = poll_runs(lab)
         claims = [s["claim_ms"] for s in load_jsonl("claim-%s-r*.jsonl" % lab) if s["ok"]]
         rows = load("rows-%s.json" % lab)
@@ -336,7 +336,7 @@ def scale():
             row("scale", "claim latency (store_claim: SELECT + UPDATE + event + COMMIT), %s"
                 % name, lat(stats.summary(claims), ("p50", "p99")))
         got[lab] += (name,)
-    for big in ("large", "tenants"):
+    for big in ("large",):
         for i, what in ((0, "poll"), (1, "claim")):
             a, b = got[big][i], got["small"][i]
             r, ci = stats.ratio_ci95(a or [], b or [], 50)
