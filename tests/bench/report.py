@@ -336,6 +336,31 @@ def scale():
             row("scale", "claim latency (store_claim: SELECT + UPDATE + event + COMMIT), %s"
                 % name, lat(stats.summary(claims), ("p50", "p99")))
         got[lab] += (name,)
+    # MariaDB's own work per operation: independent of the machine's load
+    for what in ("poll", "claim"):
+        h = {}
+        for lab in ("small", "large"):
+            docs = [d for d in (load(os.path.basename(p)) for p in sorted(glob.glob(
+                os.path.join(RAW, "handlers-%s-%s-r*.json" % (what, lab))))) if d]
+            if docs:
+                h[lab] = {k: stats.median([d.get(k, 0) for d in docs]) for k in docs[0]}
+        if len(h) < 2:
+            continue
+
+        def rows_read(x):
+            return sum(v for k, v in x.items() if k.startswith("Handler_read"))
+        a, b = h["large"], h["small"]
+        rr = ratio(rows_read(a), rows_read(b))
+        pr = ratio(a.get("Innodb_buffer_pool_read_requests"),
+                   b.get("Innodb_buffer_pool_read_requests"))
+        row("scale", "MariaDB work per %s%s: rows read (Handler_read_*) / buffer pool page "
+            "requests, at %s vs %s" % (what, " (with bench-claim's untimed insert and finish)"
+                                       if what == "claim" else "", got["large"][2],
+                                       got["small"][2]),
+            "%.1f / %.1f vs %.1f / %.1f" % (rows_read(a), a.get("Innodb_buffer_pool_read_requests", 0),
+                                            rows_read(b), b.get("Innodb_buffer_pool_read_requests", 0)),
+            "load-independent", "rows %s, pages %s" % (fx(rr), fx(pr)), "rows <= 1.5x",
+            verdict(None if rr is None else rr <= 1.5))
     for big in ("large",):
         for i, what in ((0, "poll"), (1, "claim")):
             a, b = got[big][i], got["small"][i]

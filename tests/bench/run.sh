@@ -436,6 +436,20 @@ fill_to() {
     sleep "$SETTLE" # let InnoDB's background flushing after the bulk insert calm down
 }
 
+# MariaDB's own work counters (load-independent, unlike latencies taken minutes apart
+# on a shared machine): rows read through the SQL layer and buffer pool page requests.
+handlers() {
+    SQL "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_key', 'Handler_read_next',
+         'Handler_read_first', 'Handler_read_rnd_next', 'Innodb_buffer_pool_read_requests')"
+}
+# handler_delta WHAT LABEL ROUND N: the deltas of h0 -> h1 per operation (N of them; the
+# bench-claim figure includes its untimed queue/finish statements).
+handler_delta() {
+    join <(sort "$RAW/h0") <(sort "$RAW/h1") | awk -v n="$4" '
+        { printf "%s\"%s\": %.2f", (NR > 1 ? ", " : "{"), $1, ($3 - $2) / n }
+        END { print "}" }' >"$RAW/handlers-$1-$2-r$3.json"
+}
+
 scale_at() { # LABEL TARGET [TENANTS of the rows added]
     local label=$1 target=$2 rows tenants r rc=0 pn cn ids=$RAW/poll-ids.txt
     stack stop-runner || return 1
@@ -452,10 +466,16 @@ scale_at() { # LABEL TARGET [TENANTS of the rows added]
          AND state = 'succeeded' ORDER BY seq DESC LIMIT 200" >"$ids" || return 1
     pn=$((POLL_N / SCALE_ROUNDS)) cn=$((CLAIM_N / SCALE_ROUNDS))
     for ((r = 1; r <= SCALE_ROUNDS; r++)); do
+        handlers >"$RAW/h0" || rc=1
         BENCH_TOKEN=$E2E_TOKEN "${MEASURE[@]}" poll --n "$pn" --ids "$ids" --label "$label" \
             --out "$RAW/poll-$label-r$r.json" || rc=1
+        handlers >"$RAW/h1" || rc=1
+        handler_delta poll "$label" "$r" $((pn + 20)) || rc=1 # poll's 20 warm-up GETs
+        handlers >"$RAW/h0" || rc=1
         "$BIN/bench-claim" --config "$VAR/sandbox.conf" --key-id "$CLAIM_KEY" --iterations "$cn" \
             --warmup 5 >"$RAW/claim-$label-r$r.jsonl" || rc=1
+        handlers >"$RAW/h1" || rc=1
+        handler_delta claim "$label" "$r" $((cn + 5)) || rc=1
     done
     return "$rc"
 }
