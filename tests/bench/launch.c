@@ -400,7 +400,7 @@ static long uid_user(uid_t uid)
 			if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
 				for (int i = 0; i < 4; i++)
 					if (u[i] == (unsigned long)uid)
-						busy = atol(e->d_name);
+						busy = strtol(e->d_name, NULL, 10);
 				break;
 			}
 		fclose(f);
