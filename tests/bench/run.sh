@@ -14,10 +14,16 @@
 #               posix_spawn, /bin/true, interleaved per iteration; runner stopped.
 #   rss         VmRSS of the API workers and the runner dispatcher at start.
 #   e2e         POST a trivial job, GET ?wait=30 until terminal, one at a time over one
-#               kept-alive TLS connection: p50/p95/p99 and where the time goes.
-#   throughput  N trivial jobs from 8 threads as fast as the API takes them; jobs
-#               completed per second with the configured slots (from MariaDB's
-#               created_at/finished_at), queue wait p50/p99; then rss again.
+#               kept-alive TLS connection: p50/p95/p99 and where the time goes;
+#               interleaved with one bare bwrap launch (bench-launch --serve: the
+#               limit) and one job-start sample (build/bench-stamp as the job: its
+#               exec time minus the dispatcher's claimed_us).
+#   throughput  rounds of N/R trivial jobs from 8 threads as fast as the API takes
+#               them (jobs completed per second with the configured slots, from
+#               MariaDB's created_at/finished_at), alternating with the bare-bwrap
+#               ceiling (runner_slots parallel loops); then rss again.
+#   cpu         launch CPU: the dispatcher in a cpuacct cgroup of our own, per job,
+#               against bare bwraps and the command's own CPU (measure.py cpu).
 #   api         wrk against GET /v1/jobs/{id} and the nginx ceiling /_bench/static,
 #               alternating, at each concurrency, for several rounds; then rss again.
 #   post        wrk POST /v1/jobs with a key whose max_queued is 1000000, runner
@@ -32,10 +38,13 @@
 #               latency from a write inside the sandbox to a tailing ?wait client,
 #               SESS_IDLE_N idle sessions at once (PSS of their processes and the
 #               drop of MemAvailable, per session).
-#   scale       filler rows (another tenant; half terminal, half queued behind the
-#               measured job in the fair claim order) generated in bulk with MariaDB's
+#   scale       filler rows (half terminal, half queued behind the measured job in the
+#               fair claim order; one tenant for the small table, the rows added for
+#               the large one over 1000 tenants) generated in bulk with MariaDB's
 #               Sequence engine; poll latency (GET) and claim latency
-#               (build/bench-claim: store_claim) at a small and a large table.
+#               (build/bench-claim: store_claim) at a small and a large table, and
+#               MariaDB's Handler_read_* / page requests per operation.
+#   rss-end     VmRSS of every process of the stack once more.
 #
 # Exit status: 0 when every measurement produced a figure, 1 when one could not be
 # taken at all. A missed target is reported as MISS and never fails the run.
