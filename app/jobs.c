@@ -9,6 +9,7 @@
 #include "quota.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "wake.h"
 
 #define TX_ATTEMPTS 4
 
@@ -834,6 +835,8 @@ enum jobs_rc jobs_create_job(struct db *db, const struct cfg *cfg, const struct 
 		    !(db_retryable(db) || (idem_key && db_errno(db) == 1062)))
 			break;
 	}
+	if (rc == JOBS_OK)
+		wake_send(cfg->runner_wake_socket); /* committed: a local runner claims it now */
 	if (rc == JOBS_OK && job)
 		*job = created_job(who, req, id, &c); /* NULL: the caller reads it back */
 	return rc;
@@ -1060,6 +1063,8 @@ enum jobs_rc jobs_create_batch(struct db *db, const struct cfg *cfg, const struc
 		    !(db_retryable(db) || (any_idem && db_errno(db) == 1062)))
 			break;
 	}
+	if (rc == JOBS_OK)
+		wake_send(cfg->runner_wake_socket); /* committed: a local runner claims it now */
 	return rc;
 }
 

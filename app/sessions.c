@@ -49,6 +49,7 @@
 #include "strbuf.h"
 #include "svalidate.h"
 #include "util.h"
+#include "wake.h"
 
 #define TX_ATTEMPTS 4
 #define WAIT_MAX_SECONDS 30
@@ -874,6 +875,7 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	sv_session_free(&q);
 	switch (rc) {
 	case CR_OK:
+		wake_send(ctx->cfg->runner_wake_socket); /* a local runner claims it now */
 		log_kv("info", "session_created", "session", id, "key", who->key_id, (char *)NULL);
 		snprintf(loc, sizeof loc, "Location: /v1/sessions/%s\r\n", id);
 		send_session(ctx, r, who, id, 201, loc);

@@ -62,6 +62,7 @@ static const struct key keys[] = {
 	{ S(runner_state_dir) },
 	{ I(runner_lease_seconds, 5, 3600) },
 	{ I(runner_poll_ms, 5, 10000) },
+	{ S(runner_wake_socket) },
 	{ S(runner_limits_mode) },
 	{ S(runner_cgroup_name) },
 	{ I(runner_tmp_mb, 1, 65536) },
@@ -129,6 +130,8 @@ void cfg_defaults(struct cfg *c)
 	snprintf(c->runner_state_dir, sizeof c->runner_state_dir, "/var/lib/sandbox-runner");
 	c->runner_lease_seconds = 30;
 	c->runner_poll_ms = 10;
+	snprintf(c->runner_wake_socket, sizeof c->runner_wake_socket,
+		 "/run/sandbox/runner-wake.sock");
 	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
 	snprintf(c->runner_runtimes_file, sizeof c->runner_runtimes_file,
 		 "/etc/sandbox/runtimes.conf");
@@ -248,6 +251,14 @@ static int cfg_check(struct cfg *c, char *err, size_t errlen)
 	    c->session_max_seconds_default > c->session_max_seconds_max ||
 	    c->session_cpu_seconds_default > c->session_cpu_seconds_max) {
 		snprintf(err, errlen, "session_*_default must not exceed session_*_max");
+		return -1;
+	}
+	/* a UNIX socket path: absolute (the API and the runner start in other
+	 * directories) and within sun_path */
+	if (c->runner_wake_socket[0] &&
+	    (c->runner_wake_socket[0] != '/' || strlen(c->runner_wake_socket) >= 108)) {
+		snprintf(err, errlen, "runner_wake_socket must be an absolute path shorter than"
+				      " 108 bytes (or empty: no wake-up, the runner only polls)");
 		return -1;
 	}
 	if (strcmp(c->runner_limits_mode, "cgroup") != 0 &&

@@ -20,6 +20,7 @@
 #include "sstore.h"
 #include "store.h"
 #include "util.h"
+#include "wake.h"
 #include "workspace.h"
 #include "cgroup.h"
 #include "sandbox.h"
@@ -40,6 +41,8 @@ struct disp {
 	int packet_ok; /* max_allowed_packet was checked against what we store */
 	pid_t deliverer; /* the running webhook pass (callback.c), 0: none */
 	double next_deliver;
+	int wakefd; /* runner_wake_socket (wake.h), -1: polling only */
+	int wake_warned; /* wake_socket_unavailable was logged */
 };
 
 /* Unlike util_sleep_ms, a signal ends the wait: SIGTERM sets *o->stop and the loop
@@ -134,6 +137,40 @@ static int probe_runtimes(struct disp *d)
 		return rc;
 	}
 	return -1;
+}
+
+/* The idle wait between claim passes: runner_poll_ms, ended early by a wake-up from
+ * the API (a job or session committed on this host) or from a supervisor that gave
+ * its slot back. Polling stays: runners of other hosts get no wake-up. */
+static void idle_wait(struct disp *d)
+{
+	if (d->wakefd >= 0)
+		wake_wait(d->wakefd, (long)d->cfg->runner_poll_ms);
+	else
+		nap_ms((long)d->cfg->runner_poll_ms);
+}
+
+/* Only a daemon listens: a --once runner started beside it must not take its socket.
+ * Checked once a second: the socket's directory may be recreated (the API's
+ * RuntimeDirectory when the API restarts), then it is bound again; a failure is
+ * logged once, until it works again. */
+static void wake_keep(struct disp *d)
+{
+	char err[512];
+
+	if (d->o->once || d->cfg->runner_wake_socket[0] == '\0')
+		return;
+	if (d->wakefd >= 0 && wake_bound(d->cfg->runner_wake_socket))
+		return;
+	if (d->wakefd >= 0) {
+		close(d->wakefd);
+		d->wakefd = -1;
+	}
+	d->wakefd = wake_listen(d->cfg->runner_wake_socket, err, sizeof err);
+	if (d->wakefd < 0 && !d->wake_warned)
+		log_kv("warn", "wake_socket_unavailable", "error", err, "fallback",
+		       "polling every runner_poll_ms", (char *)NULL);
+	d->wake_warned = d->wakefd < 0;
 }
 
 /* Double fork + setsid: the supervisor belongs to no dispatcher, so restarting or
@@ -454,7 +491,7 @@ static void deliver_tick(struct disp *d)
 
 int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 {
-	struct disp d = { .cfg = cfg, .o = o };
+	struct disp d = { .cfg = cfg, .o = o, .wakefd = -1 };
 	double deadline = util_mono_ms() + (double)o->max_seconds * 1e3, next_recover = 0;
 	double next_beat = 0, next_probe = 0;
 	int queue_empty = 0, host_recovered = 0;
@@ -476,6 +513,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		if (!d.packet_ok) {
 			int c = packet_check(&d);
 			if (c == 0) {
+				wake_close(d.wakefd, cfg->runner_wake_socket);
 				db_close(d.db);
 				return 2;
 			}
@@ -497,6 +535,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			}
 			if (d.db)
 				recover_sessions(&d);
+			wake_keep(&d);
 			next_recover = util_mono_ms() + RECOVER_EVERY_MS;
 		}
 		if (d.db && !host_recovered) {
@@ -535,7 +574,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 				break;
 		}
 		if (started == 0)
-			nap_ms((long)cfg->runner_poll_ms);
+			idle_wait(&d);
 	}
 	if (o->once) {
 		while (!*o->stop && !all_done(&d)) {
@@ -545,6 +584,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		}
 	}
 	free(d.launched);
+	wake_close(d.wakefd, cfg->runner_wake_socket);
 	db_close(d.db);
 	log_kv("info", "runner_stopped", (char *)NULL);
 	return 0;

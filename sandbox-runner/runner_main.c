@@ -1,7 +1,9 @@
 /*
  * sandbox-runner: runs queued jobs in bubblewrap.
  *
- * Theory of operation. The dispatcher (daemon, or --once for cron) polls MariaDB,
+ * Theory of operation. The dispatcher (daemon, or --once for cron) polls MariaDB
+ * every runner_poll_ms, or sooner when the API's datagram on runner_wake_socket says
+ * a job or session was committed (wake.h; the daemon only),
  * recovers jobs whose lease expired (-> lost), and for every free slot claims the
  * oldest queued job with a conditional UPDATE (atomic across runners and hosts).
  * A slot is a flock()ed file under runner_state_dir/slots; slot N also owns host
@@ -62,6 +64,7 @@
 #include "session.h"
 #include "supervise.h"
 #include "util.h"
+#include "wake.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -214,7 +217,12 @@ int main(int argc, char **argv)
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
-		return supervise_main(&cfg, a.job, a.slot, a.runner_id);
+		int rc = supervise_main(&cfg, a.job, a.slot, a.runner_id);
+		/* the slot is free once its lock is: tell an idle dispatcher of this host
+		 * (wake.h) rather than leave the next queued job to its next poll */
+		close(a.lockfd);
+		wake_send(cfg.runner_wake_socket);
+		return rc;
 	}
 	if (a.session) {
 		if (a.slot < CFG_SESSION_SLOT_BASE || a.runner_id == NULL ||

@@ -483,6 +483,8 @@ db_name = $DB_NAME
 db_user = $DB_USER
 db_password_file = $PW_FILE
 fcgi_socket = $API_SOCK
+# Per stack, beside the API's socket: the API wakes this stack's runner only.
+runner_wake_socket = $(dirname "$API_SOCK")/runner-wake.sock
 api_workers = 8
 # The socket is 0660: nginx's workers need its group (see the top of tests/stack.sh).
 fcgi_socket_group = $group

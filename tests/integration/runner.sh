@@ -17,6 +17,8 @@
 #      lease (5 s here, via a config copy) expires.
 #   8. `--once` on an empty queue exits 0 promptly.
 #   9. The runner refuses to start when a profile host path is unsafe.
+#  11. Claim wake-up: the socket's mode and owner, another user cannot send, a runner
+#      polling every 10 s claims jobs on the API's wake-up, junk datagrams are ignored.
 #  10. Nothing is left over: no process of the stack's slot uids, no workspace tmpfs, no
 #      process in the slot cgroups.
 #
@@ -652,6 +654,68 @@ req POST "/v1/jobs?wait=1" '{"command":"sleep 5","limits":{"wall_seconds":10}}'
 expect_status 202 "a job still running after S answers 202, as without wait"
 expect_json '.status' running
 req POST "/v1/jobs/$(jq -r .id "$BODY")/cancel" ''
+
+# ================================================= 11. claim wake-up (runner_wake_socket)
+
+ctx "wake-up"
+WAKE_SOCK=$(conf_get runner_wake_socket)
+wake_dg() { # USER: sends one datagram to the wake socket as USER; prints "sent" or the errno name
+	setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups /usr/bin/python3 -c '
+import errno, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    s.sendto(sys.argv[2].encode() * int(sys.argv[3]), sys.argv[1]); print("sent")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$WAKE_SOCK" "${2:-w}" "${3:-1}"
+}
+if [ -z "$WAKE_SOCK" ]; then
+	skip "wake-up: runner_wake_socket is empty in this stack's config (the runner only polls)"
+else
+	WAKE_DIR_UID=$(stat -c %u "$(dirname "$WAKE_SOCK")")
+	expect_eq "wake: the socket is write-only for its directory's owner" \
+		"s-w------- $WAKE_DIR_UID" "$(stat -c '%A %u' "$WAKE_SOCK" 2>&1)"
+	expect_eq "wake: another user (nobody) cannot send" EACCES "$(wake_dg nobody)"
+	expect_eq "wake: the directory's owner can send" sent "$(wake_dg "$(id -un "$WAKE_DIR_UID")")"
+	# A runner that polls only every 10 s (the maximum): three jobs in a row, each waited
+	# for at most 4 s, all end. Polling alone claims at most one job in those 12 s (one
+	# pass per 10 s): the others were claimed on the API's wake-up.
+	if stack stop-runner; then RUNNER_STOPPED=1; fi
+	expect_true "wake: the stopped runner removed its socket" test ! -e "$WAKE_SOCK"
+	WAKE_CONF=$T_DIR/wake.conf
+	cp "$SANDBOX_CONFIG" "$WAKE_CONF"
+	echo "runner_poll_ms = 10000" >> "$WAKE_CONF"
+	(cd "$T_DIR" && exec setsid "$RUNNER" --config "$WAKE_CONF" < /dev/null >> "$T_DIR/wake-runner.log" 2>&1) &
+	WAKE_RUNNER=$!
+	EXTRA_PIDS+=("$WAKE_RUNNER")
+	expect_true "wake: the runner binds the socket" poll 10 test -S "$WAKE_SOCK"
+	sleep 1 # past its first pass: from here on it waits 10 s between passes
+	for i in 1 2 3; do
+		submit '{"argv":["/bin/true"]}'
+		req GET "/v1/jobs/$JOB?wait=4"
+		expect_json '.status' succeeded
+	done
+	# the content is never read: a full-size datagram of anything is just a wake-up
+	expect_eq "wake: a 64 KiB datagram of junk is accepted" sent "$(wake_dg root x 65000)"
+	submit '{"command":"echo after junk"}'
+	req GET "/v1/jobs/$JOB?wait=4"
+	expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded after junk'
+	expect_true "wake: the runner is still running" alive "$WAKE_RUNNER"
+	# the API's RuntimeDirectory is recreated when the API restarts: bound again at
+	# the next pass (this runner makes one every 10 s when nothing wakes it)
+	rm -f "$WAKE_SOCK"
+	expect_true "wake: a removed socket is bound again" poll 15 test -S "$WAKE_SOCK"
+	submit '{"argv":["/bin/true"]}'
+	req GET "/v1/jobs/$JOB?wait=4"
+	expect_json '.status' succeeded
+	kill -TERM "$WAKE_RUNNER" 2> /dev/null
+	expect_true "wake: the runner stops on SIGTERM" wait_gone 10 "$WAKE_RUNNER"
+	expect_true "wake: and removes its socket" test ! -e "$WAKE_SOCK"
+	# a --once runner never takes the socket (a daemon may be listening)
+	(cd "$T_DIR" && "$RUNNER" --config "$SANDBOX_CONFIG" --once > "$T_DIR/wake-once.log" 2>&1)
+	expect_true "wake: --once does not bind it" test ! -e "$WAKE_SOCK"
+	if stack start-runner; then RUNNER_STOPPED=0; fi
+	expect_true "wake: the stack's runner binds it again" poll 10 test -S "$WAKE_SOCK"
+fi
 
 # ================================================= 10. nothing left over
 
