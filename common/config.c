@@ -63,6 +63,7 @@ static const struct key keys[] = {
 	{ I(runner_lease_seconds, 5, 3600) },
 	{ I(runner_poll_ms, 5, 10000) },
 	{ S(runner_wake_socket) },
+	{ I(runner_spare_supervisors, 0, 64) },
 	{ S(runner_limits_mode) },
 	{ S(runner_cgroup_name) },
 	{ I(runner_tmp_mb, 1, 65536) },
@@ -132,6 +133,7 @@ void cfg_defaults(struct cfg *c)
 	c->runner_poll_ms = 10;
 	snprintf(c->runner_wake_socket, sizeof c->runner_wake_socket,
 		 "/run/sandbox/runner-wake.sock");
+	c->runner_spare_supervisors = 2;
 	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
 	snprintf(c->runner_runtimes_file, sizeof c->runner_runtimes_file,
 		 "/etc/sandbox/runtimes.conf");

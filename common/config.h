@@ -56,6 +56,7 @@ struct cfg {
 	long long runner_poll_ms;
 	/* host-local claim wake-up (wake.h): the API's datagram after a commit, "" = off */
 	char runner_wake_socket[CFG_PATH_MAX];
+	long long runner_spare_supervisors; /* pre-forked supervisors waiting (spare.h), 0 = off */
 	char runner_limits_mode[16];   /* "cgroup" or "rlimit-only" */
 	char runner_cgroup_name[64];
 	long long runner_tmp_mb;

@@ -24,6 +24,7 @@
 #include "workspace.h"
 #include "cgroup.h"
 #include "sandbox.h"
+#include "spare.h"
 
 #define RECOVER_EVERY_MS 1000
 #define HOST_BEAT_MS 5000
@@ -43,6 +44,7 @@ struct disp {
 	double next_deliver;
 	int wakefd; /* runner_wake_socket (wake.h), -1: polling only */
 	int wake_warned; /* wake_socket_unavailable was logged */
+	struct spare_pool spares; /* pre-forked supervisors (daemon only) */
 };
 
 /* Unlike util_sleep_ms, a signal ends the wait: SIGTERM sets *o->stop and the loop
@@ -225,6 +227,7 @@ static int fill_slots(struct disp *d)
 	d->drained = 0;
 	for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
 		char id[UUID_STR_LEN], runner_id[160], rnd[9], claimed_us[24];
+		const char *via;
 		unsigned char r[4];
 		int fd = take_slot(d->cfg, slot), rc;
 		struct timespec tc;
@@ -240,10 +243,13 @@ static int fill_slots(struct disp *d)
 		clock_gettime(CLOCK_REALTIME, &tc);
 		snprintf(claimed_us, sizeof claimed_us, "%lld",
 			 (long long)tc.tv_sec * 1000000 + tc.tv_nsec / 1000);
-		if (rc == 1 && launch(d, "--supervise", id, slot, fd, runner_id) < 0) {
-			/* cannot fork: the lease will expire and the job ends as lost */
-			log_kv("error", "launch_failed", "job", id, "error", strerror(errno),
-			       (char *)NULL);
+		via = "spare";
+		if (rc == 1 && spare_hand(&d->spares, id, slot, fd, runner_id) < 0) {
+			via = "exec"; /* no spare ready: a fresh supervisor */
+			if (launch(d, "--supervise", id, slot, fd, runner_id) < 0)
+				/* cannot fork: the lease will expire and the job ends as lost */
+				log_kv("error", "launch_failed", "job", id, "error",
+				       strerror(errno), (char *)NULL);
 		}
 		close(fd);
 		if (rc < 0)
@@ -255,7 +261,7 @@ static int fill_slots(struct disp *d)
 		remember(d, id);
 		started++;
 		log_kv("info", "job_claimed", "job", id, "runner", runner_id, "claimed_us",
-		       claimed_us, (char *)NULL);
+		       claimed_us, "supervisor", via, (char *)NULL);
 	}
 	return started;
 }
@@ -499,6 +505,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 	if (prof_digest(cfg, d.digest) < 0)
 		return 1;
 	gethostname(d.host, sizeof d.host - 1);
+	spare_init(&d.spares, o->config_path);
 	log_kv("info", "runner_started", "mode", o->once ? "once" : "daemon", "profile", d.digest,
 	       (char *)NULL);
 	while (!*o->stop) {
@@ -568,6 +575,12 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		}
 		if (d.db)
 			deliver_tick(&d);
+		/* --once runners (cron) launch fresh supervisors: no spare outlives them idle */
+		if (d.db && !o->once)
+			spare_tend(&d.spares, cfg, (int)(cfg->runner_spare_supervisors <
+								 cfg->runner_slots
+							 ? cfg->runner_spare_supervisors
+							 : cfg->runner_slots));
 		if (o->once) {
 			queue_empty = d.drained && d.db != NULL;
 			if (queue_empty || util_mono_ms() > deadline)
@@ -584,6 +597,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		}
 	}
 	free(d.launched);
+	spare_close_all(&d.spares);
 	wake_close(d.wakefd, cfg->runner_wake_socket);
 	db_close(d.db);
 	log_kv("info", "runner_stopped", (char *)NULL);

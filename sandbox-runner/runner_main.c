@@ -10,8 +10,10 @@
  * uid runner_uid_base+N, workspace work/slot-N and cgroup <name>/slot-N, so stale
  * leftovers of a dead supervisor are cleaned when the slot is next used.
  *
- * Each claimed job gets a supervisor: a double-forked, setsid'd fresh exec of this
- * binary (--supervise), holding the slot lock, with its own DB connection. It
+ * Each claimed job gets a supervisor: a double-forked, setsid'd process holding the
+ * slot lock, with its own DB connection: a pre-forked spare (spare.c: forked from the
+ * dispatcher, connected, waiting on a socketpair for the job and the lock fd), or,
+ * when none is ready or in --once mode, a fresh exec of this binary (--supervise). It
  * mounts a size-limited tmpfs workspace, writes the inputs without following
  * links, sets up the cgroup, builds the seccomp BPF and the bwrap arguments in
  * memfds, and forks a child that joins the cgroup, sets rlimits, drops to the
@@ -62,6 +64,7 @@
 #include "policy.h"
 #include "profile.h"
 #include "session.h"
+#include "spare.h"
 #include "supervise.h"
 #include "util.h"
 #include "wake.h"
@@ -193,6 +196,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char err[512];
 
+	spare_title_init(argv);
 	parse(argc, argv, &a);
 	log_init(a.job ? "sandbox-supervisor" : a.session ? "sandbox-session" : "sandbox-runner");
 	if (cfg_load(&cfg, a.config, err, sizeof err) < 0)

@@ -1076,11 +1076,18 @@ static void sup_free(struct sup *s)
 
 int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const char *runner_id)
 {
+	return supervise_run(cfg, NULL, job_id, slot, runner_id);
+}
+
+int supervise_run(const struct cfg *cfg, struct db *db, const char *job_id, int slot,
+		  const char *runner_id)
+{
 	struct sup s;
 	struct artifact *arts = NULL;
 	size_t narts = 0;
 
 	sup_init(&s, cfg, slot);
+	s.db = db;
 	s.runner_id = runner_id;
 	snprintf(s.job.id, sizeof s.job.id, "%s", job_id);
 	if (load_job(&s, job_id) < 0) {

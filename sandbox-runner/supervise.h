@@ -20,6 +20,10 @@ struct sup_probe {
 /* Never returns an error to a caller that could retry the job: it exits. */
 int supervise_main(const struct cfg *cfg, const char *job_id, int slot,
 		   const char *runner_id);
+/* supervise_main with a connection opened beforehand (a pre-forked supervisor,
+ * spare.c), or NULL; it is closed before this returns. */
+int supervise_run(const struct cfg *cfg, struct db *db, const char *job_id, int slot,
+		  const char *runner_id);
 /* The same execution path for a job that is not in the database (no lease, no
  * result row): fills state (terminal status) and exit_code. 0, or -1 if the job
  * could not be run at all. */

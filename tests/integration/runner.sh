@@ -19,6 +19,8 @@
 #   9. The runner refuses to start when a profile host path is unsafe.
 #  11. Claim wake-up: the socket's mode and owner, another user cannot send, a runner
 #      polling every 10 s claims jobs on the API's wake-up, junk datagrams are ignored.
+#  12. Pre-forked supervisors: the idle pool, a job run by a spare, spares killed
+#      while idle lose no job, idle spares end with the dispatcher.
 #  10. Nothing is left over: no process of the stack's slot uids, no workspace tmpfs, no
 #      process in the slot cgroups.
 #
@@ -715,6 +717,50 @@ else
 	expect_true "wake: --once does not bind it" test ! -e "$WAKE_SOCK"
 	if stack start-runner; then RUNNER_STOPPED=0; fi
 	expect_true "wake: the stack's runner binds it again" poll 10 test -S "$WAKE_SOCK"
+fi
+
+# ================================================= 12. pre-forked supervisors (runner_spare_supervisors)
+
+ctx "spares"
+SPARES=$(conf_get runner_spare_supervisors 2)
+[ "$SPARES" -gt "$SLOTS" ] && SPARES=$SLOTS
+spare_pids() { pgrep -x -f -- "sandbox-runner --config $SANDBOX_CONFIG --spare" || true; }
+spare_count_is() { [ "$(spare_pids | grep -c .)" = "$1" ]; }
+if [ "$SPARES" = 0 ]; then
+	skip "spares: runner_spare_supervisors = 0 in this stack's config (a fresh exec per job)"
+else
+	expect_true "spares: $SPARES idle spares wait beside the dispatcher" poll 10 spare_count_is "$SPARES"
+	IDLE=" $(spare_pids | tr '\n' ' ')"
+	submit '{"command":"sleep 1; echo from a spare"}'
+	SPJ=$JOB
+	if wait_state "$SPJ" running 15; then
+		SUP=$(supervisor_pids "$SPJ")
+		expect_eq "spares: exactly one supervisor, found by its --supervise command line" 1 \
+			"$(printf '%s\n' $SUP | grep -c .)"
+		expect_true "spares: the supervisor ($SUP) was an idle spare ($IDLE)" \
+			test -n "$SUP" -a "${IDLE#* $SUP }" != "$IDLE"
+	else
+		_notok "spares: job reached running" running "$(state_of "$SPJ")" 0
+	fi
+	await "$SPJ"
+	expect_outcome succeeded 0 null
+	expect_json '.result.stdout|@json' '"from a spare\n"'
+	expect_true "spares: the pool is refilled" poll 10 spare_count_is "$SPARES"
+	# Spares that die while idle lose no job: the dispatcher finds them gone when it
+	# hands a job over and launches a fresh supervisor instead.
+	kill -KILL $(spare_pids) 2> /dev/null
+	SJS=()
+	for i in 1 2 3 4; do submit "{\"command\":\"echo after $i\"}" && SJS+=("$JOB"); done
+	for i in 1 2 3 4; do
+		await "${SJS[$((i - 1))]}"
+		expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' "succeeded after $i"
+	done
+	expect_true "spares: refilled after they were killed" poll 10 spare_count_is "$SPARES"
+	# Idle spares end with their dispatcher (they read the end of its socket).
+	if stack stop-runner; then RUNNER_STOPPED=1; fi
+	expect_true "spares: no idle spare outlives the dispatcher" poll 10 spare_count_is 0
+	if stack start-runner; then RUNNER_STOPPED=0; fi
+	expect_true "spares: the restarted runner has its spares" poll 10 spare_count_is "$SPARES"
 fi
 
 # ================================================= 10. nothing left over

@@ -1,0 +1,32 @@
+/* Pre-forked supervisors (issue 11 point 3): a few processes forked from the warm
+ * dispatcher (libraries loaded, no exec), detached like any supervisor, each holding
+ * its own MariaDB connection and waiting for one claimed job. */
+#ifndef SANDBOX_SPARE_H
+#define SANDBOX_SPARE_H
+
+#include "config.h"
+
+#define SPARE_MAX 64
+
+struct spare_pool {
+	int fd[SPARE_MAX];    /* the dispatcher's end of each spare's socketpair */
+	int ready[SPARE_MAX]; /* the spare has its connection and waits */
+	int n;
+	double next_spawn;    /* monotonic ms: no fork before (a spare that fails at once) */
+	const char *config_path;
+};
+
+void spare_init(struct spare_pool *p, const char *config_path);
+/* At the start of main, before anything keeps a pointer into the environment: lets
+ * a spare show the command line of the supervisor it becomes. */
+void spare_title_init(char **argv);
+/* Forks one spare when fewer than want are there (rate-limited). */
+void spare_tend(struct spare_pool *p, const struct cfg *cfg, int want);
+/* Hands a claimed job and its slot lock to a ready spare: 0 a spare took it, -1 none
+ * did (none ready, or each had died: the caller launches a fresh supervisor). */
+int spare_hand(struct spare_pool *p, const char *id, int slot, int lockfd,
+	       const char *runner_id);
+/* The dispatcher stops: idle spares see the end of their socket and exit. */
+void spare_close_all(struct spare_pool *p);
+
+#endif
