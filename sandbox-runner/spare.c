@@ -139,6 +139,24 @@ static int take_job(const struct cfg *cfg, char id[UUID_STR_LEN], int *slot, cha
 	return 0;
 }
 
+/* A connection takes the server's max_allowed_packet when it is opened: one opened
+ * before the operator lowered it would store what a fresh one is refused (the
+ * result must meet the server's setting as it is when the job starts, as with a
+ * launched supervisor). One round trip; 0 also when the connection is gone. */
+static int fresh_enough(struct db *db)
+{
+	struct db_res *res = db_querya(db,
+				       "SELECT @@GLOBAL.max_allowed_packet = @@SESSION.max_allowed_packet",
+				       NULL, 0);
+	int same;
+
+	if (res == NULL)
+		return 0;
+	same = db_res_int(res, 0, 0, 0) == 1;
+	db_res_free(res);
+	return same;
+}
+
 static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const char *conf)
 {
 	char config_path[CFG_PATH_MAX];
@@ -175,6 +193,10 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 		/* the dispatcher is gone, but the job was claimed for us: run it */
 	}
 	close(SPARE_FD);
+	if (!fresh_enough(db)) {
+		db_close(db);
+		db = NULL; /* supervise_run connects, as a launched supervisor does */
+	}
 	rc = supervise_run(cfg, db, id, slot, rid);
 	close(lockfd); /* the slot is free: wake an idle dispatcher (wake.h) */
 	wake_send(cfg->runner_wake_socket);
