@@ -27,8 +27,16 @@ for i in 0 1 2; do
 done
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+# The checkout may live under /tmp or /run (a CI's fresh clone in /tmp): keep it
+# visible through the tmpfs mounted there.
+if [[ -d $REPO ]]; then
+	mkdir -p /mnt/sandbox-repo && mount --bind "$REPO" /mnt/sandbox-repo
+fi
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
+if [[ -n $REPO && ! -d $REPO ]] && mountpoint -q /mnt/sandbox-repo; then
+	mkdir -p "$REPO" && mount --move /mnt/sandbox-repo "$REPO"
+fi
 mkdir -p /run/lock /run/mysqld
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 ip link set lo up
