@@ -481,8 +481,18 @@ void cg_read(const struct cg *g, struct cg_usage *u)
 /* The child is born in the slot: no window in which it runs (or forks) outside its
  * limits, and no cgroup.procs write after the fork. clone3 without glibc's fork
  * handlers: the caller is single-threaded and the child only execs (or fails). */
+/* How the last cg_fork in this process placed its child (set in the parent). */
+static const char *last_placement = "none";
+
+const char *cg_placement(void)
+{
+	return last_placement;
+}
+
 pid_t cg_fork(const struct cg *g, int *placed)
 {
+	pid_t child;
+
 	*placed = 0;
 #ifdef CLONE_INTO_CGROUP
 	if (g && g->version == 2) {
@@ -500,6 +510,7 @@ pid_t cg_fork(const struct cg *g, int *placed)
 			close(fd);
 			if (pid > 0) {
 				*placed = 1;
+				last_placement = "clone3";
 				return (pid_t)pid;
 			}
 			/* ENOSYS (before Linux 5.7), E2BIG, EINVAL: the fallback below
@@ -508,5 +519,8 @@ pid_t cg_fork(const struct cg *g, int *placed)
 		}
 	}
 #endif
-	return fork();
+	child = fork();
+	if (child > 0)
+		last_placement = g && g->version ? "procs" : "none";
+	return child;
 }

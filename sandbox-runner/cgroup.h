@@ -55,6 +55,10 @@ int cg_setup(struct cg *g, const char *name, int slot, long long mem_bytes, long
  * CLONE_INTO_CGROUP) and *placed says so; otherwise (v1, an older kernel) a plain
  * fork and *placed = 0: the child joins with cg_enter. */
 pid_t cg_fork(const struct cg *g, int *placed);
+/* How the last cg_fork of this process placed its child, for the job's diagnostics:
+ * "clone3" (born in the slot's cgroup), "procs" (plain fork, the child writes its
+ * pid to cgroup.procs before exec) or "none" (no cgroup, or no fork yet). */
+const char *cg_placement(void);
 /* Moves the calling process in (used in the child before exec). */
 int cg_enter(const struct cg *g);
 /* Kills every process in the cgroup and waits for it to empty: 0, or -1. */

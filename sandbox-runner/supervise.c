@@ -494,6 +494,10 @@ static int start(struct sup *s, struct fds *f)
 	if (s->pid < 0)
 		return -1;
 	mark(s, "sb_spawn");
+	if (s->cg_on)
+		diag(s, "limits: cgroup placement %s", strcmp(cg_placement(), "clone3") == 0
+			? "clone3 (born in the slot's cgroup, CLONE_INTO_CGROUP)"
+			: "procs (the child wrote its pid to cgroup.procs before exec)");
 	/* Our copies of the child's ends must go, or EOF never comes. */
 	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
 	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);

@@ -178,6 +178,14 @@ expect_outcome succeeded 0 null
 expect_json '.result.stdout|@json' '"hi\n"'
 expect_json '.result.stderr|@json' '""'
 expect_common
+# cgroup v1 (this host): no CLONE_INTO_CGROUP, the child writes cgroup.procs itself;
+# clone3 on v2 is asserted in the VM (tests/vm/v2set.sh)
+if [ "$(jq -r 'any(.result.diagnostics[]; startswith("limits: cgroup v1"))' "$BODY")" = true ]; then
+	expect_json 'any(.result.diagnostics[]; startswith("limits: cgroup placement procs "))' true \
+		'cgroup v1: diagnostic "limits: cgroup placement procs"'
+else
+	skip 'cgroup placement procs' 'not a cgroup v1 host (v2 is checked in tests/vm)'
+fi
 expect_json '.profile | test("^sha256:[0-9a-f]{64}$")' true 'profile is sha256:<64 hex>'
 PROFILE_LAST=$("$RUNNER" --config "$SANDBOX_CONFIG" --print-profile 2> /dev/null | tail -n 1)
 expect_json '"digest " + .profile' "$PROFILE_LAST" 'profile == sandbox-runner --print-profile digest'

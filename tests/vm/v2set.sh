@@ -89,6 +89,8 @@ expect_diag() {
 expect_v2_common() {
 	expect_json 'any(.result.diagnostics[]; startswith("limits: cgroup v2"))' true \
 		'a diagnostic starts with "limits: cgroup v2"'
+	expect_json 'any(.result.diagnostics[]; startswith("limits: cgroup placement clone3 "))' true \
+		'the job was born in its slot cgroup (diagnostic "limits: cgroup placement clone3")'
 	expect_json '.result.usage | [.wall_ms, .cpu_ms, .memory_peak_bytes] | map(type == "number" and . == floor) | all' \
 		true 'usage fields are integers'
 }
