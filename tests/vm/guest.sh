@@ -16,29 +16,70 @@ poweroff_now() {
 	sleep 100
 }
 
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mountpoint -q /dev || mount -t devtmpfs dev /dev
-mkdir -p /dev/pts /dev/shm
-[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
-for i in 0 1 2; do
-	n=(stdin stdout stderr)
-	[[ -e /dev/${n[i]} ]] || ln -s /proc/self/fd/$i /dev/${n[i]}
-done
-mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
-mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-# The checkout may live under /tmp or /run (a CI's fresh clone in /tmp): keep it
-# visible through the tmpfs mounted there.
-if [[ -d $REPO ]]; then
-	mkdir -p /mnt/sandbox-repo && mount --bind "$REPO" /mnt/sandbox-repo
+# systemd mode (sandbox.mode=systemd): this script runs twice. First as PID 1 from the
+# initramfs: it writes a minimal target into the overlay's /etc (journald and
+# sandbox-vm.service, nothing of sysinit.target) and execs /lib/systemd/systemd,
+# which stays PID 1; then as sandbox-vm.service (SANDBOX_VM_STAGE=2), where systemd has
+# mounted the API filesystems and the unified hierarchy, to run tests/vm/sdset.sh.
+[[ ${SANDBOX_VM_STAGE:-} == 2 ]] || mount -t proc proc /proc
+if [[ ${SANDBOX_VM_STAGE:-} != 2 ]] && grep -qw 'sandbox.mode=systemd' /proc/cmdline; then
+	U=/etc/systemd/system
+	mkdir -p "$U"
+	cat > "$U/sandbox-vm.target" <<-EOF
+		[Unit]
+		Description=the test VM's minimal target (tests/vm/guest.sh)
+		Wants=systemd-journald.socket systemd-journald.service sandbox-vm.service
+		AllowIsolate=yes
+	EOF
+	cat > "$U/sandbox-vm.service" <<-EOF
+		[Unit]
+		Description=the test VM's set (tests/vm/sdset.sh)
+		DefaultDependencies=no
+		After=systemd-journald.socket
+		[Service]
+		Type=simple
+		Environment=SANDBOX_VM_STAGE=2
+		ExecStart=/bin/bash $REPO/tests/vm/guest.sh $REPO
+		StandardInput=null
+		StandardOutput=tty
+		TTYPath=/dev/ttyS0
+		TimeoutStartSec=infinity
+	EOF
+	# what cannot work here (no network, no getty, no udev-managed disks) stays off
+	for u in getty.target serial-getty@ttyS0.service systemd-networkd.service \
+		systemd-networkd-wait-online.service systemd-timesyncd.service \
+		systemd-resolved.service cron.service; do
+		ln -sf /dev/null "$U/$u"
+	done
+	: > /etc/fstab
+	echo "guest: stage 1: exec /lib/systemd/systemd --unit=sandbox-vm.target" > /dev/console
+	exec /lib/systemd/systemd --unit=sandbox-vm.target --log-target=console --show-status=no
 fi
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0755 tmpfs /run
-if [[ -n $REPO && ! -d $REPO ]] && mountpoint -q /mnt/sandbox-repo; then
-	mkdir -p "$REPO" && mount --move /mnt/sandbox-repo "$REPO"
+
+if [[ ${SANDBOX_VM_STAGE:-} != 2 ]]; then # else systemd mounted these
+	mount -t sysfs sysfs /sys
+	mountpoint -q /dev || mount -t devtmpfs dev /dev
+	mkdir -p /dev/pts /dev/shm
+	[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+	for i in 0 1 2; do
+		n=(stdin stdout stderr)
+		[[ -e /dev/${n[i]} ]] || ln -s /proc/self/fd/$i /dev/${n[i]}
+	done
+	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+	# The checkout may live under /tmp or /run (a CI's fresh clone in /tmp): keep it
+	# visible through the tmpfs mounted there.
+	if [[ -d $REPO ]]; then
+		mkdir -p /mnt/sandbox-repo && mount --bind "$REPO" /mnt/sandbox-repo
+	fi
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	mount -t tmpfs -o mode=0755 tmpfs /run
+	if [[ -n $REPO && ! -d $REPO ]] && mountpoint -q /mnt/sandbox-repo; then
+		mkdir -p "$REPO" && mount --move /mnt/sandbox-repo "$REPO"
+	fi
+	mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 fi
 mkdir -p /run/lock /run/mysqld
-mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 ip link set lo up
 hostname sandbox-vm
 exec > >(tee -a /vmout/guest.log > /dev/console) 2>&1
@@ -65,6 +106,7 @@ else
 	boot) grep -qw memory /sys/fs/cgroup/cgroup.controllers || rc=1 ;;
 	targeted) bash tests/vm/v2set.sh & wait $! || rc=$? ;;
 	full) bash tests/vm/full.sh & wait $! || rc=$? ;;
+	systemd) bash tests/vm/sdset.sh & wait $! || rc=$? ;;
 	*) echo "guest: unknown mode $mode"; rc=1 ;;
 	esac
 fi

@@ -2,7 +2,10 @@
 # tests/vm/run.sh (make test-vm): boots Debian's own kernel in QEMU with the unified
 # cgroup v2 hierarchy and runs the runner's v2 set inside the guest.
 #
-#   bash tests/vm/run.sh [boot|targeted|full]      (default: targeted; FULL=1 = full)
+#   bash tests/vm/run.sh [boot|targeted|full|systemd]  (default: targeted; FULL=1 = full)
+#   targeted: two boots, tests/vm/v2set.sh with a shell as PID 1, then the systemd
+#   mode into var/vm/out/systemd; systemd: systemd (Debian 12: 252) as PID 1 in the
+#   guest and the installed sandbox-runner.service (tests/vm/sdset.sh)
 #
 # The guest: Debian's linux-image-<version>-amd64 (the package linux-image-amd64
 # depends on; apt-get download + dpkg-deb -x into var/vm/, never into the host's
@@ -27,7 +30,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 MODE=${1:-targeted}
 [[ ${FULL:-0} == 1 ]] && MODE=full
-case $MODE in boot | targeted | full) ;; *) echo "usage: $0 [boot|targeted|full]" >&2; exit 2 ;; esac
+case $MODE in boot | targeted | full | systemd) ;; *) echo "usage: $0 [boot|targeted|full|systemd]" >&2; exit 2 ;; esac
 VMDIR=$REPO/var/vm
 OUT=$(realpath -m -- "${VM_OUT:-$VMDIR/out}")
 TIMEOUT=${VM_TIMEOUT:-1500}
@@ -106,39 +109,52 @@ printf '%s\n' "${ORDER[@]}" > "$STAGE/mod/order"
 	die "cpio of the initramfs failed"
 
 # ------------------------------------------------------------------ boot
-rm -rf "$OUT"
-mkdir -p "$OUT"
-CONSOLE=$OUT/console.log
-: > "$CONSOLE"
-APPEND="console=ttyS0 panic=-1 quiet loglevel=4 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all"
-APPEND+=" sandbox.guest=$REPO/tests/vm/guest.sh sandbox.repo=$REPO sandbox.mode=$MODE sandbox.bench=${VM_BENCH:-0}"
-say "booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $MODE, timeout ${TIMEOUT}s; console $CONSOLE)"
-T0=$(date +%s)
-timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
-	-accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP" \
-	-nodefaults -no-reboot -display none -monitor none \
-	-serial "file:$CONSOLE" \
-	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" \
-	-fsdev local,id=hostroot,path=/,security_model=passthrough,readonly=on,multidevs=remap \
-	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-	-fsdev local,id=vmout,path="$OUT",security_model=passthrough,multidevs=remap \
-	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout &
-QPID=$!
-tail -n +1 -f --pid="$QPID" "$CONSOLE" >&2 &
-TPID=$!
-QRC=0
-wait "$QPID" || QRC=$?
-sleep 0.3
-kill "$TPID" 2> /dev/null || true
-wait "$TPID" 2> /dev/null || true
-T1=$(date +%s)
-((QRC == 124 || QRC == 137)) && say "the VM ran past ${TIMEOUT}s and was killed"
-if [[ ! -s $OUT/result ]]; then
-	say "FAIL: no result from the guest (qemu exit $QRC after $((T1 - T0)) s): the VM did not boot or the guest did not finish; see $CONSOLE"
-	exit 1
+# boot MODE OUTDIR: one VM run; its exit status is the guest's, or 1 (no result).
+boot() {
+	local mode=$1 out=$2 console qpid tpid qrc=0 t0 t1 rc append
+	rm -rf "$out"
+	mkdir -p "$out"
+	console=$out/console.log
+	: > "$console"
+	append="console=ttyS0 panic=-1 quiet loglevel=4 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all"
+	append+=" sandbox.guest=$REPO/tests/vm/guest.sh sandbox.repo=$REPO sandbox.mode=$mode sandbox.bench=${VM_BENCH:-0}"
+	say "booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $mode, timeout ${TIMEOUT}s; console $console)"
+	t0=$(date +%s)
+	timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
+		-accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP" \
+		-nodefaults -no-reboot -display none -monitor none \
+		-serial "file:$console" \
+		-kernel "$VMLINUZ" -initrd "$INITRD" -append "$append" \
+		-fsdev local,id=hostroot,path=/,security_model=passthrough,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev local,id=vmout,path="$out",security_model=passthrough,multidevs=remap \
+		-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout &
+	qpid=$!
+	tail -n +1 -f --pid="$qpid" "$console" >&2 &
+	tpid=$!
+	wait "$qpid" || qrc=$?
+	sleep 0.3
+	kill "$tpid" 2> /dev/null || true
+	wait "$tpid" 2> /dev/null || true
+	t1=$(date +%s)
+	((qrc == 124 || qrc == 137)) && say "the VM ran past ${TIMEOUT}s and was killed"
+	if [[ ! -s $out/result ]]; then
+		say "FAIL ($mode): no result from the guest (qemu exit $qrc after $((t1 - t0)) s): the VM did not boot or the guest did not finish; see $console"
+		return 1
+	fi
+	rc=$(cat "$out/result")
+	[[ $rc =~ ^[0-9]+$ ]] || { say "FAIL ($mode): unreadable result '$rc'"; return 1; }
+	[[ -s $out/timings ]] && sed "s/^/vm: $mode: /" "$out/timings" >&2
+	say "$mode: guest exit status $rc, $((t1 - t0)) s in all (log: $out/guest.log)"
+	return "$rc"
+}
+
+# targeted (make test-vm): two boots, the v2 set with a shell as PID 1 (bare v2 needs a
+# root cgroup nobody turned controllers on in), then systemd as PID 1 (tests/vm/sdset.sh,
+# results in $OUT/systemd).
+RC=0
+boot "$MODE" "$OUT" || RC=$?
+if [[ $MODE == targeted ]]; then
+	boot systemd "$OUT/systemd" || RC=$((RC ? RC : $?))
 fi
-RC=$(cat "$OUT/result")
-[[ $RC =~ ^[0-9]+$ ]] || { say "FAIL: unreadable result '$RC'"; exit 1; }
-[[ -s $OUT/timings ]] && sed 's/^/vm: /' "$OUT/timings" >&2
-say "guest exit status $RC, $((T1 - T0)) s in all (log: $OUT/guest.log)"
 exit "$RC"
