@@ -8,8 +8,8 @@
 #   a. bare v2: started in the root cgroup, whose subtree_control is empty at boot;
 #   b. systemd's Delegate=yes layout, made by hand (memory and pids on in the root's
 #      and system.slice's subtree_control, the runner started in
-#      system.slice/sandbox-runner.service), see tests/vm/README.md for why not
-#      systemd itself;
+#      system.slice/sandbox-runner.service); systemd itself as PID 1 with the
+#      installed unit is tests/vm/sdset.sh, the second boot of make test-vm;
 #   c. a container-like cgroup namespace: moved into /ctr, `unshare -C` with its own
 #      cgroup2 mount, so the namespace's root holds the runner's process at start.
 # In each: where the runner and the slots are, then jobs (hello with usage, memory
