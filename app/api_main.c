@@ -68,6 +68,7 @@
 #include "routes.h"
 #include "util.h"
 #include "waiter.h"
+#include "wake.h"
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_flag;
@@ -352,6 +353,9 @@ static void run_waits(struct api_ctx *ctx, const struct pollfd *pfd, int stoppin
 }
 
 static struct mx_board *mx_shared;
+/* api_wake_socket (waiter.h, "Wake-up"): bound by the master, polled by every
+ * worker; -1: off, the waiter only ticks. */
+static int api_wake_fd = -1;
 
 /* The connections a worker waits on for their next request: new ones (their first
  * byte within the read timeout) and those nginx keeps open between requests
@@ -497,7 +501,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 	signal(SIGPIPE, SIG_IGN);
 	wt_attach(board, slot);
 	while (!stop_flag) {
-		size_t pw = nwaits, pp = npool, n_fd = nwaits + npool + 2;
+		size_t pw = nwaits, pp = npool, n_fd = nwaits + npool + 3;
 		int n;
 
 		if (pfd_cap < n_fd) {
@@ -511,7 +515,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 		}
 		/* The waiting requests first (index = their index in waits), then the
 		 * connections waiting for a request, the listening socket (while the pool
-		 * has room), the wake fd. */
+		 * has room), the wake fd, the result wake-up socket. */
 		for (size_t i = 0; i < pw; i++)
 			pfd[i] = (struct pollfd){ .fd = waits[i]->fr.ipcFd, .events = POLLRDHUP };
 		for (size_t i = 0; i < pp; i++)
@@ -519,6 +523,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 		pfd[pw + pp] = (struct pollfd){ .fd = pp < POOL_MAX ? listen_fd : -1,
 						.events = POLLIN };
 		pfd[pw + pp + 1] = (struct pollfd){ .fd = wt_wake_fd(), .events = POLLIN };
+		pfd[pw + pp + 2] = (struct pollfd){ .fd = api_wake_fd, .events = POLLIN };
 		n = poll(pfd, n_fd, sleep_ms(util_mono_ms(), 1000.0 * (double)timeout_s));
 		if (n < 0) {
 			if (errno != EINTR)
@@ -527,6 +532,9 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 		}
 		if (pfd[pw + pp + 1].revents & POLLIN)
 			wt_drain_wake();
+		/* every worker sees the datagram; the one that reads it nudges the poll */
+		if ((pfd[pw + pp + 2].revents & POLLIN) && wake_drain(api_wake_fd) > 0)
+			wt_nudge(util_mono_ms());
 		if (wt_claim_tick(util_mono_ms()))
 			poll_waits(&ctx);
 		run_waits(&ctx, pfd, 0);
@@ -641,6 +649,19 @@ static int open_socket(const struct cfg *cfg, gid_t gid)
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
 		die_unlink(path, "fcntl O_NONBLOCK on %s: %s", path, strerror(errno));
 	return fd;
+}
+
+/* The result wake-up socket (wake_listen_group); without it the waiter only ticks. */
+static void open_wake(const struct cfg *cfg)
+{
+	char err[512];
+
+	if (cfg->api_wake_socket[0] == '\0')
+		return;
+	api_wake_fd = wake_listen_group(cfg->api_wake_socket, "api_wake_socket", err, sizeof err);
+	if (api_wake_fd < 0)
+		log_kv("warn", "wake_socket_unavailable", "error", err, "fallback",
+		       "api_wait_tick_ms", (char *)NULL);
 }
 
 static pid_t spawn(const struct cfg *cfg, int fd, struct wt_board *board, int slot,
@@ -798,9 +819,11 @@ int main(int argc, char **argv)
 	if (mx_shared == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	fd = open_socket(&cfg, socket_gid(&cfg));
+	open_wake(&cfg);
 	write_pid(pidfile);
 	master(&cfg, fd, board);
 	close(fd);
+	wake_close(api_wake_fd, cfg.api_wake_socket);
 	unlink(cfg.fcgi_socket);
 	if (pidfile)
 		unlink(pidfile);

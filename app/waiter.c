@@ -41,6 +41,7 @@ struct wt_board {
 	pthread_mutex_t lock;
 	long long next_poll_us; /* atomic: util_mono_ms() * 1000 of the next poll */
 	long long tick_us;
+	long long last_poll_us; /* atomic: the start of the last claimed poll */
 	long long capacity;
 	long long per_key;
 	long long waiting; /* entries not free; atomic reads outside the lock */
@@ -417,8 +418,33 @@ int wt_claim_tick(double now)
 	cur = __atomic_load_n(&board->next_poll_us, __ATOMIC_ACQUIRE);
 	if (t < cur)
 		return 0;
-	return __atomic_compare_exchange_n(&board->next_poll_us, &cur, t + board->tick_us, 0,
-					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (!__atomic_compare_exchange_n(&board->next_poll_us, &cur, t + board->tick_us, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	__atomic_store_n(&board->last_poll_us, t, __ATOMIC_RELEASE);
+	return 1;
+}
+
+long long wt_nudge_at(long long now_us, long long last_us, long long next_us)
+{
+	long long want = now_us > last_us + WT_NUDGE_MIN_US ? now_us : last_us + WT_NUDGE_MIN_US;
+
+	return want < next_us ? want : next_us;
+}
+
+void wt_nudge(double now)
+{
+	long long cur, want, t = (long long)(now * 1000.0);
+
+	if (!wt_any_waiting())
+		return;
+	cur = __atomic_load_n(&board->next_poll_us, __ATOMIC_ACQUIRE);
+	do {
+		want = wt_nudge_at(t, __atomic_load_n(&board->last_poll_us, __ATOMIC_ACQUIRE), cur);
+		if (want >= cur)
+			return; /* a poll is due as soon already */
+	} while (!__atomic_compare_exchange_n(&board->next_poll_us, &cur, want, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
 }
 
 static int valid_cond(const struct wt_cond *c)

@@ -42,6 +42,13 @@
  * tick and the tables being waited on, not on how many wait, nor on the number of
  * workers. Nothing here runs in a thread: each worker is one event loop.
  *
+ * Wake-up. A tick alone makes every answer wait up to api_wait_tick_ms after the
+ * commit. A local supervisor sends one datagram to api_wake_socket after it commits
+ * a job's result (common/wake.h); every worker polls that socket, the one that reads
+ * a datagram calls wt_nudge, which brings the instance's next poll forward (at most
+ * one poll per WT_NUDGE_MIN_US however many datagrams come). The datagram is never
+ * read as data. Results committed on other hosts still wait for the tick.
+ *
  * Fairness. One key may hold api_wait_slots_per_key entries (0: half the capacity);
  * a request that finds the board full, or its key at its share, is answered at once.
  */
@@ -113,6 +120,15 @@ int wt_any_waiting(void);
 double wt_next_poll_ms(void);
 /* 1 when this worker claimed the tick due at `now` and must run wt_poll. */
 int wt_claim_tick(double now);
+/* A wake-up (api_wake_socket: a local supervisor committed a result): brings the
+ * next poll forward to now, but never sooner than WT_NUDGE_MIN_US after the last one
+ * began, so a flood of wake-ups costs at most one poll per millisecond; the tick
+ * stays for results committed on other hosts. */
+#define WT_NUDGE_MIN_US 1000
+void wt_nudge(double now);
+/* Its pure part: when the next poll is due (us), given now, the last poll's start
+ * and the poll due so far. */
+long long wt_nudge_at(long long now_us, long long last_us, long long next_us);
 /* Reads every waiting entry's condition (one query per source), marks and wakes the
  * ready ones. 0, or -1 after a database error (db_gone tells whether to reconnect). */
 int wt_poll(struct db *db);

@@ -9,6 +9,9 @@
 #include "netcheck.h"
 #include "util.h"
 
+/* api_wake_socket when the file does not set it (no config line can hold it) */
+#define API_WAKE_BESIDE "\001beside"
+
 enum kind { K_STR, K_INT };
 
 struct key {
@@ -50,7 +53,8 @@ static const struct key keys[] = {
 	{ I(api_read_timeout_seconds, 1, 3600) },
 	{ I(api_wait_slots_per_key, 0, 512) },
 	{ I(api_wait_capacity, 0, 65536) },
-	{ I(api_wait_tick_ms, 5, 1000) },
+	{ I(api_wait_tick_ms, 5, 60000) },
+	{ S(api_wake_socket) },
 	{ S(metrics_allow) },
 	{ S(callback_allow) },
 	{ I(callback_allow_http, 0, 1) },
@@ -125,6 +129,8 @@ void cfg_defaults(struct cfg *c)
 	c->api_wait_slots_per_key = 0;
 	c->api_wait_capacity = 1024;
 	c->api_wait_tick_ms = 10;
+	/* not set: beside fcgi_socket (resolved by cfg_check) */
+	snprintf(c->api_wake_socket, sizeof c->api_wake_socket, "%s", API_WAKE_BESIDE);
 	snprintf(c->metrics_allow, sizeof c->metrics_allow, "127.0.0.1,::1");
 	c->runner_slots = 0; /* resolved by cfg_check: two per online CPU */
 	c->runner_uid_base = 200000;
@@ -257,6 +263,21 @@ static int cfg_check(struct cfg *c, char *err, size_t errlen)
 	}
 	/* a UNIX socket path: absolute (the API and the runner start in other
 	 * directories) and within sun_path */
+	if (strcmp(c->api_wake_socket, API_WAKE_BESIDE) == 0) {
+		const char *slash = strrchr(c->fcgi_socket, '/');
+		int dir = slash ? (int)(slash - c->fcgi_socket) : 0;
+
+		if (slash == NULL || snprintf(c->api_wake_socket, sizeof c->api_wake_socket,
+					      "%.*s/api-wake.sock", dir, c->fcgi_socket) >=
+					     (int)sizeof c->api_wake_socket)
+			c->api_wake_socket[0] = '\0'; /* a relative fcgi_socket: off */
+	}
+	if (c->api_wake_socket[0] &&
+	    (c->api_wake_socket[0] != '/' || strlen(c->api_wake_socket) >= 108)) {
+		snprintf(err, errlen, "api_wake_socket must be an absolute path shorter than"
+				      " 108 bytes (or empty: no wake-up, the waiter only ticks)");
+		return -1;
+	}
 	if (c->runner_wake_socket[0] &&
 	    (c->runner_wake_socket[0] != '/' || strlen(c->runner_wake_socket) >= 108)) {
 		snprintf(err, errlen, "runner_wake_socket must be an absolute path shorter than"

@@ -41,6 +41,9 @@ struct cfg {
 	long long api_wait_slots_per_key;   /* long-poll slots one key may hold, 0 = half */
 	long long api_wait_capacity;        /* concurrent long-polls per API instance */
 	long long api_wait_tick_ms;         /* how often the waiter reads waited-on rows */
+	/* host-local result wake-up (waiter.h): a supervisor's datagram after it commits
+	 * a result; default api-wake.sock beside fcgi_socket, "" = off (the tick only) */
+	char api_wake_socket[CFG_PATH_MAX];
 	char metrics_allow[512];            /* GET /metrics: REMOTE_ADDRs / IPv4 CIDRs */
 	/* webhooks (issue 12): destinations allowed even if not public (host names, CIDRs) */
 	char callback_allow[1024];

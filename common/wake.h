@@ -22,6 +22,15 @@ int wake_send(const char *path);
  * message in err (the caller logs it and polls only). A live socket of another
  * dispatcher at path is left alone (-1); a stale one is replaced. */
 int wake_listen(const char *path, char *err, size_t errlen);
+/* The API's result wake-up (api_wake_socket, app/waiter.h): binds path like
+ * wake_listen, but the socket is mode 0220 and gets the group of its directory
+ * (which the operator sets up: owned by the API's user, group of the runner's user,
+ * not world-writable), so the API's user, that group and root can send. key names
+ * the setting in err. The caller (the API master) must belong to that group. */
+int wake_listen_group(const char *path, const char *key, char *err, size_t errlen);
+/* Discards the queued datagrams of fd (at most a few thousand, never blocking);
+ * how many. */
+int wake_drain(int fd);
 /* Waits up to ms for a wake-up on fd and discards every queued datagram; 1 woken,
  * 0 timed out or interrupted by a signal. */
 int wake_wait(int fd, long ms);

@@ -50,6 +50,7 @@
 #include "store.h"
 #include "strbuf.h"
 #include "util.h"
+#include "wake.h"
 #include "workspace.h"
 
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
@@ -903,6 +904,7 @@ static void finish(struct sup *s, struct artifact *arts, size_t narts)
 	r.nartifacts = narts;
 	r.compile = s->compile;
 	store_result(s, &r);
+	wake_send(s->cfg->api_wake_socket); /* committed: local long-polls answer now (wake.h) */
 	snprintf(ec, sizeof ec, "%d", o.exit_code);
 	log_kv("info", "job_finished", "job", s->job.id, "state", js_name(o.state), "exit_code", ec,
 	       "cleanup", s->cleanup_status, (char *)NULL);

@@ -122,6 +122,9 @@ static void test_empty_file(void)
 	CHECK_INT(d.runner_slots, 0);
 	CHECK_INT(c.runner_slots, 2 * sysconf(_SC_NPROCESSORS_ONLN));
 	d.runner_slots = c.runner_slots;
+	/* so is api_wake_socket (beside fcgi_socket) */
+	CHECK_STR(c.api_wake_socket, "/run/sandbox/api-wake.sock");
+	memcpy(d.api_wake_socket, c.api_wake_socket, sizeof d.api_wake_socket);
 	CHECK(memcmp(&c, &d, sizeof c) == 0, "an empty file must give the defaults");
 }
 
@@ -168,6 +171,29 @@ static void test_errors(void)
 		CHECK_HAS_AT(ctx, err, path); /* "path:line: reason" */
 		free(path);
 	}
+}
+
+/* api_wake_socket: beside fcgi_socket unless set; empty = off; absolute only. */
+static void test_api_wake_socket(void)
+{
+	struct cfg c;
+	char err[512];
+
+	CHECK_INT(load("", &c, err, sizeof err, NULL), 0);
+	CHECK_STR(c.api_wake_socket, "/run/sandbox/api-wake.sock");
+	CHECK_INT(load("fcgi_socket = /srv/x/api.sock\n", &c, err, sizeof err, NULL), 0);
+	CHECK_STR(c.api_wake_socket, "/srv/x/api-wake.sock");
+	CHECK_INT(load("fcgi_socket = /srv/x/api.sock\napi_wake_socket = /run/w/a.sock\n", &c,
+		       err, sizeof err, NULL),
+		  0);
+	CHECK_STR(c.api_wake_socket, "/run/w/a.sock");
+	CHECK_INT(load("api_wake_socket =\n", &c, err, sizeof err, NULL), 0);
+	CHECK_STR(c.api_wake_socket, "");
+	CHECK_INT(load("api_wake_socket = rel.sock\n", &c, err, sizeof err, NULL), -1);
+	CHECK_HAS(err, "api_wake_socket must be an absolute path");
+	CHECK_INT(load("api_wait_tick_ms = 60000\n", &c, err, sizeof err, NULL), 0);
+	CHECK_INT(c.api_wait_tick_ms, 60000);
+	CHECK_INT(load("api_wait_tick_ms = 60001\n", &c, err, sizeof err, NULL), -1);
 }
 
 static void test_missing_file(void)
@@ -256,6 +282,7 @@ static const CU_TestInfo tests[] = {
 	{ "load_file", test_load_file },
 	{ "empty_file", test_empty_file },
 	{ "errors", test_errors },
+	{ "api_wake_socket", test_api_wake_socket },
 	{ "missing_file", test_missing_file },
 	{ "cfg_set", test_cfg_set },
 	{ "db_password", test_db_password },

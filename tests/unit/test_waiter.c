@@ -223,6 +223,44 @@ static void test_defer(void)
 	wt_board_destroy(b);
 }
 
+/* The result wake-up (wt_nudge): brings the next poll forward, never sooner than
+ * WT_NUDGE_MIN_US after the last poll began, never later than it was due. */
+static void test_nudge(void)
+{
+	struct wt_board *b = wt_board_create(2, 1, 1, 5000);
+	struct req r;
+	double now;
+
+	CHECK_INT(wt_nudge_at(50000, 10000, 90000), 50000);    /* due now */
+	CHECK_INT(wt_nudge_at(10200, 10000, 90000), 11000);    /* 1 ms after the last */
+	CHECK_INT(wt_nudge_at(50000, 10000, 20000), 20000);    /* already due sooner */
+	CHECK_INT(wt_nudge_at(10000, 10000, 10500), 10500);
+	if (!CHECK(b != NULL, "board created"))
+		return;
+	wt_attach(b, 0);
+	memset(&r, 0, sizeof r);
+	now = util_mono_ms();
+	wt_nudge(now); /* nobody waits: nothing changes */
+	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 }, 5), 1);
+	CHECK(wt_claim_tick(now), "the first tick is claimed");
+	CHECK(wt_next_poll_ms() >= now + 4999, "the next poll is a tick (5 s) away");
+	CHECK(!wt_claim_tick(now + 500), "no poll before the tick without a wake-up");
+	wt_nudge(now + 500);
+	CHECK(wt_next_poll_ms() <= now + 501, "a wake-up brings it to now (%.1f ms away)",
+	      wt_next_poll_ms() - now);
+	CHECK(wt_claim_tick(now + 500), "then the poll is claimed at once");
+	wt_nudge(now + 500.2);
+	CHECK(!wt_claim_tick(now + 500.2), "a second wake-up within 1 ms: no poll yet");
+	CHECK(wt_claim_tick(now + 501.1), "but 1 ms after the last one");
+	for (int i = 0; i < 1000; i++)
+		wt_nudge(now + 501.2); /* a flood */
+	CHECK(!wt_claim_tick(now + 501.5), "a flood of wake-ups: still one poll per ms");
+	CHECK(wt_claim_tick(now + 502.1), "the coalesced poll");
+	wt_release(&r);
+	wt_attach(NULL, -1);
+	wt_board_destroy(b);
+}
+
 /* A group (wt_defer_all, a batch's ?wait=S): all entries or none, each counted
  * against the key's share, given back together, ready only when each entry is. */
 static void test_group(void)
@@ -275,6 +313,7 @@ void suite_waiter(void)
 		{ "request ids (BIGINT) and the new kinds' queries", test_request_ids },
 		{ "board: capacity, share, generations", test_board },
 		{ "wt_defer and a handler", test_defer },
+		{ "result wake-up: nudge and coalescing", test_nudge },
 		{ "groups: all or none, share, give back", test_group },
 		CU_TEST_INFO_NULL,
 	};
