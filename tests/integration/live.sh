@@ -19,6 +19,11 @@
 #   6. a job whose runner loses it keeps (and counts) the output stored until then.
 #   7. storage: the key's stored bytes equal the sum of its jobs' stored_bytes, which
 #      equals the bytes in their chunks. wait outside 0..30 is a 400 naming it.
+#   8. the result wake-up (api_wake_socket, app/waiter.h): the stack's API binds it
+#      beside its FastCGI socket, mode 0220 (nobody else can send); with the suite's own
+#      API ticking every 10 s, POST /v1/jobs?wait=25 of a quick job answers succeeded
+#      within half a tick (the supervisor's datagram), and with api_wake_socket empty
+#      it still answers succeeded at the tick (well before its 25 s deadline).
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,6 +32,8 @@ load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_D
 . "$HERE/lib.sh"
 
 RUN=$(date +%s)-$$
+REPO=$(cd "$HERE/../.." && pwd)
+: "${SANDBOX_BIN:=$REPO/build}"
 mkkey LK live-ns "live-$RUN" user u1
 TOKEN=$LK_TOK
 
@@ -236,5 +243,72 @@ req GET "/v1/jobs/$J4/output/stdout?wait=31"
 expect_error 400 invalid_request wait
 req GET "/v1/jobs/$J4/output/stdout?wait=x"
 expect_error 400 invalid_request wait
+
+
+# ====================================================================== 8. result wake-up
+ctx "live: result wake-up (api_wake_socket)"
+AWAKE=$(dirname "$(conf_get fcgi_socket)")/api-wake.sock
+[ -n "$(conf_get api_wake_socket)" ] && AWAKE=$(conf_get api_wake_socket)
+# awake_dg USER: one datagram to the API's wake socket as USER: "sent" or the errno name
+awake_dg() {
+	setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups /usr/bin/python3 -c '
+import errno, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"w", sys.argv[1]); print("sent")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$AWAKE"
+}
+if [ -z "$(grep -E '^api_wake_socket *= *$' "$SANDBOX_CONFIG")" ] && [ "$(id -u)" = 0 ]; then
+	AW_GID=$(stat -c %g "$(dirname "$AWAKE")")
+	expect_eq "the stack's API binds it: write-only for its owner and its directory's group" \
+		"s-w--w---- $AW_GID" "$(stat -c '%A %g' "$AWAKE" 2>&1)"
+	expect_eq "another user (nobody) cannot send" EACCES "$(awake_dg nobody)"
+	expect_eq "root can send" sent "$(awake_dg root)"
+	W_PID=
+	w_restore() {
+		[ -n "$W_PID" ] && kill -TERM "$W_PID" 2> /dev/null && wait "$W_PID" 2> /dev/null
+		W_PID=
+		stack start-api > /dev/null
+	}
+	at_exit w_restore
+	# w_api EXTRA: the suite's own API on the stack's socket, with the config lines EXTRA
+	w_api() {
+		[ -n "$W_PID" ] && kill -TERM "$W_PID" 2> /dev/null && wait "$W_PID" 2> /dev/null
+		W_PID=
+		stack stop-api > /dev/null
+		grep -Ev '^(api_wait_tick_ms|api_wake_socket) ' "$SANDBOX_CONFIG" > "$T_DIR/wake-api.conf"
+		printf '%s\n' "$@" >> "$T_DIR/wake-api.conf"
+		"$SANDBOX_BIN/sandbox-api" --config "$T_DIR/wake-api.conf" >> "$T_DIR/wake-api.log" 2>&1 &
+		W_PID=$!
+		poll 10 test -S "$(conf_get fcgi_socket)"
+	}
+	# w_post: POST /v1/jobs?wait=25 of a quick job; W_MS how long it took
+	w_post() {
+		local t0
+		t0=$(now_ms)
+		req POST "/v1/jobs?wait=25" '{"command":"echo woke"}'
+		W_MS=$(($(now_ms) - t0))
+	}
+	w_api "api_wait_tick_ms = 10000"
+	expect_true "the suite's API (tick 10 s) binds the wake socket" poll 10 test -S "$AWAKE"
+	w_post
+	expect_status 200 "tick 10 s, wake-up on: the quick job's wait"
+	expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded woke'
+	expect_true "answered within half a tick (${W_MS} ms < 5000): the supervisor's wake-up" \
+		test "$W_MS" -lt 5000
+	w_api "api_wait_tick_ms = 10000" "api_wake_socket ="
+	expect_true "api_wake_socket empty: no socket" test ! -e "$AWAKE"
+	w_post
+	expect_status 200 "tick 10 s, wake-up off: the quick job's wait"
+	expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded woke'
+	expect_true "answered at the tick, not at the 25 s deadline (${W_MS} ms < 20000)" \
+		test "$W_MS" -lt 20000
+	note "wake-up off: answered after ${W_MS} ms (the tick is 10 s)"
+	w_restore
+	expect_true "the stack's API binds it again" poll 10 test -S "$AWAKE"
+else
+	skip "result wake-up: api_wake_socket is off in this stack's config, or not root (setpriv)"
+fi
 
 finish
