@@ -49,6 +49,7 @@
 #include "sstore.h"
 #include "strbuf.h"
 #include "util.h"
+#include "wake.h"
 #include "workspace.h"
 
 #define HELLO_MS 10000
@@ -416,6 +417,7 @@ static void finish_cmd(struct ses *s, struct scmd *c, int wst)
 		util_sleep_ms(retry_delay_ms(50, 1000, attempt));
 	}
 	json_decref(diag);
+	wake_send(s->cfg->api_wake_socket); /* its end committed: local long-polls answer now */
 	s->last_cmd_end = util_mono_ms();
 	unlink_cmd(s, c);
 }
