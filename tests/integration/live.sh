@@ -259,7 +259,7 @@ try:
 except OSError as e:
     print(errno.errorcode.get(e.errno, e.errno))' "$AWAKE"
 }
-if [ -z "$(grep -E '^api_wake_socket *= *$' "$SANDBOX_CONFIG")" ] && [ "$(id -u)" = 0 ]; then
+if ! grep -qE '^api_wake_socket *= *$' "$SANDBOX_CONFIG" && [ "$(id -u)" = 0 ]; then
 	AW_GID=$(stat -c %g "$(dirname "$AWAKE")")
 	expect_eq "the stack's API binds it: write-only for its owner and its directory's group" \
 		"s-w--w---- $AW_GID" "$(stat -c '%A %g' "$AWAKE" 2>&1)"
