@@ -56,12 +56,13 @@ static void send_unavailable(struct req *r)
 			NULL, RETRY_AFTER);
 }
 
-/* Answers a storage failure; drops the connection when it is gone. */
-static void send_db_error(struct api_ctx *ctx, struct req *r)
+/* Answers a storage failure; drops the connection when it is gone (routes.h). */
+void route_db_error(struct api_ctx *ctx, struct req *r)
 {
+	char code[16];
+
 	if (ctx->mx)
 		mx_db_error(&ctx->mx->w[ctx->slot]);
-	char code[16];
 
 	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
 	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
@@ -88,7 +89,7 @@ static int send_failed(struct api_ctx *ctx, struct req *r, enum jobs_rc rc)
 	if (rc == JOBS_NOT_FOUND)
 		send_not_found(r);
 	else
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	return 1;
 }
 
@@ -114,7 +115,7 @@ static int authenticate(struct api_ctx *ctx, struct req *r, struct identity *who
 		return -1;
 	case AUTH_DB_ERROR:
 	default:
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return -1;
 	}
 }
@@ -133,7 +134,7 @@ static void h_health(struct api_ctx *ctx, struct req *r, const struct identity *
 	(void)a;
 	res = db_querya(db, "SELECT 1", NULL, 0);
 	if (res == NULL) {
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	db_res_free(res);
@@ -202,7 +203,7 @@ static void h_identity(struct api_ctx *ctx, struct req *r, const struct identity
 	quotas = quota_report(ctx->db, ctx->cfg, who);
 	if (quotas == NULL) {
 		json_decref(limits);
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	val_key_limits(&eff, who->max_limits);
@@ -245,7 +246,7 @@ static void submit_answer(struct api_ctx *ctx, struct req *r, const struct ident
 	if (job == NULL && (wait > 0 ? poll_job(ctx, r, who, id, wait, &job, &deferred)
 				     : load_job(ctx, who, id, &job)) != JOBS_OK) {
 		json_decref(job);
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	if (!r->wait.resumed)
@@ -300,7 +301,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 	}
 	if (live < 0) {
 		val_job_free(&jr);
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	sha256_buf(r->body, r->body_len, hash);
@@ -331,7 +332,7 @@ static void h_submit(struct api_ctx *ctx, struct req *r, const struct identity *
 				NULL, RETRY_AFTER_STORED);
 		return;
 	default:
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	}
 }
 
@@ -553,7 +554,7 @@ static void batch_resume(struct api_ctx *ctx, struct req *r, const struct identi
 	rc = jobs_get_ids(ctx->db, who, ids, n, ctx->cfg->list_preview_bytes, &s);
 	if (rc != JOBS_OK) {
 		json_decref(out);
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	json_array_foreach(res, i, e) {
@@ -667,7 +668,7 @@ static void h_batch(struct api_ctx *ctx, struct req *r, const struct identity *w
 	goto out;
 fail:
 	if (rc == JOBS_DB && ctx->db && db_errno(ctx->db))
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else
 		http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
 out:
@@ -874,7 +875,7 @@ static void list_ids(struct api_ctx *ctx, struct req *r, const struct identity *
 	jobs_set_free(&s);
 	json_decref(missing);
 	if (rc != JOBS_OK)
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else
 		http_send_json(r, 200, out, NULL);
 }
@@ -924,7 +925,7 @@ static void h_list(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	if (rc == JOBS_BAD_CURSOR)
 		http_send_error(r, 400, "invalid_request", "cursor is not valid", "cursor", NULL);
 	else if (rc != JOBS_OK)
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else
 		http_send_json(r, 200, out, NULL);
 }
@@ -1305,7 +1306,7 @@ static void h_metrics(struct api_ctx *ctx, struct req *r, const struct identity 
 	}
 	if (job_metrics(db, &o) < 0) {
 		sb_release(&o);
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	for (size_t i = 0; i < NROUTES; i++) {

@@ -22,5 +22,9 @@ struct api_ctx {
 };
 
 void routes_handle(struct api_ctx *ctx, struct req *r);
+/* A storage failure: counted, logged (errno and message, never a query's data), then a
+ * 503 with Retry-After and the connection dropped when it is gone, else a 500. Every
+ * handler (jobs, sessions, runtimes) answers through it. */
+void route_db_error(struct api_ctx *ctx, struct req *r);
 
 #endif

@@ -16,22 +16,6 @@
 #include "routes.h"
 #include "rtlive.h"
 
-static void rt_db_error(struct api_ctx *ctx, struct req *r)
-{
-	char code[16];
-
-	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
-	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
-	if (db_gone(ctx->db)) {
-		db_close(ctx->db);
-		ctx->db = NULL;
-		http_send_error(r, 503, "service_unavailable",
-				"the database is unavailable; retry later", NULL, "Retry-After: 1\r\n");
-		return;
-	}
-	http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
-}
-
 /* "a,b" -> ["a","b"] ("" -> []). */
 static json_t *split_aliases(const char *s)
 {
@@ -66,7 +50,7 @@ void h_runtimes(struct api_ctx *ctx, struct req *r, const struct identity *who,
 			" GROUP BY t.name, t.version ORDER BY t.name, t.version",
 			NULL, 0);
 	if (res == NULL) {
-		rt_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	list = json_array();

@@ -89,30 +89,6 @@ struct sess {
 
 /* ------------------------------------------------------------------ answers */
 
-static void send_unavailable(struct req *r)
-{
-	http_send_error(r, 503, "service_unavailable", "the database is unavailable; retry later",
-			NULL, "Retry-After: 1\r\n");
-}
-
-/* A storage failure; drops the connection when it is gone. */
-static void send_db_error(struct api_ctx *ctx, struct req *r)
-{
-	char code[16];
-
-	if (ctx->mx)
-		mx_db_error(&ctx->mx->w[ctx->slot]);
-	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
-	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
-	if (db_gone(ctx->db)) {
-		db_close(ctx->db);
-		ctx->db = NULL;
-		send_unavailable(r);
-		return;
-	}
-	http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);
-}
-
 /* The same body for an unknown session and another identity's. */
 static void send_no_session(struct req *r)
 {
@@ -285,7 +261,7 @@ static int open_session(struct api_ctx *ctx, struct req *r, const struct identit
 	}
 	if (rc < 0 || sess_touch(ctx->db, id) < 0) {
 		sess_free(s);
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return -1;
 	}
 	return 0;
@@ -611,7 +587,7 @@ static void send_sreq_error(struct api_ctx *ctx, struct req *r, enum sreq_rc rc,
 	int st;
 
 	if (rc == SREQ_DB) {
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	if (rc == SREQ_QUOTA) {
@@ -835,7 +811,7 @@ static void send_session(struct api_ctx *ctx, struct req *r, const struct identi
 	int rc = sess_load(ctx->db, who, id, &s);
 
 	if (rc < 0)
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else if (rc == 0)
 		send_no_session(r);
 	else
@@ -901,7 +877,7 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 				NULL, "Retry-After: 5\r\n");
 		return;
 	default:
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	}
 }
 
@@ -968,7 +944,7 @@ void h_sess_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	}
 	if (present[2] && (seq = sess_cursor(ctx->db, who, vals[2])) < 0) {
 		if (seq == -2)
-			send_db_error(ctx, r);
+			route_db_error(ctx, r);
 		else
 			http_send_error(r, 400, "invalid_request", "cursor is not valid", "cursor",
 					NULL);
@@ -991,7 +967,7 @@ void h_sess_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		res = db_querya(ctx->db, sql.buf, p, n);
 	sb_release(&sql);
 	if (res == NULL) {
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	rows = db_res_rows(res) > (size_t)limit ? (size_t)limit : db_res_rows(res);
@@ -1101,14 +1077,14 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 			rc = wait_session_end(ctx, a->id, ctx->cfg->session_request_timeout_ms);
 	}
 	if (rc < 0) {
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	rc = sess_load(ctx->db, who, a->id, &s);
 	if (rc <= 0) {
 		sess_free(&s);
 		if (rc < 0)
-			send_db_error(ctx, r);
+			route_db_error(ctx, r);
 		else
 			send_no_session(r);
 		return;
@@ -1196,7 +1172,7 @@ static void send_command(struct api_ctx *ctx, struct req *r, const char *sid, co
 	int rc = cmd_load(ctx->db, sid, cid, &res, &v);
 
 	if (rc < 0)
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else if (rc == 0)
 		send_no_command(r);
 	else
@@ -1275,7 +1251,7 @@ void h_cmd_create(struct api_ctx *ctx, struct req *r, const struct identity *who
 				" end", NULL, NULL);
 		return;
 	default:
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	}
 }
 
@@ -1318,7 +1294,7 @@ void h_cmd_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		struct cmd_view cv;
 		int rc = cmd_load(ctx->db, a->id, vals[3], &res, &cv);
 		if (rc < 0) {
-			send_db_error(ctx, r);
+			route_db_error(ctx, r);
 			return;
 		}
 		seq = rc ? db_res_i(res, 0, "seq", 0) : 0;
@@ -1350,7 +1326,7 @@ void h_cmd_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		res = db_querya(ctx->db, sql.buf, p, n);
 	sb_release(&sql);
 	if (res == NULL) {
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 		return;
 	}
 	rows = db_res_rows(res) > (size_t)limit ? (size_t)limit : db_res_rows(res);
@@ -1391,7 +1367,7 @@ void h_cmd_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		return;
 	}
 	if (rc < 0)
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else if (rc == 0)
 		send_no_command(r);
 	else
@@ -1415,7 +1391,7 @@ static int open_command(struct api_ctx *ctx, struct req *r, const struct identit
 	rc = cmd_load(ctx->db, a->id, cid, res, v);
 	if (rc <= 0) {
 		if (rc < 0)
-			send_db_error(ctx, r);
+			route_db_error(ctx, r);
 		else
 			send_no_command(r);
 		sess_free(&s);
@@ -1579,7 +1555,7 @@ void h_cmd_output(struct api_ctx *ctx, struct req *r, const struct identity *who
 		return; /* the waiter runs this again when there is more (app/waiter.h) */
 	}
 	if (rc < 0)
-		send_db_error(ctx, r);
+		route_db_error(ctx, r);
 	else if (rc == 0)
 		send_no_command(r);
 	else
