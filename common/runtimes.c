@@ -1,5 +1,7 @@
 #include "runtimes.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -252,17 +254,6 @@ void rt_free(struct rt_set *set)
 	set->n = 0;
 }
 
-static const char *untrusted(const struct stat *st, int want_dir)
-{
-	if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
-		return want_dir ? "its directory is not a directory" : "not a regular file";
-	if (st->st_uid != 0)
-		return want_dir ? "its directory is not owned by root" : "not owned by root";
-	if (st->st_mode & 022)
-		return want_dir ? "its directory is group or world writable"
-				: "group or world writable";
-	return NULL;
-}
 
 int rt_load(const char *path, struct rt_set *set, char *err, size_t errlen)
 {
@@ -284,14 +275,14 @@ int rt_load_sum(const char *path, struct rt_set *set, char sum[65], char *err, s
 	snprintf(dir, sizeof dir, "%s", path);
 	slash = strrchr(dir, '/');
 	slash[slash == dir ? 1 : 0] = '\0';
-	if (stat(dir, &st) < 0 || (why = untrusted(&st, 1)) != NULL)
+	if (stat(dir, &st) < 0 || (why = util_untrusted(&st, 1)) != NULL)
 		return perr(err, errlen, path, 0, "%s", why ? why : strerror(errno));
 	/* never through a link: only root decides what the file says */
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return perr(err, errlen, path, 0, "%s",
 			    errno == ELOOP ? "a symbolic link" : strerror(errno));
-	if (fstat(fd, &st) < 0 || (why = untrusted(&st, 0)) != NULL ||
+	if (fstat(fd, &st) < 0 || (why = util_untrusted(&st, 0)) != NULL ||
 	    st.st_size > RT_FILE_BYTES || (buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		int e = errno;
 		close(fd);

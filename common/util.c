@@ -360,3 +360,15 @@ long util_read_small(const char *path, char *buf, size_t n)
 	buf[r] = '\0';
 	return (long)r;
 }
+
+const char *util_untrusted(const struct stat *st, int want_dir)
+{
+	if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return want_dir ? "its directory is not a directory" : "not a regular file";
+	if (st->st_uid != 0)
+		return want_dir ? "its directory is not owned by root" : "not owned by root";
+	if (st->st_mode & 022)
+		return want_dir ? "its directory is group or world writable"
+				: "group or world writable";
+	return NULL;
+}

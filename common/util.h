@@ -3,6 +3,7 @@
 #define SANDBOX_UTIL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #define UUID_STR_LEN 37 /* 36 chars + NUL */
 
@@ -40,5 +41,9 @@ int util_parse_ll(const char *s, long long min, long long max, long long *out);
 
 /* Reads a whole small file; NUL-terminated; NULL (errno) on error or if > max. */
 char *util_read_file(const char *path, size_t max, size_t *len);
+
+/* Why an operator file (want_dir 0) or its directory (1) is not to be trusted: not of
+ * that type, not owned by root, or group/world writable; NULL when it is fine. */
+const char *util_untrusted(const struct stat *st, int want_dir);
 
 #endif

@@ -1,5 +1,7 @@
 #include "policy.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -163,18 +165,6 @@ void cmdpol_free(struct cmdpol *p)
 	p->n = 0;
 }
 
-/* Root-owned, not group or world writable, of the wanted type. */
-static const char *untrusted(const struct stat *st, int want_dir)
-{
-	if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
-		return want_dir ? "its directory is not a directory" : "not a regular file";
-	if (st->st_uid != 0)
-		return want_dir ? "its directory is not owned by root" : "not owned by root";
-	if (st->st_mode & 022)
-		return want_dir ? "its directory is group or world writable"
-				: "group or world writable";
-	return NULL;
-}
 
 static int load_fail(char *err, size_t errlen, const char *why, int e)
 {
@@ -199,14 +189,14 @@ int cmdpol_load(const char *path, struct cmdpol *p, char *err, size_t errlen)
 	slash[slash == dir ? 1 : 0] = '\0';
 	if (stat(dir, &st) < 0)
 		return load_fail(err, errlen, "its directory", errno);
-	if ((why = untrusted(&st, 1)) != NULL)
+	if ((why = util_untrusted(&st, 1)) != NULL)
 		return load_fail(err, errlen, why, 0);
 	/* never through a link: only root decides what the file says */
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return load_fail(err, errlen, errno == ELOOP ? "a symbolic link" : "open",
 				 errno == ELOOP ? 0 : errno);
-	if (fstat(fd, &st) < 0 || (why = untrusted(&st, 0)) != NULL ||
+	if (fstat(fd, &st) < 0 || (why = util_untrusted(&st, 0)) != NULL ||
 	    st.st_size > POL_FILE_MAX || (buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		int e = errno;
 		close(fd);
