@@ -250,7 +250,7 @@ int cg_v2_self(char *path, size_t n)
 	return -1;
 }
 
-static int has_word(const char *list, const char *word)
+int cg_has_word(const char *list, const char *word)
 {
 	size_t n = strlen(word);
 
@@ -284,10 +284,10 @@ static int enable_in(const char *dir, struct cg_v2_layout *l, char *err, size_t 
 	if (read_file(dir, "cgroup.subtree_control", on, sizeof on) < 0)
 		return fail_v2(err, errlen, path, "read", errno);
 	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-		if (has_word(on, need[i]))
+		if (cg_has_word(on, need[i]))
 			continue;
 		if (read_file(dir, "cgroup.controllers", offered, sizeof offered) == 0 &&
-		    !has_word(offered, need[i])) {
+		    !cg_has_word(offered, need[i])) {
 			log_kv("error", "cgroup_not_offered", "dir", dir, "controller", need[i],
 			       "offered", offered, (char *)NULL);
 			snprintf(err, errlen,

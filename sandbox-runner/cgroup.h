@@ -72,4 +72,8 @@ const char *cg_describe(const struct cg *g);
  * memory.stat, memory.oom_control), or -1 if absent. Pure. */
 long long cg_key(const char *text, const char *key);
 
+/* Whether word is one of the space-separated words of list (cgroup.controllers,
+ * cgroup.subtree_control). Pure. */
+int cg_has_word(const char *list, const char *word);
+
 #endif

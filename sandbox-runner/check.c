@@ -89,16 +89,6 @@ static int read_text(const char *path, char *buf, size_t n)
 	return 0;
 }
 
-static int has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
-		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
-			return 1;
-	return 0;
-}
-
 static void check_root(struct checker *c)
 {
 	if (geteuid() == 0)
@@ -263,7 +253,7 @@ static void check_cgroups(struct checker *c, const struct cfg *cfg)
 							" unreadable: %s", strerror(errno));
 			return;
 		}
-		if ((!has_word(ctl, "memory") || !has_word(ctl, "pids")) &&
+		if ((!cg_has_word(ctl, "memory") || !cg_has_word(ctl, "pids")) &&
 		    access("/sys/fs/cgroup/cgroup.type", F_OK) == 0) {
 			/* only a non-root cgroup has cgroup.type: this is a cgroup
 			 * namespace's root (a container), offered what its host delegates */
@@ -274,7 +264,7 @@ static void check_cgroups(struct checker *c, const struct cfg *cfg)
 			     " and pids are not delegated to it", ctl);
 			return;
 		}
-		if (!has_word(ctl, "memory") || !has_word(ctl, "pids")) {
+		if (!cg_has_word(ctl, "memory") || !cg_has_word(ctl, "pids")) {
 			item(c, "cgroup", L_FAIL,
 			     "boot with the memory and pids controllers (not disabled by"
 			     " cgroup_disable=), or set runner_limits_mode = rlimit-only",
