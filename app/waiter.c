@@ -456,6 +456,19 @@ static int valid_cond(const struct wt_cond *c)
 	return 1;
 }
 
+/* The request waits on board entry idx (generation gen) until its deadline. */
+static int arm(struct req *r, int idx, unsigned gen, long long seconds, const char *id)
+{
+	if (seconds > WT_MAX_SECONDS)
+		seconds = WT_MAX_SECONDS;
+	r->wait.deferred = 1;
+	r->wait.entry = idx;
+	r->wait.gen = gen;
+	r->wait.deadline_ms = util_mono_ms() + 1000.0 * (double)seconds;
+	snprintf(r->wait.id, sizeof r->wait.id, "%s", id);
+	return 1;
+}
+
 int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds)
 {
 	unsigned gen;
@@ -463,17 +476,8 @@ int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long lo
 
 	if (r->wait.resumed || board == NULL || seconds <= 0 || !valid_cond(c))
 		return 0;
-	if (seconds > WT_MAX_SECONDS)
-		seconds = WT_MAX_SECONDS;
 	idx = wt_board_take(board, my_slot, wt_key_tag(key_id), c, &gen);
-	if (idx < 0)
-		return 0;
-	r->wait.deferred = 1;
-	r->wait.entry = idx;
-	r->wait.gen = gen;
-	r->wait.deadline_ms = util_mono_ms() + 1000.0 * (double)seconds;
-	snprintf(r->wait.id, sizeof r->wait.id, "%s", c->id);
-	return 1;
+	return idx >= 0 && arm(r, idx, gen, seconds, c->id);
 }
 
 int wt_defer_all(struct req *r, const char *key_id, enum wt_kind kind, const char *const *ids,
@@ -490,17 +494,8 @@ int wt_defer_all(struct req *r, const char *key_id, enum wt_kind kind, const cha
 		if (!valid_cond(&c[i]) || kind == WT_JOB_OUTPUT || kind == WT_COMMAND_OUTPUT)
 			return 0;
 	}
-	if (seconds > WT_MAX_SECONDS)
-		seconds = WT_MAX_SECONDS;
 	idx = wt_board_take_all(board, my_slot, wt_key_tag(key_id), c, n, &gen);
-	if (idx < 0)
-		return 0;
-	r->wait.deferred = 1;
-	r->wait.entry = idx;
-	r->wait.gen = gen;
-	r->wait.deadline_ms = util_mono_ms() + 1000.0 * (double)seconds;
-	snprintf(r->wait.id, sizeof r->wait.id, "%s", ids[0]);
-	return 1;
+	return idx >= 0 && arm(r, idx, gen, seconds, ids[0]);
 }
 
 int wt_is_ready(const struct req *r)
