@@ -31,7 +31,7 @@ RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/
                sandbox-runner/workspace.c sandbox-runner/agentproto.c \
                sandbox-runner/sfiles.c sandbox-runner/hooksign.c
 # The session agent (sandbox-runner/agent.c): its own static binary, not the runner's.
-AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c
+AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c sandbox-runner/stub.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
 FAULT_SRC  := sandbox-runner/fault.c
 # The webhook sender (sandbox-runner/callback.c) reads and renders a job as the API
@@ -90,7 +90,7 @@ $(BUILD)/sandbox: $(call obj,rel,$(CLI_SRC))
 
 # Runs inside a session's sandbox with the sandbox's /usr: static (libc only), so it
 # needs no file in there. Static PIE keeps ASLR.
-$(BUILD)/sandbox-agent: $(AGENT_SRC) sandbox-runner/agentproto.h
+$(BUILD)/sandbox-agent: $(AGENT_SRC) sandbox-runner/agentproto.h sandbox-runner/stubproto.h sandbox-runner/stub.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isandbox-runner $(HARDEN) -static-pie \
 	  -Wl,-z,relro,-z,now -o $@ $(AGENT_SRC)

@@ -68,6 +68,7 @@ static const struct key keys[] = {
 	{ I(runner_poll_ms, 5, 10000) },
 	{ S(runner_wake_socket) },
 	{ I(runner_spare_supervisors, 0, 64) },
+	{ I(runner_warm_sandboxes, 0, 256) },
 	{ S(runner_limits_mode) },
 	{ S(runner_cgroup_name) },
 	{ I(runner_tmp_mb, 1, 65536) },
@@ -140,6 +141,7 @@ void cfg_defaults(struct cfg *c)
 	snprintf(c->runner_wake_socket, sizeof c->runner_wake_socket,
 		 "/run/sandbox/runner-wake.sock");
 	c->runner_spare_supervisors = 2;
+	c->runner_warm_sandboxes = 0;
 	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
 	snprintf(c->runner_runtimes_file, sizeof c->runner_runtimes_file,
 		 "/etc/sandbox/runtimes.conf");
@@ -254,6 +256,12 @@ static int cfg_check(struct cfg *c, char *err, size_t errlen)
 	if (c->runner_slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		c->runner_slots = n < 1 ? 2 : n * 2 > 256 ? 256 : n * 2;
+	}
+	if (c->runner_warm_sandboxes > c->runner_slots) {
+		snprintf(err, errlen, "runner_warm_sandboxes (%lld) must not exceed runner_slots "
+			 "(%lld): a prewarmed sandbox holds a job slot", c->runner_warm_sandboxes,
+			 c->runner_slots);
+		return -1;
 	}
 	if (c->session_idle_seconds_default > c->session_idle_seconds_max ||
 	    c->session_max_seconds_default > c->session_max_seconds_max ||

@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 #include "agentproto.h"
+#include "stub.h"
+#include "stubproto.h"
 
 #define MAX_CMDS 256
 #define OUTQ_DATA (1u << 20)		 /* command output is read only below this */
@@ -610,7 +612,7 @@ static void setup(void)
 		cmds[i].out[0] = cmds[i].out[1] = cmds[i].in = -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct pollfd pf[3 + 3 * MAX_CMDS];
 	static struct {
@@ -618,6 +620,8 @@ int main(void)
 		int which; /* 0, 1: stdout, stderr; 2: stdin */
 	} ref[3 * MAX_CMDS];
 
+	if (argc == 2 && strcmp(argv[1], STUB_ARG0) == 0)
+		stub_main(); /* a prewarmed job sandbox's exec stub (stub.c) */
 	setup();
 	send_u32(AP_HELLO, 0, AP_VERSION);
 	for (;;) {

@@ -446,6 +446,20 @@ int cg_setup(struct cg *g, const char *name, int slot, long long mem_bytes, long
 	return -1;
 }
 
+/* A prewarmed slot's limits, from the prewarm values (the operator's maxima) down to
+ * the job's; v1's memory+swap must never be below memory, so memory goes first. */
+int cg_set_limits(const struct cg *g, long long mem_bytes, long long pids, char *err,
+		  size_t errlen)
+{
+	if (g->version == 2)
+		return cg_write(g->v2, "memory.max", err, errlen, "%lld", mem_bytes) < 0 ||
+		       cg_write(g->v2, "pids.max", err, errlen, "%lld", pids) < 0 ? -1 : 0;
+	if (cg_write(g->mem, "memory.limit_in_bytes", err, errlen, "%lld", mem_bytes) < 0)
+		return -1;
+	cg_write(g->mem, "?memory.memsw.limit_in_bytes", NULL, 0, "%lld", mem_bytes);
+	return cg_write(g->pids, "pids.max", err, errlen, "%lld", pids);
+}
+
 int cg_enter(const struct cg *g)
 {
 	const char *d[4];

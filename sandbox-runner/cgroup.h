@@ -51,6 +51,10 @@ int cg_detect(void);
 /* Creates (after cleaning a stale one) the slot's cgroup with the limits. */
 int cg_setup(struct cg *g, const char *name, int slot, long long mem_bytes, long long pids,
 	     char *err, size_t errlen);
+/* Lowers a set-up slot's memory (= memory+swap) and pids limits (a prewarmed slot,
+ * warm.h): 0, or -1 with err naming the file. */
+int cg_set_limits(const struct cg *g, long long mem_bytes, long long pids, char *err,
+		  size_t errlen);
 /* fork(); on v2 the child is born in the slot's cgroup (clone3 with
  * CLONE_INTO_CGROUP) and *placed says so; otherwise (v1, an older kernel) a plain
  * fork and *placed = 0: the child joins with cg_enter. */

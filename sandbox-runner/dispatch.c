@@ -25,6 +25,7 @@
 #include "cgroup.h"
 #include "sandbox.h"
 #include "spare.h"
+#include "warm.h"
 
 #define RECOVER_EVERY_MS 1000
 #define HOST_BEAT_MS 5000
@@ -45,6 +46,9 @@ struct disp {
 	int wakefd; /* runner_wake_socket (wake.h), -1: polling only */
 	int wake_warned; /* wake_socket_unavailable was logged */
 	struct spare_pool spares; /* pre-forked supervisors (daemon only) */
+	struct warm_pool warm;    /* prewarmed sandboxes (daemon only) */
+	int probe_wanted;         /* the runtimes probe found every slot taken */
+	double probe_stand_down;  /* no holder asked to stand down for it before */
 };
 
 /* Unlike util_sleep_ms, a signal ends the wait: SIGTERM sets *o->stop and the loop
@@ -219,51 +223,132 @@ static void remember(struct disp *d, const char *id)
 	snprintf(d->launched[d->nlaunched++], UUID_STR_LEN, "%s", id);
 }
 
-/* Fills free slots: the number of jobs started, -1 on a DB error. */
-static int fill_slots(struct disp *d)
+/* A slot whose holder died with the job handed over but before it answered: its
+ * lock comes free once it has cleaned the slot. Waits up to 10 s for it. */
+static int wait_slot(struct disp *d, int slot)
 {
-	int started = 0;
+	for (int i = 0; i < 2000; i++) {
+		int fd = take_slot(d->cfg, slot);
+		if (fd >= 0)
+			return fd;
+		nap_ms(5);
+	}
+	return -1;
+}
 
-	d->drained = 0;
-	for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
-		char id[UUID_STR_LEN], runner_id[160], rnd[9], claimed_us[24];
-		const char *via;
-		unsigned char r[4];
-		int fd = take_slot(d->cfg, slot), rc;
-		struct timespec tc;
+/* Claims one job for slot and starts it: in the ready holder warm (>= 0, the slot
+ * is its), else with the slot's lock fd (a spare, or a fresh exec). 1 started, 0
+ * queue empty, -1 DB error. */
+static int fill_one(struct disp *d, int slot, int fd, int warm)
+{
+	char id[UUID_STR_LEN], runner_id[160], rnd[9], claimed_us[24];
+	const char *via;
+	unsigned char r[4];
+	struct timespec tc;
+	int rc, own = -1;
 
-		if (fd < 0)
-			continue;
-		util_random(r, sizeof r);
-		util_hex(r, sizeof r, rnd);
-		snprintf(runner_id, sizeof runner_id, "%s/slot-%d/%s", d->host, slot, rnd);
-		rc = store_claim(d->db, runner_id, d->cfg->runner_lease_seconds, d->digest,
-				 d->cfg->default_max_running, id);
-		/* the claim's µs wall time, for make bench's job-start figure */
-		clock_gettime(CLOCK_REALTIME, &tc);
-		snprintf(claimed_us, sizeof claimed_us, "%lld",
-			 (long long)tc.tv_sec * 1000000 + tc.tv_nsec / 1000);
+	util_random(r, sizeof r);
+	util_hex(r, sizeof r, rnd);
+	snprintf(runner_id, sizeof runner_id, "%s/slot-%d/%s", d->host, slot, rnd);
+	rc = store_claim(d->db, runner_id, d->cfg->runner_lease_seconds, d->digest,
+			 d->cfg->default_max_running, id);
+	/* the claim's µs wall time, for make bench's job-start figure */
+	clock_gettime(CLOCK_REALTIME, &tc);
+	snprintf(claimed_us, sizeof claimed_us, "%lld",
+		 (long long)tc.tv_sec * 1000000 + tc.tv_nsec / 1000);
+	if (rc != 1)
+		return rc;
+	via = "warm";
+	if (warm >= 0 && warm_hand(&d->warm, warm, id, runner_id) < 0) {
+		/* the holder was gone: the same slot, cold, once it is clean */
+		warm = -1;
+		fd = own = wait_slot(d, slot);
+	}
+	if (warm < 0) {
 		via = "spare";
-		if (rc == 1 && spare_hand(&d->spares, id, slot, fd, runner_id) < 0) {
+		if (fd < 0 || spare_hand(&d->spares, id, slot, fd, runner_id) < 0) {
 			via = "exec"; /* no spare ready: a fresh supervisor */
-			if (launch(d, "--supervise", id, slot, fd, runner_id) < 0)
+			if (fd < 0 || launch(d, "--supervise", id, slot, fd, runner_id) < 0)
 				/* cannot fork: the lease will expire and the job ends as lost */
 				log_kv("error", "launch_failed", "job", id, "error",
-				       strerror(errno), (char *)NULL);
+				       fd < 0 ? "the slot stayed busy" : strerror(errno),
+				       (char *)NULL);
 		}
-		close(fd);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			d->drained = 1;
-			break;
-		}
-		remember(d, id);
-		started++;
-		log_kv("info", "job_claimed", "job", id, "runner", runner_id, "claimed_us",
-		       claimed_us, "supervisor", via, (char *)NULL);
 	}
+	if (own >= 0)
+		close(own); /* the supervisor has its copy */
+	remember(d, id);
+	log_kv("info", "job_claimed", "job", id, "runner", runner_id, "claimed_us",
+	       claimed_us, "supervisor", via, (char *)NULL);
+	return 1;
+}
+
+/* Whether any job is queued (a --once runner that found no free slot: every slot
+ * busy, e.g. held by a daemon's prewarmed sandboxes, which take the queue anyway). */
+static int queue_empty(struct disp *d)
+{
+	struct db_res *res = db_querya(d->db, "SELECT 1 FROM jobs WHERE state = 'queued' LIMIT 1",
+				       NULL, 0);
+	int empty;
+
+	if (res == NULL)
+		return 0;
+	empty = db_res_rows(res) == 0;
+	db_res_free(res);
+	return empty;
+}
+
+/* Fills slots, prewarmed ones first: the number of jobs started, -1 on a DB error. */
+static int fill_slots(struct disp *d)
+{
+	int started = 0, tried = 0, rc;
+
+	d->drained = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
+			int fd = -1, w = -1;
+
+			if (pass == 0 && (w = warm_ready(&d->warm, slot)) < 0)
+				continue;
+			if (pass == 1 && (fd = take_slot(d->cfg, slot)) < 0)
+				continue;
+			tried = 1;
+			rc = fill_one(d, slot, fd, w);
+			if (fd >= 0)
+				close(fd);
+			if (rc < 0)
+				return -1;
+			if (rc == 0) {
+				d->drained = 1;
+				return started;
+			}
+			started++;
+		}
+	if (!tried && d->o->once && queue_empty(d))
+		d->drained = 1;
 	return started;
+}
+
+/* One more holder for a free job slot while fewer than runner_warm_sandboxes are
+ * there (one fork per pass; none while the runtimes probe waits for a slot). */
+static void warm_tend(struct disp *d)
+{
+	long long want = d->cfg->runner_warm_sandboxes;
+
+	if (d->o->once || want <= 0)
+		return;
+	warm_prune(&d->warm);
+	if (d->warm.n >= want || d->probe_wanted)
+		return;
+	for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
+		int fd;
+
+		if (warm_holds(&d->warm, slot) || (fd = take_slot(d->cfg, slot)) < 0)
+			continue;
+		warm_spawn(&d->warm, d->cfg, slot, fd);
+		close(fd);
+		return;
+	}
 }
 
 /* ---- sessions: slots CFG_SESSION_SLOT_BASE + N, N < runner_max_sessions */
@@ -506,6 +591,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		return 1;
 	gethostname(d.host, sizeof d.host - 1);
 	spare_init(&d.spares, o->config_path);
+	warm_init(&d.warm, o->config_path);
 	log_kv("info", "runner_started", "mode", o->once ? "once" : "daemon", "profile", d.digest,
 	       (char *)NULL);
 	while (!*o->stop) {
@@ -557,7 +643,16 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		if (d.db && util_mono_ms() >= next_probe) {
 			/* a cron run (--once) probes only when the last probe is stale */
 			int rc = o->once && !rtp_due(cfg, d.db, d.host) ? 0 : probe_runtimes(&d);
-			next_probe = util_mono_ms() + (rc == 0 ? RTP_EVERY_MS : 5000);
+			/* every slot taken, some by idle holders: one gives its slot back (one
+			 * a second: it needs a moment to clean up, and a claim may take it) */
+			if (rc == 0)
+				d.probe_wanted = 0;
+			else if (util_mono_ms() >= d.probe_stand_down &&
+				 warm_stand_down(&d.warm) == 0) {
+				d.probe_wanted = 1;
+				d.probe_stand_down = util_mono_ms() + 1000;
+			}
+			next_probe = util_mono_ms() + (rc == 0 ? RTP_EVERY_MS : d.probe_wanted ? 20 : 5000);
 		}
 		if (d.db && !o->once) {
 			int ns = fill_sessions(&d);
@@ -576,6 +671,8 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		if (d.db)
 			deliver_tick(&d);
 		/* --once runners (cron) launch fresh supervisors: no spare outlives them idle */
+		if (d.db)
+			warm_tend(&d);
 		if (d.db && !o->once)
 			spare_tend(&d.spares, cfg, (int)(cfg->runner_spare_supervisors <
 								 cfg->runner_slots
@@ -598,6 +695,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 	}
 	free(d.launched);
 	spare_close_all(&d.spares);
+	warm_close_all(&d.warm);
 	wake_close(d.wakefd, cfg->runner_wake_socket);
 	db_close(d.db);
 	log_kv("info", "runner_stopped", (char *)NULL);

@@ -874,6 +874,58 @@ static int write_args(const struct cfg *cfg, const struct prof_tables *t, const 
 	return fd;
 }
 
+/* The environment bwrap gives the command: --clearenv, then each --setenv in order,
+ * a later one replacing an earlier value in place (setenv(3) in bwrap's own
+ * environment, which its execvp passes on). */
+int prof_job_env(const struct cfg *cfg, const struct prof_tables *t, const struct json_t *env,
+		 struct strbuf *out, char *err, size_t errlen)
+{
+	struct strbuf a = STRBUF_INIT;
+	struct env_pass pass;
+	const struct prof_env e = { &pass, 0 };
+	const struct prof_job j = { "", "", 0, env, -1, -1, -1 };
+	const char **name = NULL, **val = NULL;
+	size_t n = 0, cap = 0;
+	int count = -1;
+
+	if (env_pass_parse(cfg, &pass, err, errlen) < 0)
+		return -1;
+	add_env(&a, cfg, t, &j, &e);
+	for (const char *p = a.buf; !a.failed && p < a.buf + a.len;) {
+		const char *k = p + strlen(p) + 1, *v = k + strlen(k) + 1;
+		size_t i;
+
+		p = v + strlen(v) + 1; /* "--setenv" NAME VALUE */
+		for (i = 0; i < n && strcmp(name[i], k) != 0; i++)
+			;
+		if (i == n && n == cap) {
+			size_t c = cap ? cap * 2 : 32;
+			const char **nn = reallocarray(name, c, sizeof *nn), **nv;
+			if (nn == NULL)
+				goto out;
+			name = nn;
+			if ((nv = reallocarray(val, c, sizeof *nv)) == NULL)
+				goto out;
+			val = nv;
+			cap = c;
+		}
+		name[i] = k, val[i] = v;
+		n += i == n;
+	}
+	for (size_t i = 0; i < n; i++)
+		sb_addf(out, "%s=%s", name[i], val[i]), sb_add(out, "", 1);
+	if (!a.failed && !out->failed)
+		count = (int)n;
+out:
+	if (count < 0)
+		snprintf(err, errlen, "building the environment: out of memory");
+	explicit_bzero(a.buf, a.len); /* env values */
+	sb_release(&a);
+	free(name);
+	free(val);
+	return count;
+}
+
 int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
 		  char *err, size_t errlen)
 {

@@ -134,6 +134,12 @@ struct prof_job {
  * unless runner_env_passthrough_override = 1 (the API refuses such a job). */
 int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
 		  char *err, size_t errlen);
+/* The environment bwrap would give a job of profile t with env: "NAME=value" strings
+ * back to back, each NUL-terminated, appended to out (a prewarmed sandbox's stub
+ * execs with it). The count, or -1 with err. */
+struct strbuf;
+int prof_job_env(const struct cfg *cfg, const struct prof_tables *t, const struct json_t *env,
+		 struct strbuf *out, char *err, size_t errlen);
 /* A session's bwrap options: prof_job_args's, plus the agent binary (agent_fd, a
  * sealed memfd the child finds at that number) as a read-only file at
  * PROF_AGENT_PATH, placed before the root is remounted read-only. The command is

@@ -62,9 +62,10 @@ static void set_rlimits(const struct sb_spawn *s)
  * optional one (block, agent) leaves its number closed. The highest placed. */
 static int place_fds(const struct sb_spawn *s, int errw)
 {
+	int ctl = s->has_agent && s->ctl_fd > 0 ? s->ctl_fd : -1;
 	int src[] = { s->stdin_fd, s->stdout_fd, s->stderr_fd, s->args_fd, s->seccomp_fd,
-		      s->status_fd, errw, s->block_fd, s->has_agent ? s->agent_fd : -1 };
-	int tmp[9], n = s->has_agent ? 9 : s->block_fd >= 0 ? 8 : 7;
+		      s->status_fd, errw, s->block_fd, s->has_agent ? s->agent_fd : -1, ctl };
+	int tmp[10], n = ctl >= 0 ? 10 : s->has_agent ? 9 : s->block_fd >= 0 ? 8 : 7;
 
 	for (int i = 0; i < n; i++) {
 		tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD, 100);

@@ -13,7 +13,9 @@
 #define SB_FD_SECCOMP 4
 #define SB_FD_STATUS 5
 #define SB_FD_BLOCK 7 /* network jobs: bwrap waits on it before exec */
-#define SB_FD_AGENT 8 /* sessions: the agent binary (prof_session_args) */
+#define SB_FD_AGENT 8 /* sessions: the agent binary (prof_session_args); a prewarmed
+		       * sandbox: the exec stub, run as /proc/self/fd/8 (warm.h) */
+#define SB_FD_CTL 9   /* a prewarmed sandbox: the stub's end of its spec socket */
 
 struct sb_spawn {
 	const char *bwrap;
@@ -27,6 +29,7 @@ struct sb_spawn {
 	char *const *cmd;         /* the command: argv after "--" */
 	int has_agent;            /* sessions: agent_fd goes to SB_FD_AGENT (jobs: 0) */
 	int agent_fd;
+	int ctl_fd;               /* a prewarmed sandbox: to SB_FD_CTL (needs has_agent) */
 };
 
 /* Forks; the child joins the cgroup, mounts its private /etc, sets rlimits, drops to uid, sets

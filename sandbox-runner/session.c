@@ -994,7 +994,7 @@ static void check_deadlines(struct ses *s, double now)
 
 /* The agent binary in a sealed memfd: bwrap copies it into the sandbox, so no host
  * path of it is visible there, and nothing can change it after the check. */
-static int agent_memfd(const struct cfg *cfg, char *err, size_t errlen)
+int agent_memfd(const struct cfg *cfg, char *err, size_t errlen)
 {
 	int src = open(cfg->runner_agent_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), fd = -1;
 	struct stat st;

@@ -85,7 +85,7 @@ void spare_title_init(char **argv)
 	title_len = (size_t)(end - argv[0]);
 }
 
-static void set_cmdline(const char *const *argv)
+void spare_cmdline(const char *const *argv)
 {
 	size_t off = 0;
 
@@ -143,7 +143,7 @@ static int take_job(const struct cfg *cfg, char id[UUID_STR_LEN], int *slot, cha
  * before the operator lowered it would store what a fresh one is refused (the
  * result must meet the server's setting as it is when the job starts, as with a
  * launched supervisor). One round trip; 0 also when the connection is gone. */
-static int fresh_enough(struct db *db)
+int spare_db_fresh(struct db *db)
 {
 	struct db_res *res = db_querya(db,
 				       "SELECT @@GLOBAL.max_allowed_packet = @@SESSION.max_allowed_packet",
@@ -172,7 +172,7 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	snprintf(config_path, sizeof config_path, "%s", conf);
 	log_init("sandbox-supervisor");
 	/* idle: `--spare` (ps shows the pool; tests/stack.sh counts it as the runner's) */
-	set_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
+	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
 					   NULL });
 	db = db_open(cfg, err, sizeof err);
 	if (db == NULL) {
@@ -186,14 +186,14 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	/* a supervisor from here on, by its command line too, before the dispatcher hears */
 	snprintf(slotnum, sizeof slotnum, "%d", slot);
 	snprintf(fdnum, sizeof fdnum, "%d", lockfd);
-	set_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path,
+	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path,
 					   "--supervise", id, "--slot", slotnum, "--runner-id",
 					   rid, "--lock-fd", fdnum, NULL });
 	if (write(SPARE_FD, "A", 1) != 1) {
 		/* the dispatcher is gone, but the job was claimed for us: run it */
 	}
 	close(SPARE_FD);
-	if (!fresh_enough(db)) {
+	if (!spare_db_fresh(db)) {
 		db_close(db);
 		db = NULL; /* supervise_run connects, as a launched supervisor does */
 	}

@@ -24,11 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <limits.h>
+#include <stdint.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +50,8 @@
 #include "retry.h"
 #include "sandbox.h"
 #include "scfilter.h"
+#include "session.h"
+#include "stubproto.h"
 #include "store.h"
 #include "strbuf.h"
 #include "util.h"
@@ -96,6 +101,9 @@ struct sup {
 	struct cmdpol pol;             /* the operator's command policy (policy.h) */
 	json_t *compile;               /* result.compile (compile_step), NULL: none */
 	double compile_ms;             /* wall time the compile step used: the run gets the rest */
+	struct cg_usage base;          /* a prewarmed slot's event counts before the job */
+	const char *cold_reason;       /* why a job ran cold with prewarming on, NULL: none */
+	int launch_noted;              /* the "launch:" diagnostic is there */
 };
 
 static void mark(const struct sup *s, const char *step)
@@ -238,6 +246,8 @@ static const char *policy_check(const struct sup *s)
 	return NULL;
 }
 
+static int write_inputs(struct sup *s);
+
 static int prepare_workspace(struct sup *s)
 {
 	char err[512], root[CFG_PATH_MAX + 8];
@@ -249,6 +259,14 @@ static int prepare_workspace(struct sup *s)
 			    sizeof s->ws_path, err, sizeof err);
 	if (s->wsfd < 0)
 		return setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
+	return write_inputs(s);
+}
+
+/* The job's files and cwd, by fd under the workspace. */
+static int write_inputs(struct sup *s)
+{
+	char err[512];
+
 	if (injected("files", err, sizeof err))
 		return setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
 	for (size_t i = 0; i < s->job.nfiles; i++) {
@@ -260,6 +278,12 @@ static int prepare_workspace(struct sup *s)
 	if (*s->job.cwd && ws_mkdirs(s->wsfd, s->job.cwd, s->uid, err, sizeof err) < 0)
 		return setup_fail(s, STAGE_INPUT_FILES, "creating cwd failed", err);
 	return 0;
+}
+
+static void limits_diag(struct sup *s)
+{
+	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
+		"NOFILE, CORE=0)", cg_describe(&s->cg));
 }
 
 static int prepare_limits(struct sup *s)
@@ -278,8 +302,7 @@ static int prepare_limits(struct sup *s)
 		     s->job.limits[LIM_PIDS] + 2, err, sizeof err) < 0)
 		return setup_fail(s, STAGE_INITIALIZE, "resource limits", err);
 	s->cg_on = 1;
-	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
-		"NOFILE, CORE=0)", cg_describe(&s->cg));
+	limits_diag(s);
 	return 0;
 }
 
@@ -450,6 +473,14 @@ static int use_profile(struct sup *s, char *err, size_t errlen)
 	return 0;
 }
 
+static void placement_diag(struct sup *s)
+{
+	if (s->cg_on)
+		diag(s, "limits: cgroup placement %s", strcmp(cg_placement(), "clone3") == 0
+			? "clone3 (born in the slot's cgroup, CLONE_INTO_CGROUP)"
+			: "procs (the child wrote its pid to cgroup.procs before exec)");
+}
+
 static int start(struct sup *s, struct fds *f)
 {
 	char err[512], etc[CFG_PATH_MAX + 8];
@@ -495,10 +526,13 @@ static int start(struct sup *s, struct fds *f)
 	if (s->pid < 0)
 		return -1;
 	mark(s, "sb_spawn");
-	if (s->cg_on)
-		diag(s, "limits: cgroup placement %s", strcmp(cg_placement(), "clone3") == 0
-			? "clone3 (born in the slot's cgroup, CLONE_INTO_CGROUP)"
-			: "procs (the child wrote its pid to cgroup.procs before exec)");
+	placement_diag(s);
+	if (s->cfg->runner_warm_sandboxes > 0 && !s->launch_noted) {
+		/* prewarming is on: say why this one was not */
+		diag(s, "launch: cold (%s)", s->cold_reason ? s->cold_reason
+							     : "no prewarmed sandbox was ready");
+		s->launch_noted = 1;
+	}
 	/* Our copies of the child's ends must go, or EOF never comes. */
 	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
 	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
@@ -531,13 +565,26 @@ static void heartbeat(struct sup *s)
 		stop(s, STOP_CANCEL);
 }
 
+/* The cgroup's usage; a prewarmed slot's OOM kills and refused forks before the job
+ * (none, in practice) are not the job's. */
+static void read_usage(struct sup *s, struct cg_usage *u)
+{
+	cg_read(&s->cg, u);
+	if (u->cpu_ns >= 0 && s->base.cpu_ns > 0)
+		u->cpu_ns = u->cpu_ns > s->base.cpu_ns ? u->cpu_ns - s->base.cpu_ns : 0;
+	if (u->oom_kills > 0 && s->base.oom_kills > 0)
+		u->oom_kills -= s->base.oom_kills;
+	if (u->pids_denied > 0 && s->base.pids_denied > 0)
+		u->pids_denied -= s->base.pids_denied;
+}
+
 static void check_cgroup(struct sup *s)
 {
 	struct cg_usage u;
 
 	if (!s->cg_on)
 		return;
-	cg_read(&s->cg, &u);
+	read_usage(s, &u);
 	if (u.pids_denied > 0)
 		stop(s, STOP_PIDS);
 	else if (u.cpu_ns > s->job.limits[LIM_CPU_SECONDS] * 1000000000LL)
@@ -945,7 +992,7 @@ static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *na
 	s->t0 = util_mono_ms();
 	run_loop(s, f);
 	if (s->cg_on)
-		cg_read(&s->cg, &s->usage);
+		read_usage(s, &s->usage);
 	mark(s, "cg_read");
 	collect(s, arts, narts);
 	mark(s, "artifacts");
@@ -1033,28 +1080,38 @@ static int compile_step(struct sup *s)
 	return 0;
 }
 
-/* Policy check, workspace, limits, sandbox, run, artifacts, cleanup. */
-static void execute(struct sup *s, struct artifact **arts, size_t *narts)
+/* The operator's command policy and the runner's re-check of the job: 0 go on, -1
+ * the job ends here (recorded). */
+static int gate(struct sup *s)
 {
-	struct fds f;
 	const char *why;
 	char err[256];
 
-	memset(&f, -1, sizeof f);
-	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
 	/* read per job (a fresh process): the runner refused to start with an unsafe
 	 * one, so failing here means it was changed since */
 	if (s->cfg->runner_command_policy[0] &&
 	    cmdpol_load(s->cfg->runner_command_policy, &s->pol, err, sizeof err) < 0) {
 		setup_fail(s, STAGE_CREATE, "command policy could not be read", err);
-		return;
+		return -1;
 	}
 	if ((why = policy_check(s)) != NULL) {
 		/* refused before anything exists: no workspace, no bwrap, no cleanup */
 		diag(s, "%s: %s", js_outcome(JO_BLOCKED)->diagnostic, why);
 		s->failure_stage = STAGE_POLICY;
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+/* Policy check, workspace, limits, sandbox, run, artifacts, cleanup. */
+static void execute(struct sup *s, struct artifact **arts, size_t *narts)
+{
+	struct fds f;
+
+	memset(&f, -1, sizeof f);
+	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
+	if (gate(s) < 0)
+		return;
 	if (prepare_workspace(s) == 0) {
 		mark(s, "ws_create");
 		if (prepare_limits(s) == 0) {
@@ -1078,6 +1135,424 @@ static void sup_free(struct sup *s)
 	json_decref(s->diag);
 	free(s->prof);
 	db_close(s->db);
+}
+
+/* ---- prewarmed sandboxes (warm.h)
+ *
+ * Before the job is known (supervise_warm_start), exactly as a cold launch up to
+ * bwrap: the slot's leftovers removed, the workspace tmpfs (at disk_mb_max), the
+ * slot's cgroup (memory_mb_max, pids_max + 2), the pipes, the seccomp filter, the
+ * default profile's arguments with an empty cwd and no job env, the private /etc,
+ * rlimits at the operator's maxima, the uid drop, and bwrap itself, whose command
+ * is the exec stub (stub.c) waiting on SB_FD_CTL. At assignment
+ * (supervise_warm_run): the job is loaded and checked, the workspace remounted at
+ * its disk_mb, its files written, the cgroup's limits lowered to its own, the usage
+ * baselines taken, and the stub gets argv, env, cwd and rlimits; from there on it
+ * is the cold supervisor's loop, result and cleanup. */
+
+struct sup_warm {
+	struct sup s;
+	struct fds f;
+	int ctl;   /* our end of the stub's spec socket */
+	int pidfd; /* bwrap's: readable once it ended */
+	char digest[PROFILE_DIGEST_LEN];
+};
+
+_Static_assert(SB_FD_AGENT == STUB_FD_EXE && SB_FD_CTL == STUB_FD_CTL,
+	       "the stub finds its descriptors where sb_spawn puts them");
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Kills the sandbox and cleans the slot as after a job; the struct stays usable
+ * for a cold start in the same slot. */
+static void warm_teardown(struct sup_warm *w)
+{
+	struct sup *s = &w->s;
+
+	close_fds(&w->f);
+	close_fd(&w->ctl);
+	close_fd(&w->pidfd);
+	cleanup(s);
+	s->pid = 0;
+	s->cg_on = 0;
+	s->ws_path[0] = '\0';
+	s->cleanup_status = JS_CLEANUP_NOT_STARTED;
+	s->cleanup_error[0] = '\0';
+	memset(&s->base, 0, sizeof s->base);
+	bws_release(&s->bst);
+	bws_init(&s->bst);
+	reset_stream(&s->out, s->job.limits[LIM_OUTPUT_BYTES]);
+	reset_stream(&s->err, s->job.limits[LIM_OUTPUT_BYTES]);
+}
+
+static void warm_free(struct sup_warm *w)
+{
+	close_fds(&w->f);
+	close_fd(&w->ctl);
+	close_fd(&w->pidfd);
+	sup_free(&w->s);
+	free(w);
+}
+
+void supervise_warm_abort(struct sup_warm *w)
+{
+	if (w == NULL)
+		return;
+	warm_teardown(w);
+	warm_free(w);
+}
+
+int supervise_warm_fd(const struct sup_warm *w)
+{
+	return w->pidfd;
+}
+
+/* bwrap and the stub, from the prepared slot. 0 or -1 with err. */
+static int warm_spawn(struct sup_warm *w, char *err, size_t errlen)
+{
+	struct sup *s = &w->s;
+	struct fds *f = &w->f;
+	char etc[CFG_PATH_MAX + 8];
+	char *cmd[] = { (char *)"/proc/self/fd/" STR(SB_FD_AGENT), (char *)STUB_ARG0, NULL };
+	const struct prof_job pj = { s->ws_path, "", s->cfg->runner_tmp_mb, NULL, SB_FD_SECCOMP,
+				     SB_FD_STATUS, -1 };
+	int sv[2] = { -1, -1 }, agent = -1;
+	struct sb_spawn sp;
+
+	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
+	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "pipes: %s", strerror(errno));
+		goto fail;
+	}
+	if ((f->sc = sc_build_fd(err, errlen)) < 0 ||
+	    (f->args = prof_job_args(s->cfg, &prof_default, &pj, err, errlen)) < 0 ||
+	    (agent = agent_memfd(s->cfg, err, errlen)) < 0)
+		goto fail;
+	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
+	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid, .etc_dir = etc,
+				.cg = &s->cg, .limits = s->job.limits, .args_fd = f->args,
+				.seccomp_fd = f->sc, .status_fd = f->status[1], .stdin_fd = f->in[0],
+				.stdout_fd = f->out[1], .stderr_fd = f->err[1], .block_fd = -1,
+				.cmd = cmd, .has_agent = 1, .agent_fd = agent, .ctl_fd = sv[1] };
+	s->pid = sb_spawn(&sp, err, errlen);
+	if (s->pid < 0)
+		goto fail;
+	close(agent);
+	close(sv[1]);
+	w->ctl = sv[0];
+	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
+	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
+	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
+	w->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	if (w->pidfd < 0) {
+		snprintf(err, errlen, "pidfd_open: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+fail:
+	if (agent >= 0)
+		close(agent);
+	if (sv[0] >= 0)
+		close(sv[0]), close(sv[1]);
+	return -1;
+}
+
+struct sup_warm *supervise_warm_start(const struct cfg *cfg, struct db *db, int slot,
+				      char *err, size_t errlen)
+{
+	struct sup_warm *w = calloc(1, sizeof *w);
+	struct sup *s;
+
+	if (w == NULL) {
+		snprintf(err, errlen, "out of memory");
+		db_close(db);
+		return NULL;
+	}
+	s = &w->s;
+	sup_init(s, cfg, slot);
+	s->db = db;
+	memset(&w->f, -1, sizeof w->f);
+	w->ctl = w->pidfd = -1;
+	s->job.cwd = (char *)"";
+	memcpy(s->job.limits, cfg->limit_max, sizeof s->job.limits);
+	if (strcmp(cfg->runner_limits_mode, "cgroup") != 0) {
+		snprintf(err, errlen, "runner_limits_mode is not cgroup");
+		warm_free(w);
+		return NULL;
+	}
+	if (prof_digest(cfg, w->digest) < 0) {
+		snprintf(err, errlen, "the profile digest could not be computed");
+		warm_free(w);
+		return NULL;
+	}
+	if (prepare_workspace(s) < 0 || prepare_limits(s) < 0) {
+		snprintf(err, errlen, "%s", s->failure_error);
+		goto fail;
+	}
+	if (warm_spawn(w, err, errlen) < 0)
+		goto fail;
+	return w;
+fail:
+	supervise_warm_abort(w);
+	return NULL;
+}
+
+/* Why this job cannot use the prewarmed sandbox, or NULL. */
+static const char *warm_ineligible(struct sup_warm *w)
+{
+	struct sup *s = &w->s;
+	char digest[PROFILE_DIGEST_LEN];
+	struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
+
+	if (s->job.network)
+		return "a network job";
+	if (s->job.profile && strcmp(s->job.profile, PROF_DEFAULT) != 0)
+		return "a named profile";
+	if (s->job.compile_argv)
+		return "a compile step";
+	if (prof_digest(s->cfg, digest) < 0 || strcmp(digest, w->digest) != 0)
+		return "the profile changed since the sandbox was prewarmed";
+	if (w->pidfd < 0 || poll(&p, 1, 0) != 0)
+		return "the prewarmed sandbox had ended";
+	return NULL;
+}
+
+/* The spec (stubproto.h) into b: 0, or -1 (too large for the stub: cold). */
+static int warm_spec(struct sup *s, struct strbuf *b, char *err, size_t errlen)
+{
+	struct strbuf env = STRBUF_INIT;
+	struct stub_hdr h = { STUB_MAGIC, 0, 0, 0, 0 };
+	char **cmd = command_argv(&s->job);
+	int envc = prof_job_env(s->cfg, &prof_default, s->job.env, &env, err, errlen);
+	size_t start;
+
+	if (cmd == NULL || envc < 0) {
+		free(cmd);
+		sb_release(&env);
+		return -1;
+	}
+	for (const struct prof_rlimit *r = prof_default.rlimits;
+	     r < prof_default.rlimits + prof_default.n_rlimits; r++) {
+		rlim_t soft, hard;
+		if (r->only_without_cgroup)
+			continue; /* as sandbox.c set_rlimits with a cgroup */
+		prof_rlimit_value(r, s->job.limits, 0, &soft, &hard);
+		h.nrl++;
+	}
+	while (cmd[h.argc])
+		h.argc++;
+	h.envc = (uint32_t)envc;
+	sb_add(b, &h, sizeof h);
+	for (const struct prof_rlimit *r = prof_default.rlimits;
+	     r < prof_default.rlimits + prof_default.n_rlimits; r++) {
+		struct stub_rl rl = { r->res, 0, 0, 0 };
+		rlim_t soft, hard;
+		if (r->only_without_cgroup)
+			continue;
+		prof_rlimit_value(r, s->job.limits, 0, &soft, &hard);
+		rl.soft = soft, rl.hard = hard;
+		sb_add(b, &rl, sizeof rl);
+	}
+	start = b->len;
+	sb_addf(b, "/workspace%s%s", *s->job.cwd ? "/" : "", s->job.cwd);
+	sb_add(b, "", 1);
+	for (uint32_t i = 0; i < h.argc; i++)
+		sb_add(b, cmd[i], strlen(cmd[i]) + 1);
+	sb_add(b, env.buf, env.len);
+	explicit_bzero(env.buf, env.len);
+	sb_release(&env);
+	free(cmd);
+	h.strbytes = (uint32_t)(b->len - start);
+	if (b->failed || b->len > STUB_SPEC_MAX || h.argc >= STUB_ARG_MAX / 2 ||
+	    h.envc >= STUB_ARG_MAX / 2) {
+		snprintf(err, errlen, "the command and environment are too large for the stub");
+		return -1;
+	}
+	memcpy(b->buf, &h, sizeof h);
+	return 0;
+}
+
+/* Sends the spec and shuts our side: 0, or -1 (the stub is gone). */
+static int warm_send(struct sup_warm *w, const struct strbuf *b)
+{
+	size_t off = 0;
+
+	while (off < b->len) {
+		ssize_t n = send(w->ctl, b->buf + off, b->len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return shutdown(w->ctl, SHUT_WR);
+}
+
+/* bwrap's own words for a failure in its child (die_with_error: "bwrap: ...: %s\n"
+ * on the command's stderr, exit 1), as the job's stderr: through a pipe into the
+ * pump, like any output. */
+static void bwrap_words(struct sup *s, const char *what, const char *arg, int e)
+{
+	char line[PATH_MAX + 256];
+	int p[2], n = snprintf(line, sizeof line, "bwrap: %s %s: %s\n", what, arg, strerror(e));
+
+	if (n < 0 || pipe2(p, O_CLOEXEC) < 0)
+		return;
+	if ((size_t)n >= sizeof line)
+		n = (int)sizeof line - 1;
+	if (write(p[1], line, (size_t)n) != n) {
+		/* a pipe takes 4 KiB at once: nothing lost */
+	}
+	close(p[1]);
+	while (p[0] >= 0)
+		if (pump_drain(&p[0], &s->err))
+			break;
+	if (p[0] >= 0)
+		close(p[0]);
+}
+
+/* The stub's answer after the sandbox ended: nothing (the command was exec'd), or a
+ * step and an errno, turned into what a cold launch reports for the same failure. */
+static void warm_answer(struct sup_warm *w)
+{
+	struct sup *s = &w->s;
+	struct stub_fail a;
+	char what[128], detail[160], cwd[PATH_MAX];
+	char **cmd;
+
+	if (w->ctl < 0 || recv(w->ctl, &a, sizeof a, MSG_DONTWAIT) != (ssize_t)sizeof a)
+		return;
+	switch (a.step) {
+	case STUB_STEP_EXEC:
+		if ((cmd = command_argv(&s->job)) != NULL)
+			bwrap_words(s, "execvp", cmd[0], a.err);
+		free(cmd);
+		break;
+	case STUB_STEP_CHDIR:
+		snprintf(cwd, sizeof cwd, "/workspace%s%s", *s->job.cwd ? "/" : "", s->job.cwd);
+		bwrap_words(s, "Can't chdir to", cwd, a.err);
+		break;
+	case STUB_STEP_RLIMIT:
+		snprintf(what, sizeof what, "sandbox start failed after 1 of %lld attempts (%s)",
+			 s->cfg->runner_start_attempts, retry_errname(a.err));
+		snprintf(detail, sizeof detail, "rlimit: %s", strerror(a.err));
+		setup_fail(s, STAGE_COMMAND_START, what, detail);
+		break;
+	default:
+		setup_fail(s, STAGE_COMMAND_START, "sandbox start failed",
+			   "the exec stub refused its spec");
+	}
+}
+
+/* The job in the prewarmed sandbox: 0, or -1 when the sandbox turned out to be gone
+ * before the spec went (nothing of the job ran: the caller starts it cold). */
+static int warm_execute(struct sup_warm *w, struct artifact **arts, size_t *narts)
+{
+	struct sup *s = &w->s;
+	struct strbuf spec = STRBUF_INIT;
+	char err[512];
+
+	if (warm_spec(s, &spec, err, sizeof err) < 0) {
+		sb_release(&spec);
+		s->cold_reason = "the command and environment are too large for the stub";
+		return -1;
+	}
+	if (ws_resize(s->ws_path, s->uid, s->job.limits[LIM_DISK_MB], err, sizeof err) < 0) {
+		setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
+		goto out;
+	}
+	if (write_inputs(s) < 0)
+		goto out;
+	mark(s, "ws_create");
+	if (cg_set_limits(&s->cg, s->job.limits[LIM_MEMORY_MB] << 20, s->job.limits[LIM_PIDS] + 2,
+			  err, sizeof err) < 0) {
+		setup_fail(s, STAGE_INITIALIZE, "resource limits", err);
+		goto out;
+	}
+	limits_diag(s);
+	/* Usage counts from the sandbox's start, as a cold job's does: cpu_ms and the
+	 * memory peak include bwrap's own start (the idle wait adds nothing: the stub
+	 * blocks in read), and so does the process CPU time RLIMIT_CPU bounds. Only the
+	 * event counters (OOM kills, refused forks) start from the job. */
+	cg_read(&s->cg, &s->base);
+	s->base.cpu_ns = 0;
+	if (warm_send(w, &spec) < 0) {
+		explicit_bzero(spec.buf, spec.len);
+		sb_release(&spec);
+		s->cold_reason = "the prewarmed sandbox had ended";
+		return -1;
+	}
+	explicit_bzero(spec.buf, spec.len); /* env values */
+	sb_release(&spec);
+	mark(s, "sb_spawn");
+	placement_diag(s);
+	diag(s, "launch: prewarmed sandbox");
+	s->launch_noted = 1;
+	run(s, &w->f, arts, narts);
+	warm_answer(w);
+out:
+	close_fds(&w->f);
+	mark(s, "close_fds");
+	cleanup(s);
+	return 0;
+}
+
+/* Back to the state of a supervisor that has loaded its job: the warm sandbox is
+ * gone, the slot clean, the diagnostics empty. */
+static void warm_to_cold(struct sup_warm *w, const char *why)
+{
+	struct sup *s = &w->s;
+
+	warm_teardown(w);
+	json_decref(s->diag);
+	s->diag = json_array();
+	s->failure_stage = STAGE_NONE;
+	s->failure_error[0] = '\0';
+	s->cold_reason = why;
+}
+
+int supervise_warm_run(struct sup_warm *w, const char *job_id, const char *runner_id,
+		       int fresh)
+{
+	struct sup *s = &w->s;
+	struct artifact *arts = NULL;
+	size_t narts = 0;
+	const char *why;
+
+	s->runner_id = runner_id;
+	if (!fresh) {
+		db_close(s->db);
+		s->db = NULL; /* load_job connects, as a launched supervisor does */
+	}
+	memset(&s->job, 0, sizeof s->job);
+	snprintf(s->job.id, sizeof s->job.id, "%s", job_id);
+	if (load_job(s, job_id) < 0) {
+		log_kv("error", "job_load_failed", "job", job_id, (char *)NULL);
+		supervise_warm_abort(w);
+		return 1; /* the lease expires and the job ends as lost */
+	}
+	log_kv("info", "job_started", "job", job_id, "runner", runner_id, (char *)NULL);
+	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
+	json_decref(s->diag);
+	s->diag = json_array(); /* the prewarm's own lines are not the job's */
+	if ((why = warm_ineligible(w)) != NULL) {
+		warm_to_cold(w, why);
+		execute(s, &arts, &narts);
+	} else if (gate(s) < 0) {
+		warm_teardown(w); /* refused: as cold, nothing of the job ran */
+		s->cleanup_status = JS_CLEANUP_NOT_STARTED;
+	} else if (warm_execute(w, &arts, &narts) < 0) {
+		warm_to_cold(w, s->cold_reason);
+		execute(s, &arts, &narts);
+	}
+	log_kv("info", "job_launch", "job", job_id, "launch", s->cold_reason ? "cold" : "prewarmed",
+	       (char *)NULL);
+	finish(s, arts, narts);
+	ws_free_artifacts(arts, narts);
+	store_job_free(&s->job);
+	warm_free(w);
+	return 0;
 }
 
 int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const char *runner_id)

@@ -18,6 +18,25 @@
 
 #define MAX_DEPTH 32
 
+/* The mount options of a workspace of disk_mb: ws_create's and ws_resize's. */
+static void ws_opts(char *opts, size_t n, long long disk_mb, uid_t uid)
+{
+	snprintf(opts, n, "size=%lldm,nr_inodes=%lld,mode=0700,uid=%u,gid=%u", disk_mb,
+		 disk_mb * 256 < 4096 ? 4096 : disk_mb * 256, (unsigned)uid, (unsigned)uid);
+}
+
+int ws_resize(const char *path, uid_t uid, long long disk_mb, char *err, size_t errlen)
+{
+	char opts[128];
+
+	ws_opts(opts, sizeof opts, disk_mb, uid);
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) < 0) {
+		snprintf(err, errlen, "remount tmpfs on %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int ws_destroy(const char *path)
 {
 	/* Unmounting discards the job's tree without walking it. */
@@ -46,8 +65,7 @@ int ws_create(const char *root, int slot, uid_t uid, long long disk_mb, char *pa
 		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
 		return -1;
 	}
-	snprintf(opts, sizeof opts, "size=%lldm,nr_inodes=%lld,mode=0700,uid=%u,gid=%u", disk_mb,
-		 disk_mb * 256 < 4096 ? 4096 : disk_mb * 256, (unsigned)uid, (unsigned)uid);
+	ws_opts(opts, sizeof opts, disk_mb, uid);
 	if (mount("sandbox-ws", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 		snprintf(err, errlen, "mount tmpfs on %s: %s", path, strerror(errno));
 		rmdir(path);

@@ -24,6 +24,9 @@ struct artifact_caps {
  * Returns an O_PATH-free directory fd (O_DIRECTORY) or -1 with err. */
 int ws_create(const char *root, int slot, uid_t uid, long long disk_mb, char *path,
 	      size_t pathlen, char *err, size_t errlen);
+/* A prewarmed workspace (warm.h) takes the job's size: the same tmpfs remounted with
+ * ws_create's options for disk_mb (the sandbox's bind sees it, one superblock). */
+int ws_resize(const char *path, uid_t uid, long long disk_mb, char *err, size_t errlen);
 /* Creates rel (and its parent directories) under wsfd, owned by uid. */
 int ws_write_file(int wsfd, const char *rel, const unsigned char *data, size_t len,
 		  int executable, uid_t uid, char *err, size_t errlen);

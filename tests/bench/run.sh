@@ -51,7 +51,8 @@
 #
 # Environment: BENCH_PORT (default 8445; the next free port if taken), BENCH_VAR (the
 # stack's directory, default <repo>/var/bench: a private one lets a second bench run
-# beside it; it is deleted and rebuilt by every run).
+# beside it; it is deleted and rebuilt by every run), BENCH_WARM (runner_warm_sandboxes
+# for the stack's runner, e.g. its runner_slots; unset: the config's default).
 
 # The steps run through run_step and the teardown through trap: not unreachable.
 # shellcheck disable=SC2317
@@ -204,7 +205,7 @@ write_meta() {
     c=$(printf '%s,' "${CONCURRENCIES[@]}")
     jq -n --arg mode "$MODE" --arg date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
         --argjson conc "[${c%,}]" --arg slots "$(conf_value runner_slots)" \
-        --arg settings "stack: api_workers=$(conf_value api_workers), runner_slots=$(conf_value runner_slots), runner_poll_ms=default, nginx /v1/ rate 1000000 r/s; counts: launch $LAUNCH_N x 3 variants (+$LAUNCH_WARMUP warm-up), e2e $E2E_N (+$E2E_WARMUP), throughput $TPUT_N jobs / $TPUT_THREADS threads, wrk ${WRK_SECONDS}s x $WRK_ROUNDS rounds (2 threads), scale $SCALE_SMALL / $SCALE_LARGE rows with $POLL_N polls and $CLAIM_N claims each" \
+        --arg settings "stack: api_workers=$(conf_value api_workers), runner_slots=$(conf_value runner_slots), runner_warm_sandboxes=${BENCH_WARM:-0}, runner_poll_ms=default, nginx /v1/ rate 1000000 r/s; counts: launch $LAUNCH_N x 3 variants (+$LAUNCH_WARMUP warm-up), e2e $E2E_N (+$E2E_WARMUP), throughput $TPUT_N jobs / $TPUT_THREADS threads, wrk ${WRK_SECONDS}s x $WRK_ROUNDS rounds (2 threads), scale $SCALE_SMALL / $SCALE_LARGE rows with $POLL_N polls and $CLAIM_N claims each" \
         '{mode: $mode, date: $date, concurrencies: $conc, runner_slots: $slots,
           settings: $settings}' >"$RAW/meta.json"
 }
@@ -525,6 +526,14 @@ main() {
     say "$MODE run: stack in $VAR on port $port"
     STACK_UP=1
     stack up || { tail -n 20 "$VAR/stack.log" >&2; die "tests/stack.sh up failed (see $VAR/stack.log)"; }
+    if [[ -n ${BENCH_WARM:-} ]]; then
+        # prewarmed sandboxes on (or explicitly off) for this run: the runner rereads
+        # its config when it starts again (stack.sh writes it only at up)
+        [[ $BENCH_WARM =~ ^[0-9]+$ ]] || die "BENCH_WARM must be a slot count (runner_warm_sandboxes)"
+        printf 'runner_warm_sandboxes = %s\n' "$BENCH_WARM" >>"$VAR/sandbox.conf"
+        { stack stop-runner && stack start-runner; } || die "the runner did not restart with runner_warm_sandboxes = $BENCH_WARM"
+        say "runner_warm_sandboxes = $BENCH_WARM"
+    fi
     set -a
     # shellcheck disable=SC1091
     . "$VAR/env"

@@ -21,6 +21,9 @@
 #      polling every 10 s claims jobs on the API's wake-up, junk datagrams are ignored.
 #  12. Pre-forked supervisors: the idle pool, a job run by a spare, spares killed
 #      while idle lose no job, idle spares end with the dispatcher.
+#  13. Prewarmed sandboxes (a runner of the suite's own with every slot prewarmed):
+#      the same outcomes as cold jobs, each run prewarmed; a burst larger than the
+#      pool all runs; --once beside held slots; holders end with their dispatcher.
 #  10. Nothing is left over: no process of the stack's slot uids, no workspace tmpfs, no
 #      process in the slot cgroups.
 #
@@ -770,6 +773,86 @@ else
 	if stack start-runner; then RUNNER_STOPPED=0; fi
 	expect_true "spares: the restarted runner has its spares" poll 10 spare_count_is "$SPARES"
 fi
+
+# ================================================= 13. prewarmed sandboxes (runner_warm_sandboxes)
+
+# The same jobs on the stack's runner (cold) and on a runner of the suite's own with
+# every slot prewarmed give the same status, exit code, signal, output and
+# diagnostics (but the "launch:" line), each warm one run prewarmed: exit codes,
+# signals, the wall clock, the output cap, cpu, memory and pids limits, stdin, cwd,
+# argv, files, a command that is missing, not executable or a script without #!.
+# Then the pool: one holder per slot, a burst of three jobs per slot all run (none
+# waits for a held slot), a --once runner beside it ends at once on an empty queue,
+# holders end with their dispatcher.
+ctx "prewarm"
+WARM_CONF=$T_DIR/warm.conf
+{ cat "$SANDBOX_CONFIG"; echo "runner_warm_sandboxes = $SLOTS"; } > "$WARM_CONF"
+holders() { pgrep -x -f -- "sandbox-runner --config $WARM_CONF --warm --slot [0-9]+" | grep -c .; }
+holders_are() { [ "$(holders)" = "$1" ]; }
+# the outcome as a client sees it, without the launch line
+outcome_of() {
+	jq -c '[.status, .result.exit_code, .result.signal, .result.stdout, .result.stdout_base64,
+		.result.stderr, .result.stdout_truncated,
+		[.result.diagnostics[] | select(startswith("launch: ") | not)], .failure]' "$BODY"
+}
+PW_JOBS=(
+	'{"command":"echo out; echo err >&2; exit 3"}'
+	'{"command":"kill -TERM $$"}'
+	'{"command":"sleep 5","limits":{"wall_seconds":1}}'
+	'{"command":"head -c 100000 /dev/zero","limits":{"output_bytes":1000}}'
+	'{"command":"while :; do :; done","limits":{"cpu_seconds":1}}'
+	'{"command":"a=$(head -c 200000000 /dev/zero | tr \"\\0\" x); echo ${#a}","limits":{"memory_mb":32}}'
+	'{"command":"f() { f | f & }; f; sleep 5","limits":{"pids":16,"wall_seconds":10}}'
+	'{"command":"cat; pwd; ulimit -n; ulimit -f; ulimit -t; ls /proc/self/fd","stdin":"in\n","cwd":"a/b","limits":{"disk_mb":8,"cpu_seconds":3}}'
+	'{"argv":["sh","-c","echo \"$0 $1 $X\"","x","y z"],"env":{"X":"ex"}}'
+	'{"argv":["nosuchcmd"]}'
+	'{"argv":["/nonexistent/x"]}'
+	'{"argv":["./f.txt"],"files":[{"path":"f.txt","content":"F"}]}'
+	'{"argv":["./noshebang"],"files":[{"path":"noshebang","content":"echo from a script without #!","executable":true}]}'
+	'{"command":"cat f.txt; ./run.sh","files":[{"path":"f.txt","content":"F\n"},{"path":"run.sh","content":"#!/bin/sh\necho RUN","executable":true}]}'
+)
+PW_COLD=()
+for b in "${PW_JOBS[@]}"; do submit "$b" && PW_COLD+=("$JOB") || PW_COLD+=(none); done
+PW_COLD_OUT=()
+for j in "${PW_COLD[@]}"; do
+	if await "$j" 60; then PW_COLD_OUT+=("$(outcome_of)"); else PW_COLD_OUT+=("cold job $j did not end"); fi
+done
+if stack stop-runner; then RUNNER_STOPPED=1; fi
+(cd "$T_DIR" && exec setsid "$RUNNER" --config "$WARM_CONF" < /dev/null >> "$T_DIR/warm-runner.log" 2>&1) &
+WARM_RUNNER=$!
+EXTRA_PIDS+=("$WARM_RUNNER")
+expect_true "prewarm: one holder per slot ($SLOTS)" poll 15 holders_are "$SLOTS"
+for i in "${!PW_JOBS[@]}"; do
+	poll 15 holders_are "$SLOTS"
+	submit "${PW_JOBS[$i]}" || continue
+	if ! await "$JOB" 60; then
+		_notok "prewarm: job $i ended" terminal "$(state_of "$JOB")" 0
+		continue
+	fi
+	expect_eq "prewarm: ${PW_JOBS[$i]}: as cold" "${PW_COLD_OUT[$i]}" "$(outcome_of)"
+	expect_json '[.result.diagnostics[] | select(startswith("launch: "))] | join(";")' \
+		"launch: prewarmed sandbox" "prewarm: job $i ran prewarmed"
+done
+# a burst: more jobs than slots, prewarmed or not, all run
+PW_BURST=()
+for ((i = 0; i < 3 * SLOTS; i++)); do submit "{\"command\":\"echo burst $i\"}" && PW_BURST+=("$JOB"); done
+PW_OK=0
+for i in "${!PW_BURST[@]}"; do
+	await "${PW_BURST[$i]}" 60 && [ "$(jq -r '.status + " " + .result.stdout' "$BODY")" = "succeeded burst $i"$'\n' ] &&
+		PW_OK=$((PW_OK + 1))
+done
+expect_eq "prewarm: a burst of $((3 * SLOTS)) jobs all succeed" "$((3 * SLOTS))" "$PW_OK"
+expect_true "prewarm: the pool is full again" poll 15 holders_are "$SLOTS"
+t0=$(now_ms)
+(cd "$T_DIR" && "$RUNNER" --config "$SANDBOX_CONFIG" --once > "$T_DIR/once-warm.log" 2>&1)
+dt=$(($(now_ms) - t0))
+expect_true "prewarm: --once beside held slots ends at once on an empty queue (took $dt ms)" \
+	test "$dt" -lt 5000
+kill -TERM "$WARM_RUNNER" 2> /dev/null
+expect_true "prewarm: the runner stops on SIGTERM" wait_gone 10 "$WARM_RUNNER"
+expect_true "prewarm: its holders end with it" poll 10 holders_are 0
+expect_true "prewarm: and so do their sandboxes (no process of a slot uid)" slot_uids_idle 10
+if stack start-runner; then RUNNER_STOPPED=0; fi
 
 # ================================================= 10. nothing left over
 
