@@ -802,7 +802,7 @@ PW_JOBS=(
 	'{"command":"head -c 100000 /dev/zero","limits":{"output_bytes":1000}}'
 	'{"command":"while :; do :; done","limits":{"cpu_seconds":1}}'
 	'{"command":"a=$(head -c 200000000 /dev/zero | tr \"\\0\" x); echo ${#a}","limits":{"memory_mb":32}}'
-	'{"command":"f() { f | f & }; f; sleep 5","limits":{"pids":16,"wall_seconds":10}}'
+	'{"command":"exec 2> /dev/null; f() { f | f & }; f; sleep 5","limits":{"pids":16,"wall_seconds":10}}'
 	'{"command":"cat; pwd; ulimit -n; ulimit -f; ulimit -t; ls /proc/self/fd","stdin":"in\n","cwd":"a/b","limits":{"disk_mb":8,"cpu_seconds":3}}'
 	'{"argv":["sh","-c","echo \"$0 $1 $X\"","x","y z"],"env":{"X":"ex"}}'
 	'{"argv":["nosuchcmd"]}'
@@ -838,7 +838,7 @@ PW_BURST=()
 for ((i = 0; i < 3 * SLOTS; i++)); do submit "{\"command\":\"echo burst $i\"}" && PW_BURST+=("$JOB"); done
 PW_OK=0
 for i in "${!PW_BURST[@]}"; do
-	await "${PW_BURST[$i]}" 60 && [ "$(jq -r '.status + " " + .result.stdout' "$BODY")" = "succeeded burst $i"$'\n' ] &&
+	await "${PW_BURST[$i]}" 60 && [ "$(jq -r '.status + " " + .result.stdout' "$BODY")" = "succeeded burst $i" ] &&
 		PW_OK=$((PW_OK + 1))
 done
 expect_eq "prewarm: a burst of $((3 * SLOTS)) jobs all succeed" "$((3 * SLOTS))" "$PW_OK"

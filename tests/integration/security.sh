@@ -1185,6 +1185,9 @@ if stack stop-runner; then
 	fi
 	own_stop
 	stack start-runner || _notok "$CASE: the stack's runner restarted" 0 1 0
+	# a starting runner probes its runtimes in a slot (rtprobe.h): let that end first
+	slots_quiet() { [ -z "$(slot_procs | live_only)" ]; }
+	poll 10 slots_quiet
 	check_clean
 else
 	skip "$CASE" "the stack's runner could not be stopped"
