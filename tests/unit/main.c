@@ -44,6 +44,7 @@ int main(void)
 	suite_runtimes();
 	suite_agentproto();
 	suite_agent();
+	suite_warm();
 	suite_sfiles();
 	suite_waiter();
 	suite_svalidate();

@@ -30,6 +30,7 @@ void suite_policy(void);
 void suite_runtimes(void);
 void suite_agentproto(void);
 void suite_agent(void);
+void suite_warm(void);
 void suite_sfiles(void);
 void suite_waiter(void);
 void suite_svalidate(void);
