@@ -39,7 +39,8 @@
 #define HOLDER_FD 3
 #define LOCK_FD 4
 #define ACK_WAIT_MS 1000
-#define RESPAWN_MS 1000 /* after a holder that ended without being ready */
+#define RESPAWN_MS 1000 /* after a holder that ended without being ready, doubled */
+#define RESPAWN_MAX_MS 60000 /* while they keep failing (no agent binary, no cgroup) */
 #define MSG_MAX 256
 
 void warm_init(struct warm_pool *p, const char *config_path)
@@ -226,13 +227,18 @@ int warm_ready(struct warm_pool *p, int slot)
 		n = recv(p->fd[i], &c, 1, MSG_DONTWAIT);
 		if (n == 1 && c == 'R') {
 			p->ready[i] = 1;
+			p->backoff_ms = 0;
 			return i;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return -1;
-		/* gone before it was ready: its slot comes free when it has cleaned up */
+		/* gone before it was ready (its warm_failed line says why): its slot comes
+		 * free when it has cleaned up; the next try waits longer each time */
 		drop(p, i);
-		p->next_spawn = util_mono_ms() + RESPAWN_MS;
+		p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : RESPAWN_MS;
+		if (p->backoff_ms > RESPAWN_MAX_MS)
+			p->backoff_ms = RESPAWN_MAX_MS;
+		p->next_spawn = util_mono_ms() + p->backoff_ms;
 		return -1;
 	}
 	return -1;

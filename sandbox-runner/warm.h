@@ -16,6 +16,7 @@ struct warm_pool {
 	int ready[WARM_MAX]; /* its sandbox is up and it waits */
 	int n;
 	double next_spawn;   /* monotonic ms: no fork before (after a holder that failed) */
+	double backoff_ms;   /* the wait after the last failed holder, 0: none failed */
 	const char *config_path;
 };
 
