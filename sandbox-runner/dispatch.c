@@ -335,7 +335,8 @@ static void warm_tend(struct disp *d)
 {
 	long long want = d->cfg->runner_warm_sandboxes;
 
-	if (d->o->once || want <= 0)
+	/* rlimit-only mode has no cgroup whose limits could be set at assignment */
+	if (d->o->once || want <= 0 || strcmp(d->cfg->runner_limits_mode, "cgroup") != 0)
 		return;
 	warm_prune(&d->warm);
 	if (d->warm.n >= want || d->probe_wanted)
