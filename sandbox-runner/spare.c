@@ -215,11 +215,27 @@ static int keep_only(int sock)
 	return 0;
 }
 
+/* Spares that died while idle closed their socket: forgotten now, so the pool
+ * refills without waiting for a job to find them gone (with prewarmed sandboxes,
+ * jobs seldom come to spares). */
+static void prune(struct spare_pool *p)
+{
+	for (int i = 0; i < p->n;) {
+		char c;
+
+		if (recv(p->fd[i], &c, 1, MSG_DONTWAIT | MSG_PEEK) == 0)
+			drop(p, i);
+		else
+			i++;
+	}
+}
+
 void spare_tend(struct spare_pool *p, const struct cfg *cfg, int want)
 {
 	int sv[2], st;
 	pid_t pid;
 
+	prune(p);
 	if (want > SPARE_MAX)
 		want = SPARE_MAX;
 	if (p->n >= want || util_mono_ms() < p->next_spawn)
