@@ -1,6 +1,7 @@
 /* common/log: one line per event, values quoted/escaped, secrets redacted. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "redact.h"
@@ -123,12 +124,57 @@ static void test_truncation(void)
 	}
 }
 
+/* The line's head, built without snprintf: exactly "ts=YYYY-MM-DDTHH:MM:SS.mmmZ
+ * level=L prog=P pid=N event=E", N this process's pid. */
+static void test_head_shape(void)
+{
+	char buf[256], want[128], ts[32];
+	int len = log_format(buf, sizeof buf, "warn", "x_y", NULL, 0);
+
+	CHECK_INT(strlen(buf), len);
+	CHECK(len > 27 && buf[7] == '-' && buf[10] == '-' && buf[13] == 'T' && buf[16] == ':' &&
+		      buf[19] == ':' && buf[22] == '.' && buf[26] == 'Z',
+	      "ts shape: \"%s\"", buf);
+	for (int i = 3; i < 26; i++)
+		if (i != 7 && i != 10 && i != 13 && i != 16 && i != 19 && i != 22)
+			CHECK(buf[i] >= '0' && buf[i] <= '9', "ts digit %d of \"%s\"", i, buf);
+	snprintf(ts, sizeof ts, "%.27s", buf);
+	snprintf(want, sizeof want, "%s level=warn prog=sandbox pid=%ld event=x_y", ts,
+		 (long)getpid());
+	CHECK_STR(buf, want);
+}
+
+/* A head cut short is a prefix of the whole (what one snprintf of it gave): every
+ * buffer size from 1 to past its length. The timestamp may tick between calls, so
+ * the bytes after it are compared, and its length. */
+static void test_head_truncation(void)
+{
+	char full[256];
+	int len = log_format(full, sizeof full, "info", "request", NULL, 0);
+
+	for (size_t n = 1; n <= (size_t)len + 2; n++) {
+		char buf[260];
+		size_t want = n - 1 < (size_t)len ? n - 1 : (size_t)len;
+
+		memset(buf, '#', sizeof buf);
+		int got = log_format(buf, n, "info", "request", NULL, 0);
+		if (!CHECK(got >= 0 && (size_t)got == want && strlen(buf) == want && buf[n] == '#',
+			   "n=%zu: returned %d, strlen %zu, want %zu", n, got, strnlen(buf, n), want))
+			break;
+		if (want > 27 && !CHECK(memcmp(buf + 27, full + 27, want - 27) == 0,
+					"n=%zu: \"%s\" is not a prefix of \"%s\"", n, buf, full))
+			break;
+	}
+}
+
 static const CU_TestInfo tests[] = {
 	{ "plain_pairs", test_plain_pairs },
 	{ "quoting_and_escaping", test_quoting_and_escaping },
 	{ "null_value", test_null_value },
 	{ "redaction", test_redaction },
 	{ "truncation", test_truncation },
+	{ "head_shape", test_head_shape },
+	{ "head_truncation", test_head_truncation },
 	CU_TEST_INFO_NULL,
 };
 
