@@ -74,14 +74,20 @@ void sha256_update(struct sha256 *c, const void *data, size_t n)
 void sha256_final(struct sha256 *c, unsigned char out[32])
 {
 	uint64_t bits = c->len * 8;
-	unsigned char pad = 0x80, zero = 0, lenb[8];
 
-	sha256_update(c, &pad, 1);
-	while (c->fill != 56)
-		sha256_update(c, &zero, 1);
+	/* The padding written in place (fill < 64 between updates): 0x80, zeros up to
+	 * byte 56 of a block, a second block when the first has no room, the length. */
+	c->buf[c->fill++] = 0x80;
+	if (c->fill > 56) {
+		memset(c->buf + c->fill, 0, 64 - c->fill);
+		block(c, c->buf);
+		c->fill = 0;
+	}
+	memset(c->buf + c->fill, 0, 56 - c->fill);
 	for (int i = 0; i < 8; i++)
-		lenb[i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha256_update(c, lenb, 8);
+		c->buf[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+	block(c, c->buf);
+	c->fill = 0;
 	for (int i = 0; i < 8; i++) {
 		out[4 * i] = (unsigned char)(c->h[i] >> 24);
 		out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
