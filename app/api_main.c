@@ -336,15 +336,51 @@ static void poll_waits(struct api_ctx *ctx)
 
 /* Answers the held requests that are due (condition, deadline, stop: all of them
  * when stopping), drops those whose client hung up (pfd: their poll results). */
+static int wait_due(const struct held *h, int gone, int stopping, double now)
+{
+	return gone || stopping || wt_is_ready(&h->r) || now >= h->r.wait.deadline_ms;
+}
+
+/* The held requests about to be answered, their jobs read into the job cache in one
+ * query (routes_prefetch): a tick that ends many waits answers them without a query
+ * each. Only when several are due at once. */
+static void prefetch_due(struct api_ctx *ctx, const struct pollfd *pfd, int stopping,
+			 double now)
+{
+	static struct req **due;
+	static size_t due_cap;
+	size_t n = 0;
+
+	for (size_t i = 0; i < nwaits; i++) {
+		int gone = pfd && (pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR));
+
+		if (gone || !wait_due(waits[i], 0, stopping, now))
+			continue;
+		if (n == due_cap) {
+			size_t cap = due_cap ? due_cap * 2 : 64;
+			struct req **p = reallocarray(due, cap, sizeof *p);
+
+			if (p == NULL)
+				return; /* only a cache fill: the answers come anyway */
+			due = p;
+			due_cap = cap;
+		}
+		due[n++] = &waits[i]->r;
+	}
+	if (n > 1)
+		routes_prefetch(ctx, due, n);
+}
+
 static void run_waits(struct api_ctx *ctx, const struct pollfd *pfd, int stopping)
 {
 	double now = util_mono_ms();
 
+	prefetch_due(ctx, pfd, stopping, now);
 	for (size_t i = nwaits; i-- > 0;) {
 		struct held *h = waits[i];
 		int gone = pfd && (pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR));
 
-		if (!gone && !stopping && !wt_is_ready(&h->r) && now < h->r.wait.deadline_ms)
+		if (!wait_due(h, gone, stopping, now))
 			continue;
 		waits[i] = waits[--nwaits];
 		if (gone)

@@ -1348,6 +1348,80 @@ static void send_ratelimit(struct api_ctx *ctx, struct req *r, const struct iden
 		FCGX_PutStr(h, n, r->fcgi->out);
 }
 
+/* One key's ids (ids[0 .. k), k >= 2) read in one scoped query; the finished ones go
+ * to this worker's job cache (jc_put keeps only those). Errors are the handler's. */
+static int prefetch_flush(struct api_ctx *ctx, const struct identity *who, const char **ids,
+			  size_t k)
+{
+	struct job_set s;
+
+	if (k < 2)
+		return 0;
+	if (jobs_get_ids(ctx->db, who, ids, k, ctx->cfg->inline_output_bytes, &s) != JOBS_OK)
+		return -1;
+	for (size_t i = 0; i < s.n; i++) {
+		json_t *job = render_job(&s.v[i]);
+
+		if (job != NULL)
+			jc_put(s.v[i].id, job);
+		json_decref(job);
+	}
+	jobs_set_free(&s);
+	return 0;
+}
+
+/* Adds r's id to ids unless it is not a job id, already there or cached. */
+static void prefetch_add(const struct identity *who, const struct req *r, const char **ids,
+			 size_t *k)
+{
+	json_t *hit;
+
+	/* jobs only: GET /v1/jobs/{id}, POST /v1/jobs and /v1/jobs/batch with ?wait */
+	if (strncmp(r->path, "/v1/jobs", 8) != 0 || !util_is_uuid(r->wait.id))
+		return;
+	for (size_t i = 0; i < *k; i++)
+		if (strcmp(ids[i], r->wait.id) == 0)
+			return;
+	if ((hit = jc_get(r->wait.id, who)) != NULL) {
+		json_decref(hit);
+		return;
+	}
+	ids[(*k)++] = r->wait.id;
+}
+
+void routes_prefetch(struct api_ctx *ctx, struct req *const *rs, size_t n)
+{
+	unsigned char *taken;
+	struct identity who;
+	const char *ids[JOBS_IDS_MAX];
+
+	if (n < 2 || get_db(ctx) == NULL || (taken = calloc(n, 1)) == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		int rc = 0;
+
+		/* the same token is the same key, so the same scope: one identity each */
+		if (taken[i] || rs[i]->authorization == NULL ||
+		    auth_identify(ctx->db, rs[i]->authorization, &who) != AUTH_OK)
+			continue;
+		for (size_t j = i; j < n; j++) {
+			if (taken[j] || rs[j]->authorization == NULL ||
+			    strcmp(rs[j]->authorization, rs[i]->authorization) != 0)
+				continue;
+			taken[j] = 1;
+			prefetch_add(&who, rs[j], ids, &k);
+			if (k == JOBS_IDS_MAX && rc == 0) {
+				rc = prefetch_flush(ctx, &who, ids, k);
+				k = 0;
+			}
+		}
+		if (rc < 0 || prefetch_flush(ctx, &who, ids, k) < 0)
+			break; /* a database error: each handler meets it and answers it */
+	}
+	free(taken);
+}
+
 void routes_handle(struct api_ctx *ctx, struct req *r)
 {
 	char allow[64], hdr[96];

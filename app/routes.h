@@ -22,6 +22,12 @@ struct api_ctx {
 };
 
 void routes_handle(struct api_ctx *ctx, struct req *r);
+
+/* Before a worker answers several held long-polls at once (a tick that found many
+ * jobs ended): the finished jobs they name, read in one scoped query per key into the
+ * worker's job cache, so that each answer needs no query of its own. Only a cache
+ * fill: every request is then answered by routes_handle as before. */
+void routes_prefetch(struct api_ctx *ctx, struct req *const *rs, size_t n);
 /* A storage failure: counted, logged (errno and message, never a query's data), then a
  * 503 with Retry-After and the connection dropped when it is gone, else a 500. Every
  * handler (jobs, sessions, runtimes) answers through it. */
