@@ -1410,8 +1410,10 @@ void routes_prefetch(struct api_ctx *ctx, struct req *const *rs, size_t n)
 			    strcmp(rs[j]->authorization, rs[i]->authorization) != 0)
 				continue;
 			taken[j] = 1;
+			if (rc < 0)
+				continue; /* marked, nothing more read for this key */
 			prefetch_add(&who, rs[j], ids, &k);
-			if (k == JOBS_IDS_MAX && rc == 0) {
+			if (k == JOBS_IDS_MAX) {
 				rc = prefetch_flush(ctx, &who, ids, k);
 				k = 0;
 			}
