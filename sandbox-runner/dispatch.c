@@ -30,6 +30,7 @@
 #define RECOVER_EVERY_MS 1000
 #define HOST_BEAT_MS 5000
 #define DELIVER_EVERY_MS 500
+#define DELIVER_STOP_MS 3000 /* a pass still running at the dispatcher's exit: TERM, then KILL */
 
 struct disp {
 	const struct cfg *cfg;
@@ -571,14 +572,42 @@ static void deliver_tick(struct disp *d)
 		return;
 	}
 	if (pid == 0) {
-		/* a binary of its own (deliver_main.c): libcurl is loaded there only */
+		/* a binary of its own (deliver_main.c): libcurl is loaded there only; its own
+		 * process group, so that deliver_stop reaches whatever it starts */
+		setpgid(0, 0);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		execl(d->cfg->runner_deliver_path, "sandbox-deliver", "--config", d->o->config_path,
 		      (char *)NULL);
 		_exit(127);
 	}
+	setpgid(pid, pid);
 	d->deliverer = pid;
+}
+
+/* The dispatcher is leaving (stop, restart, the end of a --once pass): a delivery pass
+ * still running is its child in the unit's cgroup, which systemd's KillMode=process does
+ * not signal. TERM its group, KILL it after DELIVER_STOP_MS, reap it: nothing outlives
+ * the dispatcher. A delivery cut short stays pending and is sent again by the next pass
+ * after its claim expires (receivers dedupe on X-Sandbox-Delivery). */
+static void deliver_stop(struct disp *d)
+{
+	double until = util_mono_ms() + DELIVER_STOP_MS;
+
+	if (d->deliverer <= 0)
+		return;
+	kill(-d->deliverer, SIGTERM);
+	while (waitpid(d->deliverer, NULL, WNOHANG) == 0) {
+		if (util_mono_ms() > until) {
+			log_kv("warn", "callback_pass_killed", "after_ms", "3000", (char *)NULL);
+			kill(-d->deliverer, SIGKILL);
+			waitpid(d->deliverer, NULL, 0);
+			break;
+		}
+		nap_ms(20);
+	}
+	kill(-d->deliverer, SIGKILL); /* what the pass itself may have left in its group */
+	d->deliverer = 0;
 }
 
 int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
@@ -694,6 +723,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			nap_ms(100);
 		}
 	}
+	deliver_stop(&d);
 	free(d.launched);
 	spare_close_all(&d.spares);
 	warm_close_all(&d.warm);
