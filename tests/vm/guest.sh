@@ -33,7 +33,7 @@ if [[ ${SANDBOX_VM_STAGE:-} != 2 ]] && grep -qw 'sandbox.mode=systemd' /proc/cmd
 	EOF
 	cat > "$U/sandbox-vm.service" <<-EOF
 		[Unit]
-		Description=the test VM's set (tests/vm/sdset.sh)
+		Description=the test VM's set (tests/vm/guide.sh, tests/vm/sdset.sh)
 		DefaultDependencies=no
 		After=systemd-journald.socket
 		[Service]
@@ -45,6 +45,13 @@ if [[ ${SANDBOX_VM_STAGE:-} != 2 ]] && grep -qw 'sandbox.mode=systemd' /proc/cmd
 		TTYPath=/dev/ttyS0
 		TimeoutStartSec=infinity
 	EOF
+	# The services and timers the install guide enables (MariaDB, nginx, the sandbox
+	# units: tests/vm/guide.sh) would pull in sysinit.target and basic.target, which
+	# this minimal boot does not have: none of them gets the default dependencies.
+	for t in service timer; do
+		mkdir -p "$U/$t.d"
+		printf '[Unit]\nDefaultDependencies=no\n' > "$U/$t.d/sandbox-vm.conf"
+	done
 	# what cannot work here (no network, no getty, no udev-managed disks) stays off
 	for u in getty.target serial-getty@ttyS0.service systemd-networkd.service \
 		systemd-networkd-wait-online.service systemd-timesyncd.service \
@@ -106,7 +113,16 @@ else
 	boot) grep -qw memory /sys/fs/cgroup/cgroup.controllers || rc=1 ;;
 	targeted) bash tests/vm/v2set.sh & wait $! || rc=$? ;;
 	full) bash tests/vm/full.sh & wait $! || rc=$? ;;
-	systemd) bash tests/vm/sdset.sh & wait $! || rc=$? ;;
+	systemd)
+		# the install guide followed (systemd/README.md), then the unit's set on
+		# the service it installed
+		bash tests/vm/guide.sh & wait $! || rc=$?
+		if ((rc == 0)); then
+			bash tests/vm/sdset.sh & wait $! || rc=$?
+		else
+			echo "guest: the install guide failed: tests/vm/sdset.sh not run"
+		fi
+		;;
 	*) echo "guest: unknown mode $mode"; rc=1 ;;
 	esac
 fi

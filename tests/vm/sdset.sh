@@ -2,51 +2,42 @@
 # tests/vm/sdset.sh: the installed sandbox-runner.service under systemd as PID 1, run
 # inside the test VM (`bash tests/vm/run.sh systemd`; tests/vm/guest.sh boots
 # /lib/systemd/systemd with a minimal target and runs this as sandbox-vm.service).
-# Never on the host: it installs into /usr/local and /etc and starts units.
+# Never on the host: it changes /etc/sandbox and starts and stops units.
 #
-# The stack's MariaDB, API and nginx (tests/stack.sh up, started from the root cgroup:
-# test infrastructure, not what is tested; its own runner is stopped at once), then
-# `make install`, the config as /etc/sandbox/sandbox.conf, systemd/sandbox-runner.service
-# as shipped plus one drop-in (DefaultDependencies=no: the VM has no sysinit.target),
-# `systemctl start`: where systemd put the unit and where the runner moved itself
+# The service tests/vm/guide.sh installed by following systemd/README.md (MariaDB,
+# sandbox-api, nginx with the guide's site, the shipped sandbox-runner.service; the
+# guide's key): where systemd put the unit and where the runner moved itself
 # (systemd 252 ignores DelegateSubgroup=), jobs (hello: clone3 into the slot, usage;
 # cancel: cgroup.kill), `systemctl restart` (the unit's cgroup has controllers on for
-# its children: can systemd 252 start the new dispatcher in it?), `systemctl stop`
+# its children: can systemd 252 start the new dispatcher in it?), a delivery pass that
+# hangs at `systemctl stop` (killed and reaped by the dispatcher), `systemctl stop`
 # (no slot cgroup or slot process left). TAP-like output (lib.sh).
 set -u -o pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-export SANDBOX_VAR=${SANDBOX_VAR:-/var/tmp/vmstack} SANDBOX_PORT=${SANDBOX_PORT:-8443}
+export SANDBOX_VAR=/var/tmp/vmsdset
 CG=/sys/fs/cgroup
 TIMINGS=${VM_TIMINGS:-/vmout/timings}
 UNIT=sandbox-runner.service
 [[ $(stat -f -c %T $CG) == cgroup2fs ]] || { echo "Bail out! $CG is not cgroup2 (run me in the VM)"; exit 2; }
 [[ $(cat /proc/1/comm) == systemd ]] || { echo "Bail out! PID 1 is $(cat /proc/1/comm), not systemd"; exit 2; }
-
-SELF_CG=$(sed -n 's/^0:://p' /proc/self/cgroup)
 T0=$SECONDS
-# The stack from the root cgroup (exempt from the no-internal-processes rule), so that
-# the runner stack.sh starts can turn its controllers on; this shell goes back after.
-echo "$BASHPID" > $CG/cgroup.procs
-if ! bash "$REPO/tests/stack.sh" up; then
-	echo "Bail out! tests/stack.sh up failed in the guest"
-	tail -n 30 "$SANDBOX_VAR"/log/*.log 2> /dev/null
-	exit 2
-fi
-bash "$REPO/tests/stack.sh" stop-runner > /dev/null
-echo "$BASHPID" > "$CG$SELF_CG/cgroup.procs"
-echo "stack_up_s $((SECONDS - T0))" >> "$TIMINGS"
 
-. "$REPO/tests/integration/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
+# The service tests/vm/guide.sh installed by following systemd/README.md: MariaDB,
+# sandbox-api and nginx under systemd, the key the guide made, the shipped
+# sandbox-runner.service (started and restarted by the guide).
+export SANDBOX_URL=https://api.example.com SANDBOX_CACERT=/etc/sandbox/tls/fullchain.pem
+export SANDBOX_CONFIG=/etc/sandbox/sandbox.conf SANDBOX_DB_SOCKET=/run/mysqld/mysqld.sock
+export SANDBOX_RESPONSES=$SANDBOX_VAR/responses.jsonl
+[[ -r /root/sandbox-key-alice.json && -r $SANDBOX_CONFIG ]] ||
+	{ echo "Bail out! no installed service (tests/vm/guide.sh runs first)"; exit 2; }
+# shellcheck disable=SC1091
 . "$REPO/tests/integration/lib.sh"
 # shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
+TOKEN=$(jq -r .token /root/sandbox-key-alice.json)
 CG_NAME=$(conf_get runner_cgroup_name sandbox)
 UID_BASE=$(conf_get runner_uid_base 200000)
-SLOTS=$(conf_get runner_slots 2)
-# the stack runner's cgroups at the top (it started in the root)
-rmdir "$CG/$CG_NAME" "$CG/runner" 2> /dev/null
+SLOTS=$(conf_get runner_slots "$(($(nproc) * 2))")
 SVC=$CG/system.slice/$UNIT
 
 ctx() {
@@ -71,19 +62,6 @@ _active() { [ "$(systemctl is-active "$UNIT")" = active ]; }
 ctx "systemd"
 note "$(systemctl --version | head -n 1)"
 expect_eq "PID 1 is systemd" systemd "$(cat /proc/1/comm)"
-
-ctx "make install"
-if make -C "$REPO" install PREFIX=/usr/local > /tmp/make-install.log 2>&1; then
-	expect_true "make install put the runner in /usr/local/bin" test -x /usr/local/bin/sandbox-runner
-else
-	_notok "make install" "exit 0" "$(tail -n 5 /tmp/make-install.log | tr '\n' '|')" 0
-fi
-install -D -m 0600 "$SANDBOX_CONFIG" /etc/sandbox/sandbox.conf
-install -m 0644 "$REPO/systemd/$UNIT" /etc/systemd/system/
-mkdir -p "/etc/systemd/system/$UNIT.d"
-# the VM boots sandbox-vm.target only: no sysinit.target/basic.target to order after
-printf '[Unit]\nDefaultDependencies=no\n' > "/etc/systemd/system/$UNIT.d/vm.conf"
-systemctl daemon-reload
 
 ctx "systemctl start"
 systemctl start "$UNIT"
@@ -187,13 +165,42 @@ else
 	_notok "the long job reached running" running "$(state_of "${LONG:-}")" 0
 fi
 
+# A delivery pass (runner_deliver_path, forked by the dispatcher every 500 ms) running
+# when the unit stops: KillMode=process signals the dispatcher alone, so the pass used to
+# outlive the stop ("Unit process ... (sandbox-deliver) remains running after unit
+# stopped"). A pass that hangs and ignores TERM (a receiver that never answers): the
+# dispatcher must TERM it, KILL it after 3 s, and reap it before it exits.
+ctx "a delivery pass running at stop"
+STUB=/usr/local/lib/sandbox-vm/slow-deliver
+install -d -m 0755 "${STUB%/*}"
+printf '#!/bin/sh\n# a delivery pass that hangs and ignores TERM\ntrap "" TERM\nsleep 600\n' > "$STUB"
+chmod 0755 "$STUB"
+cp "$SANDBOX_CONFIG" "$SANDBOX_VAR/sandbox.conf.orig"
+echo "runner_deliver_path = $STUB" >> "$SANDBOX_CONFIG"
+STARTED=$(journal | grep -c 'event=runner_started')
+systemctl restart "$UNIT"
+poll 60 _active && poll 120 _started_n $((STARTED + 1))
+_stub_pid() { pgrep -f "^/bin/sh $STUB" | head -n 1; }
+_stub_running() { [ -n "$(_stub_pid)" ]; }
+poll 60 _stub_running
+expect_true "the hanging delivery pass runs" _stub_running
+expect_eq "it runs in the dispatcher's leaf (<unit>/runner)" "$LEAF" "$(cg_of "$(_stub_pid)")"
+expect_eq "in a process group of its own" "$(_stub_pid)" "$(ps -o pgid= -p "$(_stub_pid)" 2> /dev/null | tr -d ' ')"
+
 ctx "systemctl stop"
 systemctl stop "$UNIT"
+expect_true "stop: no delivery pass left (TERM ignored: killed)" fails _stub_running
+expect_eq "stop: nothing of the pass's group left (its sleep)" 0 "$(pgrep -c -f '^sleep 600$')"
+expect_true "stop: the runner logged the pass it killed (event=callback_pass_killed)" \
+	grep -q 'event=callback_pass_killed' <<< "$(journal)"
+expect_true "stop: systemd saw no process of the unit remain (sandbox-deliver)" \
+	fails grep -qE '\((sandbox-deliver|slow-deliver|sleep)\) remains running after unit stopped' <<< "$(journal)"
+expect_eq "stop: the unit's cgroup is gone" 0 "$(find "$SVC" -name cgroup.procs -exec cat {} + 2> /dev/null | wc -l)"
+cp "$SANDBOX_VAR/sandbox.conf.orig" "$SANDBOX_CONFIG"
 poll 120 _no_slot_left
 expect_eq "stop: no slot cgroup left under the unit" 0 "$(slot_dirs "$SVC/$CG_NAME")"
 expect_eq "stop: no process of a slot uid left" 0 "$(slot_procs)"
 expect_true "no cgroup write failure logged" fails grep -q 'cgroup_write_failed' <<< "$(journal)"
 echo "layout_systemd_pid1_s $((SECONDS - T0))" >> "$TIMINGS"
 
-bash "$REPO/tests/stack.sh" down > /dev/null 2>&1
 finish
