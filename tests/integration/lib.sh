@@ -39,6 +39,27 @@
 : "${TOKEN:=}"
 mkdir -p "$(dirname "$SANDBOX_RESPONSES")"
 
+# SANDBOX_TIME_SCALE: one whole number by which the suites' time limits are multiplied
+# (poll, await and wait_state deadlines, curl's --max-time, and every "within N" window
+# written as $(tscale N)); 1 (the default, the host) = exactly the values written. The
+# test VM's full run sets it (tests/vm/full.sh: TCG runs guest code 10-20x slower).
+# Lower bounds ("it waited at least 0.8 s") are never scaled.
+#   tscale N [MAX]   N x SANDBOX_TIME_SCALE (N may have decimals), at most MAX: a
+#                    window that must stay below a server-side deadline names it
+: "${SANDBOX_TIME_SCALE:=1}"
+[[ $SANDBOX_TIME_SCALE =~ ^[1-9][0-9]{0,2}$ ]] || {
+	echo "Bail out! SANDBOX_TIME_SCALE must be a whole number from 1 to 999, not '$SANDBOX_TIME_SCALE'"
+	exit 2
+}
+TSCALE=$SANDBOX_TIME_SCALE
+tscale() {
+	if [ "$TSCALE" = 1 ]; then
+		printf '%s' "$1"
+	else
+		awk -v n="$1" -v s="$TSCALE" -v m="${2-}" 'BEGIN { v = n * s; if (m != "" && v > m + 0) v = m + 0; printf "%.10g", v }'
+	fi
+}
+
 T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-it.XXXXXX")
 BODY=$T_DIR/body
 HDRS=$T_DIR/headers
@@ -107,7 +128,7 @@ req() {
 		esac
 	done
 	local -a args=(-sS --cacert "$SANDBOX_CACERT" -o "$BODY" -D "$HDRS.raw"
-		-w '%{http_code} %{time_total}' -X "$method" --max-time "${REQ_MAX_TIME:-60}")
+		-w '%{http_code} %{time_total}' -X "$method" --max-time "$((${REQ_MAX_TIME:-60} * TSCALE))")
 	if [ -n "$TOKEN" ] && [ "$has_auth" = 0 ]; then
 		args+=(-H "Authorization: Bearer $TOKEN")
 	fi
@@ -291,7 +312,7 @@ none_alive() {
 #   now_ms                       milliseconds since the epoch
 #   fails COMMAND...             true when COMMAND fails (for expect_true)
 #   poll SECONDS COMMAND...      runs COMMAND every $POLL_EVERY s (0.1) until it succeeds
-#                                (0) or the time is up (1)
+#                                (0) or the time (x SANDBOX_TIME_SCALE) is up (1)
 #   conf_get KEY [DEFAULT]       last value of KEY in $SANDBOX_CONFIG (comments and edge
 #                                white space stripped), else DEFAULT
 #   ctl ARGS...                  $SANDBOX_BIN/sandboxctl --config $SANDBOX_CONFIG ARGS
@@ -304,7 +325,7 @@ none_alive() {
 #                                leaves JOB='' and status 1; a 202 records no check.
 #   TERMINAL_RE                  the terminal job states
 #   await ID [SECONDS]           long-polls (wait=30) until the job is terminal, at most
-#                                SECONDS (90); $BODY holds the last answer; status 1 if never
+#                                SECONDS (90, x SANDBOX_TIME_SCALE); $BODY holds the last answer; status 1 if never
 #   state_of ID / db_state ID    the job's status through the API / its jobs.state in SQL
 #   wait_state ID STATE SECONDS  polls state_of until it is STATE; wait_db_state likewise
 #                                with db_state (for a job whose key no longer answers)
@@ -315,7 +336,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 fails() { ! "$@"; }
 
 poll() {
-	local deadline=$(($(now_ms) + $1 * 1000))
+	local deadline=$(($(now_ms) + $1 * 1000 * TSCALE))
 	shift
 	while :; do
 		"$@" && return 0
@@ -368,7 +389,7 @@ submit() {
 TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|resource_limit|blocked|error|cancelled|lost)$'
 
 await() {
-	local id=$1 end=$((SECONDS + ${2:-90})) st
+	local id=$1 end=$((SECONDS + ${2:-90} * TSCALE)) st
 	[ -n "$id" ] || { echo '{}' > "$BODY"; return 1; }
 	while :; do
 		req GET "/v1/jobs/$id?wait=30"

@@ -213,14 +213,14 @@ check_clean() {
 		procs=$(slot_procs)
 		live=$(printf '%s' "$procs" | live_only)
 		[ -z "$live" ] && break
-		[ $(($(now_ms) - t0)) -ge 1000 ] && break
+		[ $(($(now_ms) - t0)) -ge $((1000 * TSCALE)) ] && break
 		sleep 0.1
 	done
 	expect_eq "$(_name "cleanup: no live process of uids $UID_BASE..$UID_LAST (1 s after the result)")" "" "$live"
 	while :; do
 		procs=$(slot_procs)
 		[ -z "$procs" ] && break
-		[ $(($(now_ms) - t0)) -ge 6000 ] && break
+		[ $(($(now_ms) - t0)) -ge $((6000 * TSCALE)) ] && break
 		sleep 0.2
 	done
 	expect_eq "$(_name "cleanup: no process at all, zombies included, of uids $UID_BASE..$UID_LAST (6 s)")" "" "$procs"
@@ -763,7 +763,7 @@ CASE="fork bomb"
 run "$CASE" 'f() { f | f & }; f; sleep 5' '{"limits":{"pids":16,"wall_seconds":10}}'
 expect_state resource_limit
 expect_match "$CASE: diagnostics name the pids limit" 'pids' "$(jf '.result.diagnostics[]?')"
-expect_true "$CASE: stopped well before the wall clock ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 8000
+expect_true "$CASE: stopped well before the wall clock ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 8000)"
 check_clean
 
 CASE="memory bomb"
@@ -812,21 +812,21 @@ run "$CASE" 'yes' '{"limits":{"output_bytes":65536,"wall_seconds":10}}'
 expect_state output_limit
 expect_eq "$CASE: stdout_truncated" true "$(jf .result.stdout_truncated)"
 expect_eq "$CASE: stdout kept to the cap" 65536 "$(jf '.result.stdout | length')"
-expect_true "$CASE: stopped at once ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 5000
+expect_true "$CASE: stopped at once ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 5000)"
 check_clean
 
 CASE="cpu spin"
 run "$CASE" 'while :; do :; done' '{"limits":{"cpu_seconds":1,"wall_seconds":10}}'
 expect_state resource_limit
 expect_match "$CASE: diagnostics name the cpu limit" 'cpu' "$(jf '.result.diagnostics[]?')"
-expect_true "$CASE: stopped after about 1 s of CPU ($(jf .result.usage.wall_ms) ms wall)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 5000
+expect_true "$CASE: stopped after about 1 s of CPU ($(jf .result.usage.wall_ms) ms wall)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 5000)"
 check_clean
 
 CASE="background children"
 run "$CASE" 'sleep 1000 & setsid sleep 1001 & nohup sleep 1002 > /dev/null 2>&1 & (trap "" TERM HUP INT; exec sleep 1003) > /dev/null 2>&1 & (setsid sh -c "sleep 1004 &" &) ; echo started' '{"limits":{"wall_seconds":10}}'
 expect_state succeeded
 expect_eq "$CASE: the command's output" started "$(stdout)"
-expect_true "$CASE: the job ends with its command, not with the sleepers ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt 3000
+expect_true "$CASE: the job ends with its command, not with the sleepers ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 3000)"
 leftover=$(slot_procs | live_only)
 expect_eq "$CASE: no sleeper survives the job (at the result)" "" "$leftover"
 check_clean

@@ -250,10 +250,10 @@ expect_status 200
 expect_json .status ready
 expect_json '.ready_at | test("'"$TS_RE"'")' true
 expect_json .runtime_id "$HOST/session-0/x$RUN"
-expect_true "returned when it turned ready (${ELAPSED}s, between 0.8 and 5)" in_range "$ELAPSED" 0.8 5
+expect_true "returned when it turned ready (${ELAPSED}s, between 0.8 and 5)" in_range "$ELAPSED" 0.8 "$(tscale 5)"
 wait
 req GET "/v1/sessions/$S2?wait=3"
-expect_true "a ready session answers at once (${ELAPSED}s)" in_range "$ELAPSED" 0 1
+expect_true "a ready session answers at once (${ELAPSED}s)" in_range "$ELAPSED" 0 "$(tscale 1)"
 
 # ---------------------------------------------------------------- activity
 ctx "activity"
@@ -376,7 +376,7 @@ req GET "/v1/sessions/$S2/commands/$C2"
 expect_status 200
 expect_json .pid 2
 req GET "/v1/sessions/$S2/commands/$C2?wait=1"
-expect_true "?wait on a queued command waits (${ELAPSED}s)" in_range "$ELAPSED" 0.8 3
+expect_true "?wait on a queued command waits (${ELAPSED}s)" in_range "$ELAPSED" 0.8 "$(tscale 3)"
 req GET "/v1/sessions/$S1/commands/$C2"
 expect_error 404 not_found
 expect_json .error.message "no such command" "a command of another session is not found"
@@ -410,21 +410,21 @@ expect_json '[.data, .next_offset] | tojson' '["A",13]' "text stops before a spl
 	UPDATE session_commands SET stdout_bytes = 16 WHERE id = '$C2';") &
 req GET "/v1/sessions/$S2/commands/$C2/output?offset=14&wait=8"
 expect_json '[.data_base64, .next_offset] | tojson' '["qQo=",16]' "wait: the bytes that came"
-expect_true "wait returned when bytes came (${ELAPSED}s)" in_range "$ELAPSED" 0.8 5
+expect_true "wait returned when bytes came (${ELAPSED}s)" in_range "$ELAPSED" 0.8 "$(tscale 5)"
 wait
 req GET "/v1/sessions/$S2/commands/$C2/output?offset=13"
 expect_json '[.data, .next_offset] | tojson' '["é\n",16]' "the split character, whole"
 req GET "/v1/sessions/$S2/commands/$C2/output?offset=16&wait=1"
 expect_json '[.data, .eof] | tojson' '["",false]' "nothing new: empty after the wait"
-expect_true "it waited (${ELAPSED}s)" in_range "$ELAPSED" 0.8 3
+expect_true "it waited (${ELAPSED}s)" in_range "$ELAPSED" 0.8 "$(tscale 3)"
 (sleep 1; sql "UPDATE session_commands SET status = 'succeeded', exit_code = 0, finished_at = NOW(3) WHERE id = '$C2'") &
 req GET "/v1/sessions/$S2/commands/$C2?wait=8"
 expect_json '[.status, .exit_code] | tojson' '["succeeded",0]' "?wait returns when the command ends"
-expect_true "... after about a second (${ELAPSED}s)" in_range "$ELAPSED" 0.8 5
+expect_true "... after about a second (${ELAPSED}s)" in_range "$ELAPSED" 0.8 "$(tscale 5)"
 wait
 req GET "/v1/sessions/$S2/commands/$C2/output?offset=16&wait=5"
 expect_json '[.data, .eof, .total_bytes] | tojson' '["",true,16]' "eof at the end of an ended command"
-expect_true "eof answers at once (${ELAPSED}s)" in_range "$ELAPSED" 0 1
+expect_true "eof answers at once (${ELAPSED}s)" in_range "$ELAPSED" 0 "$(tscale 1)"
 req GET "/v1/sessions/$S2/commands/$C2/output"
 expect_json '.data | length' 15 "a full replay from 0 (16 bytes, 15 characters)"
 expect_json .eof true
@@ -471,10 +471,10 @@ done
 sleep 1
 req GET "/v1/sessions/$S2"
 expect_status 200 "a GET is served while $((WORKERS + 2)) kills wait for an answer"
-expect_true "at once (${ELAPSED}s)" in_range "$ELAPSED" 0 1
+expect_true "at once (${ELAPSED}s)" in_range "$ELAPSED" 0 "$(tscale 1)"
 req POST "/v1/sessions/$S2/commands/$C3/kill" '{"signal":"TERM"}'
 expect_error 504 request_timeout
-expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$((REQ_TIMEOUT_MS / 1000 + 5))"
+expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$(tscale $((REQ_TIMEOUT_MS / 1000 + 5)))"
 expect_eq "the request is marked failed so the supervisor skips it" "failed 504" \
 	"$(sql "SELECT CONCAT(state, ' ', http_status) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill' ORDER BY id DESC LIMIT 1")"
 wait "${kpids[@]}"
@@ -639,7 +639,7 @@ make_ready "$S5"
 req POST "/v1/sessions/$S5/close"
 expect_status 202
 expect_json '[.status, .close_requested] | tojson' '["ready",true]'
-expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$((REQ_TIMEOUT_MS / 1000 + 5))"
+expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$(tscale $((REQ_TIMEOUT_MS / 1000 + 5)))"
 
 # ---------------------------------------------------------------- storage quota
 ctx "storage quota"

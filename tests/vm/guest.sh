@@ -87,6 +87,11 @@ if [[ ${SANDBOX_VM_STAGE:-} != 2 ]]; then # else systemd mounted these
 	mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 fi
 mkdir -p /run/lock /run/mysqld
+# systemd mode: what sysinit.target's systemd-tmpfiles-setup.service does on a booted
+# host (this minimal boot has none): /run/mysqld for MariaDB's unit, and the like
+if [[ ${SANDBOX_VM_STAGE:-} == 2 ]]; then
+	systemd-tmpfiles --create > /dev/null 2>&1 || echo "guest: systemd-tmpfiles --create: exit $? (ignored)"
+fi
 ip link set lo up
 hostname sandbox-vm
 exec > >(tee -a /vmout/guest.log > /dev/console) 2>&1

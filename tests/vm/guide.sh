@@ -90,12 +90,22 @@ for ((i = 1; i <= NSTEPS; i++)); do
 	elif [[ -n $b ]]; then
 		_notok "guide block $n (README line $line): $title" "exit 0" "the block failed (driver exit $DRC)" 0
 		awk -v n="$n" '$0 ~ "^@@step " n " begin" { p = 1; next } p' "$W/driver.log" | tail -n 40 | sed 's/^/#   /'
+		for u in $(systemctl list-units --failed --plain --no-legend | awk '{ print $1 }'); do
+			note "failed unit $u:"
+			journalctl -q --no-pager -o cat -n 25 -u "$u" | sed 's/^/#   /'
+		done
 	else
 		_notok "guide block $n (README line $line): $title" "run" "not reached (an earlier block failed)" 0
 	fi
 done
 echo "guide_s $((SECONDS - T0))" >> "$TIMINGS"
 note "the guide's output: $(grep -vc '^@@step' "$W/driver.log") lines ($W/driver.log)"
+
+if ((DRC != 0)); then
+	note "the guide failed (driver exit $DRC): the installed service is not checked"
+	finish
+	exit 1
+fi
 
 # ------------------------------------------------------------------ the installed service
 ctx "installed"

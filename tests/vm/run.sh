@@ -24,7 +24,9 @@
 # Environment: VM_TIMEOUT (seconds, default 1500; the VM is killed after it),
 # VM_MEM_MB (3072), VM_SMP (2), VM_KERNEL_PKG (default: what linux-image-amd64
 # depends on), VM_OUT (default var/vm/out), VM_BENCH=1 (also build/bench-launch in
-# the guest on v2: var/vm/out/bench-launch.txt).
+# the guest on v2: var/vm/out/bench-launch.txt); FULL=1 only: VM_TIME_SCALE (default
+# 10: SANDBOX_TIME_SCALE in the guest, by which the suites' time limits are multiplied),
+# SANDBOX_SUITES (the suites to run in the guest; default all).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -34,6 +36,9 @@ case $MODE in boot | targeted | full | systemd) ;; *) echo "usage: $0 [boot|targ
 VMDIR=$REPO/var/vm
 OUT=$(realpath -m -- "${VM_OUT:-$VMDIR/out}")
 TIMEOUT=${VM_TIMEOUT:-1500}
+VM_TIME_SCALE=${VM_TIME_SCALE:-10}
+[[ $VM_TIME_SCALE =~ ^[1-9][0-9]{0,2}$ ]] || die "VM_TIME_SCALE must be a whole number from 1 to 999"
+[[ ${SANDBOX_SUITES:-} =~ ^[a-z_\ ]*$ ]] || die "SANDBOX_SUITES: suite names only (letters, _, spaces)"
 MEM=${VM_MEM_MB:-3072}
 SMP=${VM_SMP:-2}
 ACCEL=${VM_ACCEL:-tcg}
@@ -118,6 +123,10 @@ boot() {
 	: > "$console"
 	append="console=ttyS0 panic=-1 quiet loglevel=4 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all"
 	append+=" sandbox.guest=$REPO/tests/vm/guest.sh sandbox.repo=$REPO sandbox.mode=$mode sandbox.bench=${VM_BENCH:-0}"
+	# FULL=1: the suites' time scale in the guest (tests/integration/lib.sh), and the
+	# suites to run when SANDBOX_SUITES names them (comma-separated on the command line)
+	append+=" sandbox.timescale=$VM_TIME_SCALE"
+	[[ -n ${SANDBOX_SUITES:-} ]] && append+=" sandbox.suites=$(tr -s ' ' ',' <<< "${SANDBOX_SUITES# }" | sed 's/,$//')"
 	say "booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $mode, timeout ${TIMEOUT}s; console $console)"
 	t0=$(date +%s)
 	timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
