@@ -28,14 +28,14 @@ if [[ ${SANDBOX_VM_STAGE:-} != 2 ]] && grep -qw 'sandbox.mode=systemd' /proc/cmd
 	cat > "$U/sandbox-vm.target" <<-EOF
 		[Unit]
 		Description=the test VM's minimal target (tests/vm/guest.sh)
-		Wants=systemd-journald.socket systemd-journald.service sandbox-vm.service
+		Wants=systemd-journald.socket systemd-journald.service dbus.socket sandbox-vm.service
 		AllowIsolate=yes
 	EOF
 	cat > "$U/sandbox-vm.service" <<-EOF
 		[Unit]
 		Description=the test VM's set (tests/vm/guide.sh, tests/vm/sdset.sh)
 		DefaultDependencies=no
-		After=systemd-journald.socket
+		After=systemd-journald.socket dbus.socket
 		[Service]
 		Type=simple
 		Environment=SANDBOX_VM_STAGE=2
@@ -48,7 +48,8 @@ if [[ ${SANDBOX_VM_STAGE:-} != 2 ]] && grep -qw 'sandbox.mode=systemd' /proc/cmd
 	# The services and timers the install guide enables (MariaDB, nginx, the sandbox
 	# units: tests/vm/guide.sh) would pull in sysinit.target and basic.target, which
 	# this minimal boot does not have: none of them gets the default dependencies.
-	for t in service timer; do
+	# dbus.socket: the system bus a booted host has (systemd-run, in the guide, needs it).
+	for t in service timer socket; do
 		mkdir -p "$U/$t.d"
 		printf '[Unit]\nDefaultDependencies=no\n' > "$U/$t.d/sandbox-vm.conf"
 	done
