@@ -104,7 +104,7 @@ run_jobs() { # run_jobs WHEN: hello and cancel through the service
 	expect_json 'any(.result.diagnostics[]; startswith("limits: cgroup placement clone3 "))' true \
 		"$when: the job was born in its slot cgroup (limits: cgroup placement clone3)"
 }
-run_jobs "first start"
+# (the first start's jobs: tests/vm/guide.sh ran one through this unit and nginx)
 
 # systemd 252 starts the new main process in the unit's own cgroup, which has
 # controllers on for its children (the runner turned them on): the no-internal-processes
