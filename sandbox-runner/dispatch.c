@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,8 @@
 #define RECOVER_EVERY_MS 1000
 #define HOST_BEAT_MS 5000
 #define DELIVER_EVERY_MS 500
-#define DELIVER_STOP_MS 3000 /* a pass still running at the dispatcher's exit: TERM, then KILL */
+#define DELIVER_STOP_MS 3000    /* a pass still running at the dispatcher's exit: TERM, then KILL */
+#define DELIVER_FINISH_MS 45000 /* ... at the end of a --once run: first let it finish */
 
 struct disp {
 	const struct cfg *cfg;
@@ -585,28 +587,42 @@ static void deliver_tick(struct disp *d)
 	d->deliverer = pid;
 }
 
-/* The dispatcher is leaving (stop, restart, the end of a --once pass): a delivery pass
- * still running is its child in the unit's cgroup, which systemd's KillMode=process does
- * not signal. TERM its group, KILL it after DELIVER_STOP_MS, reap it: nothing outlives
- * the dispatcher. A delivery cut short stays pending and is sent again by the next pass
- * after its claim expires (receivers dedupe on X-Sandbox-Delivery). */
-static void deliver_stop(struct disp *d)
+/* The dispatcher is leaving: a delivery pass still running is its child in the unit's
+ * cgroup, which systemd's KillMode=process does not signal. At the end of a --once run
+ * (no signal) the pass may finish for up to DELIVER_FINISH_MS (its CB_PER_PASS receivers
+ * at 10 s each); on a stop or restart it gets TERM at once. Then KILL for its group after
+ * DELIVER_STOP_MS, or as soon as the pass has ended (whatever it left behind), and the
+ * pass is reaped: nothing outlives the dispatcher. It stays unreaped until the KILL, so
+ * its group id cannot have been reused. A delivery cut short stays claimed until its
+ * claim expires and a later pass sends it again (receivers dedupe on X-Sandbox-Delivery). */
+static void deliver_stop(struct disp *d, int finish)
 {
-	double until = util_mono_ms() + DELIVER_STOP_MS;
+	double until = util_mono_ms() + (finish ? DELIVER_FINISH_MS : 0);
+	int termed = 0;
+	char ms[16];
 
 	if (d->deliverer <= 0)
 		return;
-	kill(-d->deliverer, SIGTERM);
-	while (waitpid(d->deliverer, NULL, WNOHANG) == 0) {
-		if (util_mono_ms() > until) {
-			log_kv("warn", "callback_pass_killed", "after_ms", "3000", (char *)NULL);
-			kill(-d->deliverer, SIGKILL);
-			waitpid(d->deliverer, NULL, 0);
+	for (;;) {
+		siginfo_t si = { 0 };
+		if (waitid(P_PID, (id_t)d->deliverer, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+		    si.si_pid == d->deliverer)
 			break;
+		if (util_mono_ms() >= until) {
+			if (termed) {
+				snprintf(ms, sizeof ms, "%d", DELIVER_STOP_MS);
+				log_kv("warn", "callback_pass_killed", "after_term_ms", ms,
+				       (char *)NULL);
+				break;
+			}
+			kill(-d->deliverer, SIGTERM);
+			termed = 1;
+			until = util_mono_ms() + DELIVER_STOP_MS;
 		}
 		nap_ms(20);
 	}
-	kill(-d->deliverer, SIGKILL); /* what the pass itself may have left in its group */
+	kill(-d->deliverer, SIGKILL);
+	waitpid(d->deliverer, NULL, 0);
 	d->deliverer = 0;
 }
 
@@ -723,7 +739,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			nap_ms(100);
 		}
 	}
-	deliver_stop(&d);
+	deliver_stop(&d, o->once && !*o->stop);
 	free(d.launched);
 	spare_close_all(&d.spares);
 	warm_close_all(&d.warm);

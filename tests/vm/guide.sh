@@ -183,18 +183,18 @@ expect_eq "the restored schema_migrations equals the live one" "$before" \
 sql "DROP DATABASE sandbox_restore"
 
 ctx "--check on a broken setting"
-SB_UID=$(id -u sandbox)
+NB_UID=$(id -u nobody)
 {
 	cat /etc/sandbox/sandbox.conf
-	echo "runner_uid_base = $SB_UID"
+	echo "runner_uid_base = $NB_UID"
 } > /etc/sandbox/broken-check.conf
 chmod 0600 /etc/sandbox/broken-check.conf
 out=$(systemd-run -p Delegate=yes --wait --pipe --quiet -- \
 	/usr/local/bin/sandbox-runner --config /etc/sandbox/broken-check.conf --check 2>&1)
 rc=$?
-expect_eq "--check with runner_uid_base = the sandbox user's uid exits 1" 1 "$rc"
+expect_eq "--check with runner_uid_base = nobody's uid ($NB_UID) exits 1" 1 "$rc"
 expect_true "the slot-uids item fails, naming the uid and the account" \
-	grep -qE "^fail  slot-uids +uid $SB_UID \(slot 0\) belongs to the account 'sandbox'" <<< "$out"
+	grep -qE "^fail  slot-uids +uid $NB_UID \(slot 0\) belongs to the account 'nobody'" <<< "$out"
 expect_true "its fix follows" grep -qE '^ +fix: set runner_uid_base to a range no account uses' <<< "$out"
 expect_true "the other items pass (cgroup, database, userns)" \
 	grep -qE '^ok +cgroup ' <<< "$out"

@@ -106,30 +106,25 @@ run_jobs() { # run_jobs WHEN: hello and cancel through the service
 }
 # (the first start's jobs: tests/vm/guide.sh ran one through this unit and nginx)
 
-# systemd 252 starts the new main process in the unit's own cgroup, which has
-# controllers on for its children (the runner turned them on): the no-internal-processes
-# rule. systemd >= 254 with DelegateSubgroup=runner starts it in <unit>/runner instead.
-# restart DESC: `systemctl restart`, then where the new
-# dispatcher is, and jobs through it.
-restart() {
-	local when=$1 old
-	ctx "systemctl restart ($when)"
-	old=$(main_pid)
-	STARTED=$(journal | grep -c 'event=runner_started')
-	systemctl restart "$UNIT"
-	note "restart ($when): systemctl exit $?, is-active $(systemctl is-active "$UNIT"), MainPID $(main_pid) (was $old) in $(cg_of "$(main_pid)")"
-	if poll 60 _active && poll 120 _started_n $((STARTED + 1)); then
-		note "restart ($when): $(journal | grep 'event=cgroup_v2_layout' | tail -n 1)"
-		note "restart ($when): systemd: $(journalctl -q --no-pager -o cat -b -u "$UNIT" | grep -v 'prog=sandbox-runner' | tail -n 4 | tr '\n' '|')"
-		expect_eq "restart ($when): the new dispatcher is in <unit>/runner" "$LEAF" "$(cg_of "$(main_pid)")"
-		expect_true "restart ($when): nothing made at the top of the hierarchy" test ! -e "$CG/$CG_NAME" -a ! -e "$CG/runner"
-	else
-		_notok "restart ($when): the unit is active again and its runner started" "active, runner_started" \
-			"$(systemctl is-active "$UNIT"); $(journalctl -q --no-pager -b -n 8 -u "$UNIT" | tr '\n' '|')" 0
-	fi
-}
-restart "idle"
-run_jobs "after an idle restart"
+# The idle restart: the guide's upgrade step (11) restarted the unit with no job running.
+# systemd < 254 cannot start the new dispatcher in the unit's cgroup (the runner turned
+# controllers on for its children): one 219/CGROUP attempt, then RestartSec later the
+# pruned cgroup takes it (checked above: the dispatcher in <unit>/runner, jobs below).
+ctx "the guide's idle restart"
+note "systemd: $(journalctl -q --no-pager -o cat -b -u "$UNIT" | grep -v 'prog=sandbox-runner' | grep -iE 'cgroup|restart|start' | tail -n 4 | tr '\n' '|')"
+expect_true "the guide's start and restart each started a dispatcher (runner_started >= 2)" _started_n 2
+
+# A delivery pass (runner_deliver_path, forked by the dispatcher every 500 ms) that
+# hangs and ignores TERM (a receiver that never answers): from the busy restart below on,
+# the dispatcher's passes are this script, still running at `systemctl stop`.
+STUB=/usr/local/lib/sandbox-vm/slow-deliver
+install -d -m 0755 "${STUB%/*}"
+printf '#!/bin/sh\n# a delivery pass that hangs and ignores TERM\ntrap "" TERM\nsleep 600\n' > "$STUB"
+chmod 0755 "$STUB"
+cp "$SANDBOX_CONFIG" "$SANDBOX_VAR/sandbox.conf.orig"
+echo "runner_deliver_path = $STUB" >> "$SANDBOX_CONFIG"
+_stub_pid() { pgrep -f "^/bin/sh $STUB" | head -n 1; }
+_stub_running() { [ -n "$(_stub_pid)" ]; }
 
 # a job running across the restart: its supervisor and slot cgroup stay (KillMode=process).
 # systemd < 254 cannot start the new dispatcher in the unit's cgroup while the slot is
@@ -171,17 +166,6 @@ fi
 # stopped"). A pass that hangs and ignores TERM (a receiver that never answers): the
 # dispatcher must TERM it, KILL it after 3 s, and reap it before it exits.
 ctx "a delivery pass running at stop"
-STUB=/usr/local/lib/sandbox-vm/slow-deliver
-install -d -m 0755 "${STUB%/*}"
-printf '#!/bin/sh\n# a delivery pass that hangs and ignores TERM\ntrap "" TERM\nsleep 600\n' > "$STUB"
-chmod 0755 "$STUB"
-cp "$SANDBOX_CONFIG" "$SANDBOX_VAR/sandbox.conf.orig"
-echo "runner_deliver_path = $STUB" >> "$SANDBOX_CONFIG"
-STARTED=$(journal | grep -c 'event=runner_started')
-systemctl restart "$UNIT"
-poll 60 _active && poll 120 _started_n $((STARTED + 1))
-_stub_pid() { pgrep -f "^/bin/sh $STUB" | head -n 1; }
-_stub_running() { [ -n "$(_stub_pid)" ]; }
 poll 60 _stub_running
 expect_true "the hanging delivery pass runs" _stub_running
 expect_eq "it runs in the dispatcher's leaf (<unit>/runner)" "$LEAF" "$(cg_of "$(_stub_pid)")"
