@@ -93,17 +93,15 @@ run_jobs() { # run_jobs WHEN: a job through the service (the cancel: the busy re
 # (the first start's jobs: tests/vm/guide.sh ran one through this unit and nginx)
 
 # The idle restart: the guide's upgrade step (11) restarted the unit with no job running.
-# systemd < 254 cannot start the new dispatcher in the unit's cgroup (the runner turned
-# controllers on for its children): one 219/CGROUP attempt, then RestartSec later the
-# pruned cgroup takes it (checked above: the dispatcher in <unit>/runner, jobs below).
+# systemd < 254 may fail to start the new dispatcher in the unit's cgroup (the runner
+# turned controllers on for its children): a 219/CGROUP attempt, then RestartSec later
+# the pruned cgroup takes it (checked above: the dispatcher in <unit>/runner).
 ctx "the guide's idle restart"
 SDVER=$(systemctl --version | awk 'NR == 1 { print $2 }')
-note "systemd: $(journalctl -q --no-pager -o cat -b -u "$UNIT" | grep -E 'status=219|Scheduled restart' | head -n 2 | tr '\n' '|')"
+# (whether systemd 252 needed a second attempt, 219/CGROUP, depends on when it prunes
+# the stopped dispatcher's cgroup: noted, not asserted)
+note "systemd $SDVER, the guide's restart: $(journalctl -q --no-pager -o cat -b -u "$UNIT" | grep -cE 'status=219') attempt(s) with 219/CGROUP"
 expect_true "the guide's start and restart each started a dispatcher (runner_started >= 2)" _started_n 2
-if ((SDVER < 254)); then
-	expect_true "systemd $SDVER: the idle restart cost one 219/CGROUP attempt, retried" \
-		grep -q 'status=219/CGROUP' <<< "$(journalctl -q --no-pager -o cat -b -u "$UNIT")"
-fi
 
 # A delivery pass (runner_deliver_path, forked by the dispatcher every 500 ms) that
 # hangs and ignores TERM (a receiver that never answers): from the busy restart below on,
