@@ -56,6 +56,7 @@ API_HOST=$(sed -n 's/^API_HOST=\${API_HOST:-\([a-z0-9.-]*\)}.*/\1/p' "$GUIDE" | 
 [[ -n $API_HOST ]] || API_HOST=api.example.com
 grep -q " $API_HOST\$" /etc/hosts 2> /dev/null || echo "127.0.0.1 $API_HOST" >> /etc/hosts
 note "VM stand-in: $API_HOST -> 127.0.0.1 in /etc/hosts"
+echo "$API_HOST" > /var/tmp/vmguide-api-host # for tests/vm/sdset.sh
 
 # One driver: each block sourced in turn, a marker after each (the guide's own output
 # goes to driver.log; nothing in it is secret: the token goes into a root-only file).
