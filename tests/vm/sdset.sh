@@ -26,7 +26,8 @@ T0=$SECONDS
 # The service tests/vm/guide.sh installed by following systemd/README.md: MariaDB,
 # sandbox-api and nginx under systemd, the key the guide made, the shipped
 # sandbox-runner.service (started and restarted by the guide).
-export SANDBOX_URL=https://$(cat /var/tmp/vmguide-api-host 2> /dev/null || echo api.example.com)
+SANDBOX_URL=https://$(cat /var/tmp/vmguide-api-host 2> /dev/null || echo api.example.com)
+export SANDBOX_URL
 export SANDBOX_CACERT=/etc/sandbox/tls/fullchain.pem
 export SANDBOX_CONFIG=/etc/sandbox/sandbox.conf SANDBOX_DB_SOCKET=/run/mysqld/mysqld.sock
 export SANDBOX_RESPONSES=$SANDBOX_VAR/responses.jsonl
