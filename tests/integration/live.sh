@@ -144,7 +144,7 @@ expect_true "... without waiting (${ELAPSED}s)" awk -v e="$ELAPSED" -v hi="$(tsc
 
 # ====================================================================== 2. waiting
 ctx "live: wait=10 returns the next bytes, then eof"
-submit '{"command":"echo a; sleep 3; echo b; sleep 3","limits":{"wall_seconds":30}}'
+submit '{"command":"echo a; sleep '"$(tscale 3 6)"'; echo b; sleep '"$(tscale 3 6)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
 J2=$JOB
 if wait_state "$J2" running 20 && POLL_EVERY=0.02 poll 5 _total_above "$J2" 1; then
 	expect_eq "'a' is stored while the job sleeps" "2 false" "$O_TOTAL $O_EOF"
@@ -208,7 +208,7 @@ expect_eq "no chunk over 1 MiB" 0 \
 ctx "live: a lost job keeps its stored output"
 EXPL=$T_DIR/expected-lost
 for i in $(seq 1 100); do echo "tick $i"; done > "$EXPL"
-submit '{"command":"for i in $(seq 1 100); do echo \"tick $i\"; sleep 0.1; done","limits":{"wall_seconds":60}}'
+submit '{"command":"for i in $(seq 1 100); do echo \"tick $i\"; sleep '"$(tscale 0.1 0.5)"'; done","limits":{"wall_seconds":'"$(tscale 60 300)"'}}'
 J6=$JOB
 if wait_state "$J6" running 20 && POLL_EVERY=0.05 poll 5 _total_above "$J6" 20; then
 	# Another runner took it over and its lease ran out: this supervisor's next flush or
