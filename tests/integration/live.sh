@@ -144,23 +144,23 @@ expect_true "... without waiting (${ELAPSED}s)" awk -v e="$ELAPSED" -v hi="$(tsc
 
 # ====================================================================== 2. waiting
 ctx "live: wait=10 returns the next bytes, then eof"
-submit '{"command":"echo a; sleep '"$(tscale 3 6)"'; echo b; sleep '"$(tscale 3 6)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
+submit '{"command":"echo a; sleep '"$(tscale 3 8)"'; echo b; sleep '"$(tscale 3 8)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
 J2=$JOB
 if wait_state "$J2" running 20 && POLL_EVERY=0.02 poll 5 _total_above "$J2" 1; then
 	expect_eq "'a' is stored while the job sleeps" "2 false" "$O_TOTAL $O_EOF"
-	out_read "$J2" stdout 2 10 wait=10
+	out_read "$J2" stdout 2 10 wait=$(tscale 10 30)
 	note "wait=10 at offset 2 answered after ${ELAPSED}s: $(stat -c %s "$T_DIR/slice") bytes, eof $O_EOF"
 	expect_eq "wait=10 at the end returns the next line" "$(printf 'b\n' | od -An -tx1)" "$(od -An -tx1 < "$T_DIR/slice")"
 	expect_eq "... before the job ended" "false 4" "$O_EOF $O_NEXT"
 	expect_true "... when it came, not at once nor at the deadline (${ELAPSED}s)" \
-		awk -v e="$ELAPSED" -v hi="$(tscale 8.0 9.9)" 'BEGIN { exit !(e > 0.3 && e < hi) }'
-	out_read "$J2" stdout 4 10 wait=10
+		awk -v e="$ELAPSED" -v hi="$(tscale 8.0 29.9)" 'BEGIN { exit !(e > 0.3 && e < hi) }'
+	out_read "$J2" stdout 4 10 wait=$(tscale 10 30)
 	note "wait=10 at offset 4 answered after ${ELAPSED}s: eof $O_EOF, total $O_TOTAL"
 	expect_eq "wait=10 past the last line: eof when the job ends" true "$O_EOF"
 	expect_eq "... no bytes" 0 "$(stat -c %s "$T_DIR/slice")"
 	expect_eq "... next_offset is the total" "4 4" "$O_NEXT $O_TOTAL"
 	expect_true "... it waited for the end (${ELAPSED}s, the job sleeps 3 s)" \
-		awk -v e="$ELAPSED" -v hi="$(tscale 8.0 9.9)" 'BEGIN { exit !(e > 0.3 && e < hi) }'
+		awk -v e="$ELAPSED" -v hi="$(tscale 8.0 29.9)" 'BEGIN { exit !(e > 0.3 && e < hi) }'
 else
 	_notok "the job's 'a' is stored while it runs" "total_bytes 2" "$O_TOTAL" 0
 fi
