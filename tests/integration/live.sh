@@ -80,7 +80,7 @@ EXP=$T_DIR/expected
 for i in $(seq 1 40); do echo "line $i"; done > "$EXP"
 # Slow enough that a loaded machine's polls still see it run (timing windows below are
 # wide for the same reason).
-submit '{"command":"for i in $(seq 1 40); do echo \"line $i\"; sleep '"$(tscale 0.25 1)"'; done","limits":{"wall_seconds":'"$(tscale 60 300)"'}}'
+submit '{"command":"for i in $(seq 1 40); do echo \"line $i\"; sleep '"$(tscale 0.25 1)"'; done","limits":{"wall_seconds":'"$(tscale 60 300)"',"cpu_seconds":'"$(tscale 10 60)"'}}'
 J1=$JOB
 if ! wait_state "$J1" running 20; then
 	_notok "the job runs" running "$(state_of "$J1")" 0
