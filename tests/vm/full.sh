@@ -3,13 +3,13 @@
 # in the guest, on cgroup v2, through tests/run-integration.sh with its stack in the
 # guest's tmpfs. TCG runs guest code 10-20x slower: the suites' time limits (waits,
 # deadlines, "within N" windows) are multiplied by SANDBOX_TIME_SCALE, from the kernel
-# command line's sandbox.timescale= (run.sh: VM_TIME_SCALE, default 10); on the host it
+# command line's sandbox.timescale= (run.sh: VM_TIME_SCALE, default 20); on the host it
 # is 1, the values as written. sandbox.suites= (run.sh: SANDBOX_SUITES) picks suites.
 set -u -o pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 [[ $(stat -f -c %T /sys/fs/cgroup) == cgroup2fs ]] || { echo "Bail out! not cgroup2 (run me in the VM)"; exit 2; }
 T0=$SECONDS
-SANDBOX_TIME_SCALE=10
+SANDBOX_TIME_SCALE=20
 for w in $(cat /proc/cmdline); do
 	case $w in
 	sandbox.timescale=*) SANDBOX_TIME_SCALE=${w#sandbox.timescale=} ;;

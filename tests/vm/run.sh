@@ -25,7 +25,7 @@
 # VM_MEM_MB (3072), VM_SMP (2), VM_KERNEL_PKG (default: what linux-image-amd64
 # depends on), VM_OUT (default var/vm/out), VM_BENCH=1 (also build/bench-launch in
 # the guest on v2: var/vm/out/bench-launch.txt); FULL=1 only: VM_TIME_SCALE (default
-# 10: SANDBOX_TIME_SCALE in the guest, by which the suites' time limits are multiplied),
+# 20: SANDBOX_TIME_SCALE in the guest, by which the suites' time limits are multiplied),
 # SANDBOX_SUITES (the suites to run in the guest; default all).
 set -euo pipefail
 
@@ -36,7 +36,7 @@ case $MODE in boot | targeted | full | systemd) ;; *) echo "usage: $0 [boot|targ
 VMDIR=$REPO/var/vm
 OUT=$(realpath -m -- "${VM_OUT:-$VMDIR/out}")
 TIMEOUT=${VM_TIMEOUT:-1500}
-VM_TIME_SCALE=${VM_TIME_SCALE:-10}
+VM_TIME_SCALE=${VM_TIME_SCALE:-20}
 [[ $VM_TIME_SCALE =~ ^[1-9][0-9]{0,2}$ ]] || die "VM_TIME_SCALE must be a whole number from 1 to 999"
 [[ ${SANDBOX_SUITES:-} =~ ^[a-z_\ ]*$ ]] || die "SANDBOX_SUITES: suite names only (letters, _, spaces)"
 MEM=${VM_MEM_MB:-3072}
