@@ -349,6 +349,15 @@ static void close_fds(struct fds *f)
 	close_fd(&f->block[0]), close_fd(&f->block[1]);
 }
 
+/* After the spawn, cold or prewarmed: our copies of the child's ends must go, or EOF
+ * never comes; ours become non-blocking for the pump. */
+static void keep_parent_ends(struct fds *f)
+{
+	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
+	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
+	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
+}
+
 /* Takes what bwrap's status pipe has now; closes it at EOF. */
 static void read_status(struct sup *s, int *fd)
 {
@@ -533,10 +542,7 @@ static int start(struct sup *s, struct fds *f)
 							     : "no prewarmed sandbox was ready");
 		s->launch_noted = 1;
 	}
-	/* Our copies of the child's ends must go, or EOF never comes. */
-	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
-	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
+	keep_parent_ends(f);
 	if (s->job.network && net_setup(s, f) < 0) {
 		kill_job(s);
 		return -1;
@@ -1241,9 +1247,7 @@ static int warm_spawn(struct sup_warm *w, char *err, size_t errlen)
 	close(agent);
 	close(sv[1]);
 	w->ctl = sv[0];
-	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
-	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
+	keep_parent_ends(f); /* block[] is -1: no network job is prewarmed */
 	w->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 	if (w->pidfd < 0) {
 		snprintf(err, errlen, "pidfd_open: %s", strerror(errno));
