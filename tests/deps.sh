@@ -18,8 +18,9 @@ PACKAGES=(
     libfcgi-dev libjansson-dev libcurl4-openssl-dev libmariadb-dev libcunit1-dev libseccomp-dev
     mariadb-server mariadb-client nginx-light bubblewrap slirp4netns
     openssl curl jq python3 python3-yaml procps psmisc ca-certificates valgrind wrk iproute2
-    # make test-vm: the QEMU guest (tests/vm/run.sh), its initramfs
-    qemu-system-x86 busybox-static
+    # make test-vm: the QEMU guest (tests/vm/run.sh), its initramfs; the systemd boot
+    # runs the host's systemd as the guest's PID 1 with the system bus (systemd-run)
+    qemu-system-x86 busybox-static systemd dbus
 )
 
 POLICY_RC=/usr/sbin/policy-rc.d

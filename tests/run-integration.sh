@@ -5,6 +5,14 @@
 # docs/openapi.yaml, and tears the stack down again.
 set -uo pipefail
 
+# Every suite, in the order they run (SANDBOX_SUITES picks some); `--list` prints them
+# (tests/vm/run.sh splits them between its guests).
+ALL_SUITES="api batch sessions_api faults waits runner hooks security tenancy preflight contract profiles leaks srunner live sessions cli mcp runtimes"
+if [[ ${1:-} == --list ]]; then
+  echo "$ALL_SUITES"
+  exit 0
+fi
+
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 export SANDBOX_VAR=${SANDBOX_TEST_VAR:-$REPO/var/test}
 export SANDBOX_PORT=${SANDBOX_TEST_PORT:-8444}
@@ -31,7 +39,7 @@ fi
 # The API suite needs a frozen queue (it plays the runner's part itself, to test
 # queued, cancelled and finished jobs deterministically): the runner is stopped for
 # it and started again for the suites that run real jobs.
-for suite in ${SANDBOX_SUITES:-api batch sessions_api faults waits runner hooks security tenancy preflight contract profiles leaks srunner live sessions cli mcp runtimes}; do
+for suite in ${SANDBOX_SUITES:-$ALL_SUITES}; do
   echo "=== integration suite: $suite"
   case $suite in
     api|batch|sessions_api|faults|waits) bash "$REPO/tests/stack.sh" stop-runner >/dev/null ;;

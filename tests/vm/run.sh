@@ -21,12 +21,16 @@
 # file (the boot failed, the guest hung past VM_TIMEOUT, the kernel panicked) is a
 # failure, never a pass. Exit status: the guest's, or 1.
 #
-# Environment: VM_TIMEOUT (seconds, default 1500; the VM is killed after it),
+# Environment: VM_TIMEOUT (seconds a boot may take, default 1500, FULL=1 14400; the
+# VM is killed after it),
 # VM_MEM_MB (3072), VM_SMP (2), VM_KERNEL_PKG (default: what linux-image-amd64
 # depends on), VM_OUT (default var/vm/out), VM_BENCH=1 (also build/bench-launch in
 # the guest on v2: var/vm/out/bench-launch.txt); FULL=1 only: VM_TIME_SCALE (default
 # 20: SANDBOX_TIME_SCALE in the guest, by which the suites' time limits are multiplied),
-# SANDBOX_SUITES (the suites to run in the guest; default all).
+# SANDBOX_SUITES (the suites to run in the guest; default all), VM_PARALLEL (default 2:
+# the suites are dealt in turn to that many guests booted side by side, each with its
+# own stack, results in var/vm/out/part-K; one guest leaves a core of this machine
+# idle: TCG and the guest's own waits keep it from using both).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -35,10 +39,13 @@ MODE=${1:-targeted}
 case $MODE in boot | targeted | full | systemd) ;; *) echo "usage: $0 [boot|targeted|full|systemd]" >&2; exit 2 ;; esac
 VMDIR=$REPO/var/vm
 OUT=$(realpath -m -- "${VM_OUT:-$VMDIR/out}")
-TIMEOUT=${VM_TIMEOUT:-1500}
+TIMEOUT=${VM_TIMEOUT:-$([[ $MODE == full ]] && echo 14400 || echo 1500)}
+PARALLEL=${VM_PARALLEL:-2}
 VM_TIME_SCALE=${VM_TIME_SCALE:-20}
 [[ $VM_TIME_SCALE =~ ^[1-9][0-9]{0,2}$ ]] || die "VM_TIME_SCALE must be a whole number from 1 to 999"
 [[ ${SANDBOX_SUITES:-} =~ ^[a-z_\ ]*$ ]] || die "SANDBOX_SUITES: suite names only (letters, _, spaces)"
+[[ $PARALLEL =~ ^[1-4]$ ]] || die "VM_PARALLEL must be 1 to 4"
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "VM_TIMEOUT must be a number of seconds"
 MEM=${VM_MEM_MB:-3072}
 SMP=${VM_SMP:-2}
 ACCEL=${VM_ACCEL:-tcg}
@@ -114,9 +121,11 @@ printf '%s\n' "${ORDER[@]}" > "$STAGE/mod/order"
 	die "cpio of the initramfs failed"
 
 # ------------------------------------------------------------------ boot
-# boot MODE OUTDIR: one VM run; its exit status is the guest's, or 1 (no result).
+# boot MODE OUTDIR [SUITES [TAG]]: one VM run; its exit status is the guest's, or 1 (no
+# result). SUITES (FULL=1): the suites this guest runs (default $SANDBOX_SUITES: all);
+# TAG: printed before each console line (guests side by side).
 boot() {
-	local mode=$1 out=$2 console qpid tpid qrc=0 t0 t1 rc append
+	local mode=$1 out=$2 suites=${3-${SANDBOX_SUITES:-}} tag=${4:-} console qpid tpid qrc=0 t0 t1 rc append
 	rm -rf "$out"
 	mkdir -p "$out"
 	console=$out/console.log
@@ -126,8 +135,8 @@ boot() {
 	# FULL=1: the suites' time scale in the guest (tests/integration/lib.sh), and the
 	# suites to run when SANDBOX_SUITES names them (comma-separated on the command line)
 	append+=" sandbox.timescale=$VM_TIME_SCALE"
-	[[ -n ${SANDBOX_SUITES:-} ]] && append+=" sandbox.suites=$(tr -s ' ' ',' <<< "${SANDBOX_SUITES# }" | sed 's/,$//')"
-	say "booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $mode, timeout ${TIMEOUT}s; console $console)"
+	[[ -n ${suites// /} ]] && append+=" sandbox.suites=$(tr -s ' ' ',' <<< "${suites# }" | sed 's/^,//; s/,$//')"
+	say "${tag}booting $PKG (accel $ACCEL, ${MEM} MiB, $SMP CPUs, mode $mode, timeout ${TIMEOUT}s; console $console)"
 	t0=$(date +%s)
 	timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 		-accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP" \
@@ -139,22 +148,27 @@ boot() {
 		-fsdev local,id=vmout,path="$out",security_model=passthrough,multidevs=remap \
 		-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout &
 	qpid=$!
-	tail -n +1 -f --pid="$qpid" "$console" >&2 &
+	echo "$qpid" > "$out/timeout.pid"
+	if [[ -n $tag ]]; then
+		tail -n +1 -f --pid="$qpid" "$console" > >(sed -u "s/^/$tag/" >&2) &
+	else
+		tail -n +1 -f --pid="$qpid" "$console" >&2 &
+	fi
 	tpid=$!
 	wait "$qpid" || qrc=$?
 	sleep 0.3
 	kill "$tpid" 2> /dev/null || true
 	wait "$tpid" 2> /dev/null || true
 	t1=$(date +%s)
-	((qrc == 124 || qrc == 137)) && say "the VM ran past ${TIMEOUT}s and was killed"
+	((qrc == 124 || qrc == 137)) && say "${tag}the VM ran past ${TIMEOUT}s and was killed"
 	if [[ ! -s $out/result ]]; then
-		say "FAIL ($mode): no result from the guest (qemu exit $qrc after $((t1 - t0)) s): the VM did not boot or the guest did not finish; see $console"
+		say "${tag}FAIL ($mode): no result from the guest (qemu exit $qrc after $((t1 - t0)) s): the VM did not boot or the guest did not finish; see $console"
 		return 1
 	fi
 	rc=$(cat "$out/result")
-	[[ $rc =~ ^[0-9]+$ ]] || { say "FAIL ($mode): unreadable result '$rc'"; return 1; }
-	[[ -s $out/timings ]] && sed "s/^/vm: $mode: /" "$out/timings" >&2
-	say "$mode: guest exit status $rc, $((t1 - t0)) s in all (log: $out/guest.log)"
+	[[ $rc =~ ^[0-9]+$ ]] || { say "${tag}FAIL ($mode): unreadable result '$rc'"; return 1; }
+	[[ -s $out/timings ]] && sed "s/^/vm: $tag$mode: /" "$out/timings" >&2
+	say "$tag$mode: guest exit status $rc, $((t1 - t0)) s in all (log: $out/guest.log)"
 	return "$rc"
 }
 
@@ -162,6 +176,44 @@ boot() {
 # root cgroup nobody turned controllers on in), then systemd as PID 1 (tests/vm/sdset.sh,
 # results in $OUT/systemd).
 RC=0
+if [[ $MODE == full ]] && ((PARALLEL > 1)); then
+	# FULL=1 with guests side by side: the suites dealt in turn, part K's results in
+	# $OUT/part-K, the parts' exit statuses in $OUT/summary.
+	read -r -a LIST <<< "${SANDBOX_SUITES:-$(bash "$REPO/tests/run-integration.sh" --list)}"
+	((${#LIST[@]})) || die "no suites to run"
+	((PARALLEL > ${#LIST[@]})) && PARALLEL=${#LIST[@]}
+	declare -a PART_SUITES=() PIDS=()
+	for i in "${!LIST[@]}"; do
+		PART_SUITES[i % PARALLEL]+=" ${LIST[i]}"
+	done
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	T0=$(date +%s)
+	# Stopped (^C, TERM): the guests go too (timeout(1) passes the TERM to QEMU).
+	stop_parts() {
+		local f
+		for f in "$OUT"/part-*/timeout.pid; do [[ -s $f ]] && kill -TERM "$(cat "$f")" 2> /dev/null; done
+		exit 130
+	}
+	trap stop_parts INT TERM
+	for ((k = 0; k < PARALLEL; k++)); do
+		say "part-$((k + 1)):${PART_SUITES[k]}"
+		boot full "$OUT/part-$((k + 1))" "${PART_SUITES[k]}" "[part-$((k + 1))] " &
+		PIDS+=($!)
+	done
+	for ((k = 0; k < PARALLEL; k++)); do
+		prc=0
+		wait "${PIDS[k]}" || prc=$?
+		if ((prc != 0 && RC == 0)); then RC=$prc; fi
+		printf 'part-%d rc=%d suites:%s\n' "$((k + 1))" "$prc" "${PART_SUITES[k]}" >> "$OUT/summary"
+	done
+	for ((k = 1; k <= PARALLEL; k++)); do
+		grep -h '^integration: \|^[0-9]* passed, [0-9]* failed\|^=== integration suite' "$OUT/part-$k/guest.log" 2> /dev/null |
+			sed "s/^/vm: [part-$k] /" >&2
+	done
+	say "FULL=1: $PARALLEL guests side by side, $(($(date +%s) - T0)) s in all; exit status $RC ($OUT/summary)"
+	exit "$RC"
+fi
 boot "$MODE" "$OUT" || RC=$?
 if [[ $MODE == targeted ]]; then
 	boot systemd "$OUT/systemd" || RC=$((RC ? RC : $?))
