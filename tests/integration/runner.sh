@@ -150,8 +150,15 @@ note "stack $SANDBOX_VAR: slot uids $UID_BASE..$((UID_BASE + SLOTS - 1)), cgroup
 # ================================================= 1. outcomes (submitted together)
 
 declare -A J
+# Under emulation (SANDBOX_TIME_SCALE > 1) a job that gives no wall_seconds gets the
+# default's 10 s scaled (at most 300, the maximum): 17 jobs at once in a TCG guest
+# (a memory bomb reading 300 MiB through a pipe among them) outlast 10 s.
 submit_as() { # NAME BODY
-	submit "$2"
+	local body=$2
+	if [ "$TSCALE" != 1 ]; then
+		body=$(jq -c --argjson w "$(tscale 10 300)" '.limits = ({wall_seconds: $w} + (.limits // {}))' <<< "$body")
+	fi
+	submit "$body"
 	J[$1]=$JOB
 }
 submit_as echo '{"command":"echo hi"}'
