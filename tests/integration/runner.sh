@@ -416,7 +416,9 @@ fi
 
 for sig in KILL TERM; do
 	ctx "dispatcher SIG$sig during a job"
-	submit '{"command":"sleep 3; echo done","limits":{"wall_seconds":30}}'
+	# (under emulation the job sleeps longer: the guest's polls took more than its 3 s to
+	# see it running)
+	submit '{"command":"sleep '"$(tscale 3 30)"'; echo done","limits":{"wall_seconds":'"$(tscale 30 120)"'}}'
 	SJ=$JOB
 	if ! wait_state "$SJ" running 15; then
 		_notok "SIG$sig: job reached running" running "$(state_of "$SJ")" 0
@@ -446,11 +448,12 @@ done
 # ================================================= 6b. a DB outage during a run
 
 ctx "database down while a job runs"
-submit '{"command":"sleep 2; echo survived","limits":{"wall_seconds":60}}'
+# (under emulation: a longer job, and a longer outage for it to end in)
+submit '{"command":"sleep '"$(tscale 2 10)"'; echo survived","limits":{"wall_seconds":60}}'
 DJ=$JOB
 if wait_state "$DJ" running 15; then
 	stack stop-db
-	sleep 4 # the job ends while MariaDB is away: its result has nowhere to go
+	sleep "$(tscale 4 20)" # the job ends while MariaDB is away: its result has nowhere to go
 	expect_true "db down: the supervisor still runs, holding the result" test -n "$(supervisor_pids "$DJ")"
 	stack start-db
 	# The API's connection comes back by itself; the supervisor retries the write.
