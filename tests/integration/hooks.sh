@@ -223,7 +223,7 @@ callback_cacert = $R/ca.pem
 CONF_EOF
 (cd "$T_DIR" && exec setsid "$RUNNER" --config "$CONF" < /dev/null >> "$T_DIR/hooks-runner.log" 2>&1) &
 MY_RUNNER=$!
-sleep 0.3
+sleep "$(tscale 0.3)" # long enough for a bad config to have ended it
 expect_true "a runner with callback_allow runs" alive "$MY_RUNNER"
 
 cb_wait "$CJ" 20
@@ -470,7 +470,9 @@ expect_true "a failed delivery pass is logged" poll 15 _pass_failed
 LINE=$(grep 'event=callback_pass_failed' "$T_DIR/hooks-runner3.log" | head -n 1)
 expect_true "the line names runner_deliver_path" grep -qF "runner_deliver_path=$T_DIR/no-such-sandbox-deliver" <<< "$LINE"
 expect_true "the line names the exit status 127" grep -q 'status="\?exit 127' <<< "$LINE"
-sleep 2 # four more passes fail meanwhile
+# four more passes fail meanwhile (scaled: each pass forks the deliverer; capped well
+# under the minute of the rate limit, or a second line would be right)
+sleep "$(tscale 2 30)"
 expect_eq "rate-limited: one line for several failed passes" 1 \
 	"$(grep -c 'event=callback_pass_failed' "$T_DIR/hooks-runner3.log")"
 kill -TERM "$MY_RUNNER3" 2> /dev/null

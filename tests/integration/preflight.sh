@@ -58,13 +58,13 @@ expect_eq "rlimit-only mode is a warning, not a failure" "warn" \
 ctx "a runner whose preflight fails claims nothing"
 bash "$STACK" stop-runner > /dev/null 2>&1
 submit '{"command":"echo preflight"}'
-"$RUNNER" --config "$BAD" --once --max-seconds 5 > "$T_DIR/runner.out" 2>&1
+"$RUNNER" --config "$BAD" --once --max-seconds "$(tscale 5)" > "$T_DIR/runner.out" 2>&1
 expect_eq "the runner exits 2" 2 "$?"
 expect_true "its log names the failing item" grep -q 'event=preflight item=bwrap status=fail' "$T_DIR/runner.out"
 expect_true "and says it refuses to claim" grep -q 'event=runner_refused' "$T_DIR/runner.out"
 expect_eq "the job is still queued" queued "$(sql "SELECT state FROM jobs WHERE id = '$JOB'")"
 bash "$STACK" start-runner > /dev/null 2>&1
-req GET "/v1/jobs/$JOB?wait=30"
+await "$JOB" 30 # one 30 s long-poll on the host; as many as the scaled time allows
 expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded preflight' "the stack's runner then runs it"
 
 finish
