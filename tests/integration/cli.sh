@@ -51,6 +51,13 @@ sb() {
 	cat "$out" "$err" >> "$ALL_OUT"
 }
 
+# Scaled (SANDBOX_TIME_SCALE), a job or session command that must not hit a limit gets
+# one of its own: none at scale 1 (the defaults, 10 s, then hold). LIM N: --limit
+# wall_seconds and cpu_seconds of N x scale (at most 300); TMO N: exec's --timeout.
+LIM=() TMO=()
+lim() { LIM=(); [ "$TSCALE" = 1 ] || LIM=(--limit "wall_seconds=$(tscale "$1" 300)" --limit "cpu_seconds=$(tscale "$1" 300)"); }
+tmo() { TMO=(); [ "$TSCALE" = 1 ] || TMO=(--timeout "$(tscale "$1")"); }
+
 # ============================================================ 1. run
 ctx "run echo"
 sb "$W/o" "$W/e" run -- echo hello world
@@ -86,7 +93,9 @@ from stdin" "$(cat "$W/o")"
 
 # ============================================================ 2. live
 ctx "run output is live"
-SANDBOX_TOKEN=$TOKEN "$CLI" run -v -- sh -c 'echo line1; sleep 3; for i in 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
+# (its sleep scaled, its wall with it: still running when the slower reads see line1)
+lim 10
+SANDBOX_TOKEN=$TOKEN "$CLI" run -v "${LIM[@]}" -- sh -c 'echo line1; sleep '"$(tscale 3 20)"'; for i in 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
 	> "$W/live.o" 2> "$W/live.e" < /dev/null &
 LIVE_PID=$!
 poll 20 grep -q '^sandbox: job ' "$W/live.e"
@@ -102,7 +111,9 @@ expect_eq "all lines in order" "line1 line2 line3 line4 line5 line6" "$(tr '\n' 
 cat "$W/live.o" "$W/live.e" >> "$ALL_OUT"
 
 ctx "run interrupted"
-SANDBOX_TOKEN=$TOKEN "$CLI" run -v -- sleep 30 > "$W/int.o" 2> "$W/int.e" < /dev/null &
+# (its wall scaled: still running, not timed out, when the slower test interrupts it)
+lim 10
+SANDBOX_TOKEN=$TOKEN "$CLI" run -v "${LIM[@]}" -- sleep "$(tscale 30)" > "$W/int.o" 2> "$W/int.e" < /dev/null &
 INT_PID=$!
 poll 20 grep -q '^sandbox: job ' "$W/int.e"
 INT_JOB=$(sed -n 's/^sandbox: job \([0-9a-f-]*\)$/\1/p' "$W/int.e" | head -1)
@@ -148,6 +159,7 @@ sb "$W/o" "$W/e" run --detach -- echo detached
 expect_eq "detach exit code" 0 "$RC"
 JID=$(cat "$W/o")
 expect_true "detach prints the id" grep -Eq '^[0-9a-f-]{36}$' "$W/o"
+[ "$TSCALE" = 1 ] || await "$JID" # scaled: ended before the one 30 s wait (the API's most)
 sb "$W/o" "$W/e" get "$JID" --wait 30
 expect_eq "get exit code" 0 "$RC"
 expect_eq "get JSON id" "$JID" "$(jq -r .id "$W/o")"
@@ -200,7 +212,7 @@ expect_eq "nothing written through the linked directory" 0 "$(find "$W/elsewhere
 
 # ============================================================ 6. sessions
 ctx "session"
-sb "$W/o" "$W/e" session create --limit memory_mb=128 --idle 120
+sb "$W/o" "$W/e" session create --limit memory_mb=128 --idle "$(tscale 120 3600)"
 expect_eq "create exit code" 0 "$RC"
 SID=$(head -1 "$W/o")
 expect_true "create prints the id" grep -Eq '^[0-9a-f-]{36}$' "$W/o"
@@ -278,19 +290,20 @@ expect_eq "runtimes exit code" 0 "$RC"
 expect_true "python3 listed (interpreted)" grep -Eq '^python3	[^	]+	[^	]+	main\.py	interpreted$' "$W/o"
 expect_true "c listed (compiled)" grep -Eq '^c	[^	]+	[^	]+	[^	]+	compiled$' "$W/o"
 printf 'import sys\nprint("py says", 6 * 7)\nsys.exit(5)\n' > "$W/main.py"
-sb "$W/o" "$W/e" run --runtime python3 --source "$W/main.py"
+lim 10 # scaled: a python3 start, a gcc compile in a slow guest
+sb "$W/o" "$W/e" run "${LIM[@]}" --runtime python3 --source "$W/main.py"
 expect_eq "python3 --source FILE: its exit code" 5 "$RC"
 expect_eq "python3 --source FILE: its output" "py says 42" "$(cat "$W/o")"
-printf 'print("from stdin")\n' | SANDBOX_TOKEN=$TOKEN "$CLI" run --runtime python3 --source - > "$W/o" 2> "$W/e"
+printf 'print("from stdin")\n' | SANDBOX_TOKEN=$TOKEN "$CLI" run "${LIM[@]}" --runtime python3 --source - > "$W/o" 2> "$W/e"
 expect_eq "python3 --source -: exit 0" 0 "$?"
 expect_eq "python3 --source -: output" "from stdin" "$(cat "$W/o")"
 cat "$W/o" "$W/e" >> "$ALL_OUT"
 printf '#include <stdio.h>\nint main(void) { puts("c says hi"); return 3; }\n' > "$W/ok.c"
-sb "$W/o" "$W/e" run --runtime c --source "$W/ok.c"
+sb "$W/o" "$W/e" run "${LIM[@]}" --runtime c --source "$W/ok.c"
 expect_eq "c: the program's exit code" 3 "$RC"
 expect_eq "c: the program's output" "c says hi" "$(cat "$W/o")"
 printf 'int main(void) { return undeclared_thing; }\n' > "$W/bad.c"
-sb "$W/o" "$W/e" run --runtime c --source "$W/bad.c"
+sb "$W/o" "$W/e" run "${LIM[@]}" --runtime c --source "$W/bad.c"
 expect_true "c compile error: a non-zero exit" test "$RC" -ne 0 -a "$RC" -lt 122
 expect_true "c compile error: gcc's message on stderr" grep -q 'undeclared_thing' "$W/e"
 expect_true "c compile error: says the compile step failed" grep -q '^sandbox: compile step failed (exit code [1-9]' "$W/e"
@@ -305,10 +318,10 @@ expect_true "unknown runtime: the API's field" grep -q 'field: runtime' "$W/e"
 
 # ============================================================ 10. sessions: list, detach, output, kill
 ctx "session list, exec --detach, output, kill"
-sb "$W/o" "$W/e" session create --idle 120
+sb "$W/o" "$W/e" session create --idle "$(tscale 120 3600)"
 S2=$(head -1 "$W/o")
 expect_eq "create exit code" 0 "$RC"
-sb "$W/o" "$W/e" session create --idle 120
+sb "$W/o" "$W/e" session create --idle "$(tscale 120 3600)"
 S3=$(head -1 "$W/o")
 if [ -n "$S2" ] && [ -n "$S3" ]; then
 	sb "$W/o" "$W/e" session list --status ready
@@ -347,7 +360,8 @@ if [ -n "$S2" ] && [ -n "$S3" ]; then
 	expect_eq "output of an unknown pid: 3" 3 "$RC"
 	expect_true "says there is no such pid" grep -q 'no command with pid 77' "$W/e"
 
-	sb "$W/o" "$W/e" session exec --detach "$S2" -- sleep 60
+	tmo 10 # scaled: still running (not timed out) when the slower test kills it
+	sb "$W/o" "$W/e" session exec --detach "$S2" "${TMO[@]}" -- sleep "$(tscale 60)"
 	P2=$(cat "$W/o")
 	expect_eq "second detached pid" 2 "$P2"
 	_running() { [ "$(sql "SELECT status FROM session_commands WHERE session_id = '$S2' AND pid = 2")" = running ]; }

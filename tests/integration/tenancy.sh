@@ -149,8 +149,11 @@ ctx "maximum result: stdout $OUT_MAX, stderr $OUT_MAX, $ART_FILES artifacts, $AR
 script="yes stdout-line | head -c $OUT_MAX; yes stderr-line | head -c $OUT_MAX >&2; mkdir out;"
 script+=" yes big-artifact | head -c $ART_ONE > out/big; i=1;"
 script+=" while [ \$i -lt $ART_FILES ]; do yes a\$i | head -c $REST > out/f\$i; i=\$((i+1)); done"
-as "$BIG_TOK" submit "$(jq -nc --arg c "$script" --argjson o "$OUT_MAX" \
-	'{command:$c, artifacts:"out", limits:{output_bytes:$o, disk_mb:200, memory_mb:512, wall_seconds:120}}')"
+# (its hundred files fork twice each: scaled wall and CPU; cpu_seconds 10 is the default)
+as "$BIG_TOK" submit "$(jq -nc --arg c "$script" --argjson o "$OUT_MAX" --argjson w "$(tscale 120 300)" \
+	--argjson cpu "$(tscale 10 300)" \
+	'{command:$c, artifacts:"out", limits:{output_bytes:$o, disk_mb:200, memory_mb:512, wall_seconds:$w}}
+	 | if $cpu != 10 then .limits.cpu_seconds = $cpu else . end')"
 J_BIG=$JOB
 as "$BIG_TOK" await "$J_BIG" 180
 expect_json '.status + " " + (.result.exit_code|tostring)' 'succeeded 0'
@@ -271,7 +274,7 @@ expect_eq "stored once, not retried into a lost job: one finishing event" 1 \
 	"$(sql "SELECT COUNT(*) FROM job_events WHERE job_id = '$J_UNS' AND to_state = 'error'")"
 ctx "a max_allowed_packet too small for the configured caps is refused at runner start"
 bash "$STACK" stop-runner > /dev/null 2>&1
-"$SANDBOX_BIN/sandbox-runner" --config "$SANDBOX_CONFIG" --once --max-seconds 5 > "$T_DIR/runner.out" 2>&1
+"$SANDBOX_BIN/sandbox-runner" --config "$SANDBOX_CONFIG" --once --max-seconds "$(tscale 5)" > "$T_DIR/runner.out" 2>&1
 expect_eq "the runner exits 2" 2 "$?"
 expect_true "its log names max_allowed_packet and both values" \
 	grep -q 'config_refused setting=max_allowed_packet server_value=1048576 needed=' "$T_DIR/runner.out"
@@ -355,7 +358,8 @@ B_TOK=$KEY_TOK B_KEY=$KEY_ID
 key fair-a a
 A_TOK=$KEY_TOK
 bash "$STACK" stop-runner > /dev/null 2>&1
-for i in $(seq 1 40); do as "$B_TOK" submit '{"command":"sleep 2","limits":{"wall_seconds":10}}'; done
+# (B's sleep scaled: a slower start of A's job must still fit in one round of B's)
+for i in $(seq 1 40); do as "$B_TOK" submit '{"command":"sleep '"$(tscale 2)"'","limits":{"wall_seconds":'"$(tscale 10 300)"'}}'; done
 as "$A_TOK" submit '{"command":"true"}'
 J_A=$JOB
 bash "$STACK" start-runner > /dev/null 2>&1
@@ -390,11 +394,11 @@ J_Y=$JOB
 pids=()
 for i in $(seq 1 "$WORKERS"); do
 	curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $X_TOK" -o "$T_DIR/x$i" \
-		"$SANDBOX_URL/v1/jobs/$J_X?wait=20" &
+		"$SANDBOX_URL/v1/jobs/$J_X?wait=$(tscale 20 30)" &
 	pids+=($!)
 done
-sleep 1
-as "$Y_TOK" req GET "/v1/jobs/$J_Y?wait=20"
+sleep "$(tscale 1 3)" # X's waits are in (capped: well before X's 6 s job ends)
+as "$Y_TOK" req GET "/v1/jobs/$J_Y?wait=$(tscale 20 30)"
 expect_json .status succeeded "key Y still gets a long-poll slot and sees its job end"
 wait "${pids[@]}"
 early=0
@@ -407,7 +411,7 @@ expect_true "key X could not hold every slot: $early of its $WORKERS waits were 
 # sess_status_within ID STATUS SECONDS: the session's status becomes STATUS in time
 sess_status_within() {
 	local i
-	for i in $(seq 1 $(($3 * 10))); do
+	for i in $(seq 1 $(($3 * 10 * TSCALE))); do
 		[ "$(sql "SELECT status FROM sessions WHERE id = '$1'")" = "$2" ] && return 0
 		sleep 0.1
 	done
@@ -418,7 +422,12 @@ ready_session() {
 	local -n sv=$1
 	as "$2" req POST /v1/sessions '{}'
 	sv=$(jq -r '.id // empty' "$BODY" 2> /dev/null)
-	[ -n "$sv" ] && as "$2" req GET "/v1/sessions/$sv?wait=20"
+	# one 20 s long-poll on the host; scaled, as many 10 s ones as the time allows (the
+	# API's wait stops at 30 s, a session's start in a slow guest may take longer)
+	if [ -z "$sv" ]; then :
+	elif [ "$TSCALE" = 1 ]; then as "$2" req GET "/v1/sessions/$sv?wait=20"
+	else as "$2" sready "$sv" "$(tscale 20)"
+	fi
 	expect_json .status ready "a session of the key is ready"
 }
 
@@ -450,14 +459,14 @@ ctx "keys revoke --keep-jobs keeps them"
 key keep k --max-running 1
 K_TOK=$KEY_TOK K_KEY=$KEY_ID
 ready_session S_K "$K_TOK"
-as "$K_TOK" submit '{"command":"sleep 2"}'
+as "$K_TOK" submit '{"command":"sleep '"$(tscale 2 8)"'"}' # running when the polls look (under the 10 s wall)
 J_K1=$JOB
 wait_db_state "$J_K1" running 30
 as "$K_TOK" submit '{"command":"true"}'
 J_K2=$JOB
 out=$(ctl keys revoke "$K_KEY" --keep-jobs)
 expect_eq "revoke --keep-jobs says so" "revoked $K_KEY (its jobs and sessions were kept)" "$out"
-sleep 1
+sleep "$(tscale 1)" # a close, had one been asked, would have reached the session by now
 expect_eq "its session is kept: ready, no close asked" "ready 0 0" \
 	"$(sql "SELECT CONCAT(s.status, ' ', s.close_requested, ' ', (SELECT COUNT(*) FROM session_requests q
 		WHERE q.session_id = s.id AND q.kind = 'close')) FROM sessions s WHERE s.id = '$S_K'")"
