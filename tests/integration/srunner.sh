@@ -76,18 +76,19 @@ CENV='{"CMD_VAR":"cv"}'                     # the command env new_cmd stores
 # starting session row (with runner_id: already claimed, no dispatcher takes it),
 # its env text charged as the API charges it. $S_KEY/$S_SUBJ: another key (default
 # K's), $S_ENV another env, $S_FILES more SQL in the same transaction (files: then
-# charge them too).
+# charge them too). The defaults are scaled (session 1 lives through the whole suite,
+# and its commands' CPU with it).
 new_session() {
-	local id env=${S_ENV:-$SENV} files=${S_FILES:-}
+	local id env=${S_ENV:-$SENV} files=${S_FILES:-} idle=${4:-$(tscale 300 3600)} life=${5:-$(tscale 300 86400)}
 	id=$(uuid)
 	sql "START TRANSACTION;
 	     INSERT INTO sessions (id, key_id, identity_namespace, tenant_id, subject_type,
 	     subject_id, memory_mb, pids, cpu_seconds, disk_mb, idle_seconds, max_seconds,
 	     network, runner_id, env_json, metadata_json, expires_at)
 	     VALUES ('$id', '${S_KEY:-$K_ID}', 'srunner', 'tenant-s', 'user', '${S_SUBJ:-u1}',
-	     ${2:-256}, ${3:-64}, 60,
-	     16, ${4:-300}, ${5:-300}, ${6:-0}, $([ -n "${7:-}" ] && echo "'$7'" || echo NULL),
-	     '$(q "$env")', '{}', CURRENT_TIMESTAMP(3) + INTERVAL ${5:-300} SECOND);
+	     ${2:-256}, ${3:-64}, $(tscale 60 86400),
+	     16, $idle, $life, ${6:-0}, $([ -n "${7:-}" ] && echo "'$7'" || echo NULL),
+	     '$(q "$env")', '{}', CURRENT_TIMESTAMP(3) + INTERVAL $life SECOND);
 	     $(charge_sql "$id" "${#env}")
 	     ${files//@ID@/$id}
 	     COMMIT"
@@ -159,7 +160,7 @@ expect_eq "stored bytes: the session's env text and the output, the command's in
 
 # ---- 2. concurrency, kill, stdin, timeout, output cap
 ctx "concurrent"
-new_cmd CS "$S1" 'sleep 30'
+new_cmd CS "$S1" "sleep $(tscale 30)" # killed below: still running when the polls look
 expect_true "sleeper running" wait_c "$CS" running 10
 new_cmd CE "$S1" 'echo second'
 expect_true "echo finished while the sleeper runs" wait_c "$CE" succeeded 10
@@ -186,13 +187,13 @@ request RI3 "$S1" stdin '{"close": true}' "$(printf 'x' | xxd -p)" "$CI"
 expect_eq "stdin after the end: 409" "failed 409 stdin_closed" "$(answer "$RI3")"
 
 ctx "timeout"
-new_cmd CT "$S1" 'sleep 30' 1
+new_cmd CT "$S1" "sleep $(tscale 30)" 1
 expect_true "timed out within 5 s" wait_c "$CT" timed_out 5
 expect_eq "exit 124" 124 "$(c_field "$CT" exit_code)"
 expect_true "diagnostic says timed out" grep -q "timed out" <<< "$(c_field "$CT" diagnostics_json)"
 
 ctx "output cap"
-new_cmd CO "$S1" 'head -c 500000 /dev/zero; sleep 5' 0 1000
+new_cmd CO "$S1" "head -c 500000 /dev/zero; sleep $(tscale 5)" 0 1000
 expect_true "output_limit" wait_c "$CO" output_limit 10
 expect_eq "exit 122" 122 "$(c_field "$CO" exit_code)"
 expect_eq "stdout_bytes = output_bytes" 1000 "$(c_field "$CO" stdout_bytes)"
@@ -246,7 +247,7 @@ ctx "isolation"
 new_session S2
 expect_true "second session ready" wait_s "$S2" ready 10
 SLOT2=$((1000 + $(slot_of "$S2")))
-new_cmd CZ "$S2" 'sleep 30'
+new_cmd CZ "$S2" "sleep $(tscale 30)" # still running at the close below
 expect_true "sleeper in session 2" wait_c "$CZ" running 10
 WS2="$STATE/work/slot-$SLOT2"
 new_cmd CV "$S1" "cat /proc/[0-9]*/comm | sort | tr '\n' ' '; ls $WS2 2>/dev/null && echo SEEN; echo x > $WS2/pwn 2>/dev/null && echo WROTE; true"
@@ -334,29 +335,32 @@ expect_eq "its command cancelled" cancelled "$(c_field "$CM" status)"
 ctx "pids limit"
 new_session SP 256 12
 expect_true "ready" wait_s "$SP" ready 10
-new_cmd CP "$SP" 'for i in $(seq 40); do sleep 5 & done; wait'
+new_cmd CP "$SP" 'for i in $(seq 40); do sleep '"$(tscale 5)"' & done; wait'
 expect_true "session failed" wait_s "$SP" failed 15
 expect_true "end_reason names pids" grep -q "pids limit (pids=12)" <<< "$(s_field "$SP" end_reason)"
 
 ctx "idle"
-new_session SI 256 64 2
+# (the idle time scaled: the slower polls must see it ready before it expires)
+new_session SI 256 64 "$(tscale 2)"
 expect_true "ready" wait_s "$SI" ready 10
 expect_true "expired within 6 s" wait_s "$SI" expired 6
-expect_eq "end_reason" "idle for 2 s" "$(s_field "$SI" end_reason)"
+expect_eq "end_reason" "idle for $(tscale 2) s" "$(s_field "$SI" end_reason)"
 
 ctx "lifetime"
-new_session SX 256 64 300 4
+# (the lifetime counts from the insert: scaled, so that a slower start is ready before
+# it; the command outlives the scaled wait)
+new_session SX 256 64 "$(tscale 300 3600)" "$(tscale 4)"
 expect_true "ready" wait_s "$SX" ready 10
-new_cmd CX "$SX" 'sleep 30'
+new_cmd CX "$SX" "sleep $(tscale 30)"
 expect_true "expired within 8 s while a command runs" wait_s "$SX" expired 8
-expect_eq "end_reason" "max lifetime of 4 s reached" "$(s_field "$SX" end_reason)"
+expect_eq "end_reason" "max lifetime of $(tscale 4) s reached" "$(s_field "$SX" end_reason)"
 expect_eq "command cancelled" cancelled "$(c_field "$CX" status)"
 
 # ---- 7. a killed supervisor
 ctx "supervisor killed"
 S_KEY=$K2_ID S_SUBJ=u2 new_session SK # K2's only session
 expect_true "ready" wait_s "$SK" ready 10
-new_cmd CK "$SK" 'echo out; sleep 60'
+new_cmd CK "$SK" "echo out; sleep $(tscale 60)" # running when its supervisor is killed
 expect_true "running" wait_c "$CK" running 10
 expect_true "its output stored" poll 5 c_out_is "$CK" 4
 expect_eq "K2 holds the env, the command's inputs (16) and output (4)" \
@@ -388,9 +392,9 @@ NGINX_PORT=${SANDBOX_URL##*:}
 HOST_IP=$(ip -4 -o addr show scope global 2> /dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
 LISTEN_DIR=$(mktemp -d)
 at_exit "rm -rf '$LISTEN_DIR'"
-python3 - "$LISTEN_DIR/ports" "$LISTEN_DIR/log" "${HOST_IP:-}" << 'PYEOF' > /dev/null 2>&1 &
+python3 - "$LISTEN_DIR/ports" "$LISTEN_DIR/log" "${HOST_IP:-}" "$(tscale 180)" << 'PYEOF' > /dev/null 2>&1 &
 import os, select, socket, sys, time
-ports_file, log_file, host_ip = sys.argv[1:4]
+ports_file, log_file, host_ip, life = sys.argv[1:5]
 socks = []
 def tcp(addr):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -403,7 +407,7 @@ p_host = tcp(host_ip) if host_ip else 0
 with open(ports_file + ".tmp", "w") as f:
     f.write("%d %d\n" % (p_lo, p_host))
 os.rename(ports_file + ".tmp", ports_file)
-end = time.time() + 180
+end = time.time() + float(life)
 while time.time() < end:
     r, _, _ = select.select(socks, [], [], 1)
     for s in r:
@@ -414,10 +418,10 @@ while time.time() < end:
 PYEOF
 LISTENER=$!
 at_exit "kill $LISTENER 2> /dev/null"
-for _ in $(seq 50); do [ -s "$LISTEN_DIR/ports" ] && break; sleep 0.1; done
+for _ in $(seq $((50 * TSCALE))); do [ -s "$LISTEN_DIR/ports" ] && break; sleep 0.1; done
 read -r P_LO P_HOST < "$LISTEN_DIR/ports" 2> /dev/null || { P_LO=0; P_HOST=0; }
 expect_true "host listeners started (127.0.0.1:$P_LO, ${HOST_IP:-no global IPv4}:$P_HOST)" test "${P_LO:-0}" != 0
-new_session SN 256 64 300 300 1
+new_session SN 256 64 "$(tscale 300 3600)" "$(tscale 300 86400)" 1
 expect_true "network session ready within 15 s" wait_s "$SN" ready 15
 SLOTN=$((1000 + $(slot_of "$SN")))
 UIDN=$((UID_BASE + SLOTN))
@@ -436,7 +440,7 @@ CONNECT='import errno, socket, sys
 a = sys.argv[1:]
 for name, host, port in zip(a[0::3], a[1::3], a[2::3]):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.settimeout(5)
+    s.settimeout('"$(tscale 5)"')
     try:
         s.connect((host, int(port)))
         print(name, "connected")
@@ -447,7 +451,7 @@ for name, host, port in zip(a[0::3], a[1::3], a[2::3]):
     s.close()'
 TARGETS="nginx 127.0.0.1 $NGINX_PORT lo 127.0.0.1 $P_LO alias_nginx 10.0.2.2 $NGINX_PORT alias_lo 10.0.2.2 $P_LO"
 [ -n "$HOST_IP" ] && TARGETS+=" host_nginx $HOST_IP $NGINX_PORT host $HOST_IP $P_HOST"
-new_cmd CN2 "$SN" "python3 -c '$CONNECT' $TARGETS" 40
+new_cmd CN2 "$SN" "python3 -c '$CONNECT' $TARGETS" "$(tscale 40)"
 expect_true "connect probe ran" wait_c "$CN2" succeeded 40
 COUT=$(out_of "$CN2")
 note "connects: $(tr '\n' ';' <<< "$COUT")"
@@ -463,7 +467,7 @@ if [ -n "$HOST_IP" ]; then
 else
 	skip "connects to the host's own address" "no global IPv4 address found (ip -4 -o addr show scope global)"
 fi
-sleep 0.2
+sleep "$(tscale 0.2)" # a connection would have been logged by now
 expect_eq "the host listeners saw no connection" "" "$(cat "$LISTEN_DIR/log" 2> /dev/null)"
 skip "external reachability through slirp4netns" "this machine has no outbound network (only the Debian mirror)"
 
@@ -471,13 +475,13 @@ ctx "network loopback"
 new_cmd CNS "$SN" 'echo lo-ok > lo.txt; exec python3 -m http.server 8123 --bind 127.0.0.1'
 expect_true "http.server running" wait_c "$CNS" running 10
 FETCH='import sys, time, urllib.request
-for i in range(50):
+for i in range('"$(tscale 50)"'):
     try:
-        sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:8123/lo.txt", timeout=2).read().decode())
+        sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:8123/lo.txt", timeout='"$(tscale 2)"').read().decode())
         break
     except OSError:
         time.sleep(0.1)'
-new_cmd CNF "$SN" "python3 -c '$FETCH'" 20
+new_cmd CNF "$SN" "python3 -c '$FETCH'" "$(tscale 20)"
 expect_true "fetch ran" wait_c "$CNF" succeeded 20
 expect_eq "another command of the session reached it on 127.0.0.1" "lo-ok" "$(out_of "$CNF" | tr -d '\n')"
 
@@ -505,7 +509,7 @@ expect_true "no process of the slot uid" fails pgrep -u "$UIDN"
 expect_true "slirp4netns (pid ${SL:-none}) reaped" test -n "$SL" -a ! -e "/proc/${SL:-0}"
 
 ctx "network supervisor killed"
-new_session SNK 256 64 300 300 1
+new_session SNK 256 64 "$(tscale 300 3600)" "$(tscale 300 86400)" 1
 expect_true "ready" wait_s "$SNK" ready 15
 UIDNK=$((UID_BASE + 1000 + $(slot_of "$SNK")))
 SUPN=$(pgrep -f -- "--supervise-session $SNK")
@@ -528,9 +532,9 @@ grep -v '^[[:space:]]*slirp4netns_path' "$SANDBOX_CONFIG" > "$ALT_CONF"
 echo "slirp4netns_path = /nonexistent/slirp4netns" >> "$ALT_CONF"
 NSLOT=$(($(conf_get runner_max_sessions 32) - 1))
 NRID="srunner-by-hand/session-$NSLOT/x"
-new_session SNU 256 64 300 300 1 "$NRID"
+new_session SNU 256 64 "$(tscale 300 3600)" "$(tscale 300 86400)" 1 "$NRID"
 # the slot's lock held as the dispatcher holds it (flock), passed as --lock-fd 9
-timeout 30 flock -n "$STATE/slots/$((1000 + NSLOT)).lock" sh -c 'exec "$@" 9< "$0"' \
+timeout "$(tscale 30)" flock -n "$STATE/slots/$((1000 + NSLOT)).lock" sh -c 'exec "$@" 9< "$0"' \
 	"$STATE/slots/$((1000 + NSLOT)).lock" "$RUNNER_BIN" --config "$ALT_CONF" \
 	--supervise-session "$SNU" --slot $((1000 + NSLOT)) --runner-id "$NRID" --lock-fd 9 \
 	> "$LISTEN_DIR/hand.log" 2>&1
