@@ -8,6 +8,7 @@ error rules; and the Streamable HTTP transport's rules for a server with no SSE 
 application/json; GET is a 405). Usage: mcp_conformance.py URL CACERT TOKEN. Exit 0 when every check holds.
 """
 import json
+import os
 import ssl
 import sys
 import urllib.error
@@ -15,6 +16,8 @@ import urllib.request
 
 URL, CACERT, TOKEN = sys.argv[1], sys.argv[2], sys.argv[3]
 CTX = ssl.create_default_context(cafile=CACERT)
+# SANDBOX_TIME_SCALE (tests/integration/lib.sh): a slow guest's requests get as much longer
+TIMEOUT = 60 * int(os.environ.get("SANDBOX_TIME_SCALE") or "1")
 FAILED = []
 PASSED = [0]
 
@@ -28,7 +31,7 @@ def post(msg, token=TOKEN, raw=None):
     if token:
         req.add_header("Authorization", "Bearer " + token)
     try:
-        with urllib.request.urlopen(req, context=CTX, timeout=60) as r:
+        with urllib.request.urlopen(req, context=CTX, timeout=TIMEOUT) as r:
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
@@ -131,7 +134,7 @@ req = urllib.request.Request(URL, method="GET")
 req.add_header("Accept", "text/event-stream")
 req.add_header("Authorization", "Bearer " + TOKEN)
 try:
-    with urllib.request.urlopen(req, context=CTX, timeout=60) as resp:
+    with urllib.request.urlopen(req, context=CTX, timeout=TIMEOUT) as resp:
         st, h, body = resp.status, resp.headers, resp.read()
 except urllib.error.HTTPError as e:
     st, h, body = e.code, e.headers, e.read()

@@ -17,6 +17,11 @@ const sdk = createRequire(path.join(process.env.MCP_SDK_DIR || __dirname, 'index
 const { Client } = sdk('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = sdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
+// SANDBOX_TIME_SCALE (tests/integration/lib.sh): scaled, the tool calls get the SDK's
+// 60 s request timeout times it (a slow guest); none given at scale 1 (the default).
+const scale = parseInt(process.env.SANDBOX_TIME_SCALE || '1', 10) || 1;
+const opts = scale > 1 ? { timeout: 60000 * scale } : undefined;
+
 let failed = 0;
 function check(name, cond, got) {
   if (cond) {
@@ -47,10 +52,12 @@ async function main() {
                       'session_command_output', 'list_runtimes']) {
     check('tools/list has ' + want, names.includes(want), names);
   }
-  let r = await client.callTool({ name: 'run_command', arguments: { command: 'echo sdk-ok' } });
+  let r = await client.callTool({ name: 'run_command', arguments: { command: 'echo sdk-ok' } },
+                               undefined, opts);
   check('run_command: text', r.content && r.content[0] && r.content[0].text === 'sdk-ok\n', r);
   check('run_command: isError false', r.isError === false, r.isError);
-  r = await client.callTool({ name: 'run_command', arguments: { command: 'exit 5' } });
+  r = await client.callTool({ name: 'run_command', arguments: { command: 'exit 5' } },
+                           undefined, opts);
   check('run_command failing: isError, exit code 5',
         r.isError === true && r.structuredContent && r.structuredContent.exit_code === 5, r);
   r = await client.callTool({ name: 'list_runtimes', arguments: {} });

@@ -42,6 +42,11 @@ TOKEN=$A_TOK
 rpc() { req POST /v1/mcp "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"$2\",\"params\":${3:-{\}}}"; }
 # call ID TOOL ARGS
 call() { rpc "$1" tools/call "{\"name\":\"$2\",\"arguments\":$3}"; }
+# LIMITS: scaled (SANDBOX_TIME_SCALE), a ',"limits":{...}' member giving a python3 start
+# or a gcc compile in a slow guest the time the defaults (10 s) give it on the host;
+# empty at scale 1.
+LIMITS=
+[ "$TSCALE" = 1 ] || LIMITS=',"limits":{"wall_seconds":'"$(tscale 10 300)"',"cpu_seconds":'"$(tscale 10 300)"'}'
 
 # ================================================== 1. transport
 
@@ -139,7 +144,7 @@ expect_json '[.result.isError, (.result.structuredContent.status | IN("queued","
 LATE=$(jq -r '.result.structuredContent.id' "$BODY")
 expect_true "a job id ($LATE)" test "${#LATE}" -eq 36
 ctx "get_job waits for the end"
-call 24 get_job "{\"id\":\"$LATE\",\"wait_seconds\":20}"
+call 24 get_job "{\"id\":\"$LATE\",\"wait_seconds\":$(tscale 20 30)}"
 expect_json '[.result.structuredContent.status, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.isError] | @json' \
 	'["succeeded",0,"late\n",false]'
 ctx "run_command timed out"
@@ -251,7 +256,7 @@ expect_eq "B's call left no command in A's session" 3 "$(sql "SELECT COUNT(*) FR
 # ================================================== 5b. background commands
 
 ctx "session_exec background"
-call 70 session_exec "{\"session_id\":\"$SID\",\"argv\":[\"sh\",\"-c\",\"echo one; echo e1 >&2; sleep 2; echo two; exit 4\"],\"background\":true}"
+call 70 session_exec "{\"session_id\":\"$SID\",\"argv\":[\"sh\",\"-c\",\"echo one; echo e1 >&2; sleep $(tscale 2 6); echo two; exit 4\"],\"background\":true}"
 expect_json '[.result.isError, (.result.structuredContent.status | IN("queued","running")), (.result.structuredContent.pid | type), .result.structuredContent.exit_code] | @json' '[false,true,"number",null]'
 BPID=$(jq -r '.result.structuredContent.pid' "$BODY")
 BCID=$(jq -r '.result.structuredContent.id' "$BODY")
@@ -260,10 +265,10 @@ ctx "session_command_status without waiting: still running"
 call 71 session_command_status "{\"session_id\":\"$SID\",\"pid\":$BPID}"
 expect_json '[.result.isError, (.result.structuredContent.status | IN("queued","running")), .result.structuredContent.id] | @json' "[false,true,\"$BCID\"]"
 ctx "session_command_output from offset 0, waiting for bytes"
-call 72 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":10}"
+call 72 session_command_output "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":$(tscale 10 30)}"
 expect_json '[.result.isError, (.result.structuredContent.data | startswith("one\n")), .result.structuredContent.offset, .result.structuredContent.pid] | @json' "[false,true,0,$BPID]"
 ctx "session_command_status waits for the end"
-call 73 session_command_status "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":20}"
+call 73 session_command_status "{\"session_id\":\"$SID\",\"pid\":$BPID,\"wait_seconds\":$(tscale 20 30)}"
 expect_json '[.result.isError, .result.structuredContent.status, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.structuredContent.stderr] | @json' \
 	'[true,"failed",4,"one\ntwo\n","e1\n"]'
 ctx "session_command_output from an offset, by command_id"
@@ -318,13 +323,13 @@ call 90 list_runtimes '{}'
 expect_json '[.result.isError, ([.result.structuredContent.runtimes[].name] | index("python3") != null), ([.result.structuredContent.runtimes[] | select(.name == "c") | .compiled] | .[0])] | @json' '[false,true,true]'
 expect_json '.result.content[0].text | test("(^|\n)python3 \\(Python 3")' true
 ctx "run_command runtime python3"
-call 91 run_command '{"runtime":"python3","source":"import sys\nprint(6 * 7)\nsys.exit(2)\n"}'
+call 91 run_command '{"runtime":"python3","source":"import sys\nprint(6 * 7)\nsys.exit(2)\n"'"$LIMITS"'}'
 expect_json '[.result.isError, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.structuredContent.compile] | @json' '[true,2,"42\n",null]'
 ctx "run_command runtime c"
-call 92 run_command '{"runtime":"c","source":"#include <stdio.h>\nint main(void) { puts(\"from c\"); return 0; }\n"}'
+call 92 run_command '{"runtime":"c","source":"#include <stdio.h>\nint main(void) { puts(\"from c\"); return 0; }\n"'"$LIMITS"'}'
 expect_json '[.result.isError, .result.structuredContent.exit_code, .result.structuredContent.stdout, .result.structuredContent.compile.exit_code, .result.content[0].text] | @json' '[false,0,"from c\n",0,"from c\n"]'
 ctx "run_command runtime c, compile error"
-call 93 run_command '{"runtime":"c","source":"int main(void) { return no_such_name; }\n"}'
+call 93 run_command '{"runtime":"c","source":"int main(void) { return no_such_name; }\n"'"$LIMITS"'}'
 expect_json '[.result.isError, (.result.structuredContent.compile.exit_code > 0), .result.structuredContent.stdout] | @json' '[true,true,""]'
 expect_json '.result.content[0].text | test("^\\[compile step failed, exit code [1-9]")' true
 expect_json '.result.content[0].text | test("no_such_name")' true
@@ -335,7 +340,7 @@ expect_json '[.error.code, .error.data.field] | @json' '[-32602,"arguments.runti
 # ================================================== 6. clients
 
 ctx "conformance"
-if out=$(python3 "$REPO/tests/mcp_conformance.py" "$SANDBOX_URL/v1/mcp" "$SANDBOX_CACERT" "$A_TOK" 2>&1); then
+if out=$(SANDBOX_TIME_SCALE=$TSCALE python3 "$REPO/tests/mcp_conformance.py" "$SANDBOX_URL/v1/mcp" "$SANDBOX_CACERT" "$A_TOK" 2>&1); then
 	_ok "tests/mcp_conformance.py: $(tail -1 <<< "$out")"
 else
 	_notok "tests/mcp_conformance.py" "exit 0" "$(tail -5 <<< "$out")" 0
@@ -346,7 +351,7 @@ fi
 SDK_DIR=${MCP_SDK_DIR:-$REPO/var/mcp-sdk}
 if command -v node > /dev/null 2>&1 &&
    (cd "$SDK_DIR" 2> /dev/null && node -e 'require.resolve("@modelcontextprotocol/sdk/client/streamableHttp.js")') > /dev/null 2>&1; then
-	if out=$(NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT MCP_SDK_DIR=$SDK_DIR SANDBOX_TOKEN=$A_TOK \
+	if out=$(NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT MCP_SDK_DIR=$SDK_DIR SANDBOX_TOKEN=$A_TOK SANDBOX_TIME_SCALE=$TSCALE \
 		node "$REPO/tests/mcp_sdk_check.cjs" "$SANDBOX_URL/v1/mcp" 2>&1); then
 		_ok "the MCP TypeScript SDK client: $(grep -c '^ok - ' <<< "$out") checks"
 	else
