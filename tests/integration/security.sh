@@ -142,13 +142,24 @@ expect_absent() {
 
 # ------------------------------------------------------------------------------ jobs
 
+# scaled_limits: a job object on stdin as it is at scale 1; scaled (SANDBOX_TIME_SCALE),
+# with the wall_seconds and cpu_seconds it does not give (10, the defaults) multiplied,
+# at most 300: a find over /usr or a few hundred forks in a slow guest take that long.
+scaled_limits() {
+	if [ "$TSCALE" = 1 ]; then
+		cat
+	else
+		jq -c --argjson d "$(tscale 10 300)" '.limits = ({wall_seconds: $d, cpu_seconds: $d} + (.limits // {}))'
+	fi
+}
+
 # mkjob COMMAND [EXTRA_JSON]: a job running COMMAND with the probe in its workspace;
 # EXTRA_JSON (an object) is merged in (limits, env, artifacts, ...).
 mkjob() {
 	local extra=${2:-}
 	[ -n "$extra" ] || extra='{}'
 	jq -cn --arg c "$1" --arg p "$PROBE_B64" --argjson x "$extra" \
-		'{command: $c, files: [{path: "probe", content_base64: $p, executable: true}]} + $x'
+		'{command: $c, files: [{path: "probe", content_base64: $p, executable: true}]} + $x' | scaled_limits
 }
 
 # wait_job ID -> $JOB_JSON: a file with the terminal job object (status 1 if it never ends)
@@ -414,9 +425,9 @@ ABSTRACT="sec-probe-$RUN"
 LISTEN_LOG=$T_DIR/listen.log
 LISTEN_PORTS=$T_DIR/listen.ports
 : > "$LISTEN_LOG"
-python3 - "$LISTEN_PORTS" "$LISTEN_LOG" "${HOST_IP:-}" "$ABSTRACT" << 'EOF' > /dev/null 2>&1 &
+python3 - "$LISTEN_PORTS" "$LISTEN_LOG" "${HOST_IP:-}" "$ABSTRACT" "$(tscale 120)" << 'EOF' > /dev/null 2>&1 &
 import select, socket, sys, time
-ports_file, log_file, host_ip, abstract = sys.argv[1:5]
+ports_file, log_file, host_ip, abstract, life = sys.argv[1:6]
 socks = []
 def tcp(addr):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -434,7 +445,7 @@ with open(ports_file + ".tmp", "w") as f:
     f.write("%d %d\n" % (p_lo, p_host))
 import os
 os.rename(ports_file + ".tmp", ports_file)
-end = time.time() + 120
+end = time.time() + float(life)
 while time.time() < end:
     r, _, _ = select.select(socks, [], [], 1)
     for s in r:
@@ -445,7 +456,7 @@ while time.time() < end:
 EOF
 LISTENER=$!
 at_exit "kill $LISTENER 2>/dev/null"
-for _ in $(seq 50); do [ -s "$LISTEN_PORTS" ] && break; sleep 0.1; done
+for _ in $(seq $((50 * TSCALE))); do [ -s "$LISTEN_PORTS" ] && break; sleep 0.1; done
 read -r P_LO P_HOST < "$LISTEN_PORTS" 2> /dev/null || { P_LO=0; P_HOST=0; }
 if [ "${P_LO:-0}" = 0 ]; then
 	_notok "$CASE: host listeners started" "ports" "none (python3 missing?)" 0
@@ -480,7 +491,7 @@ expect_probe vsock_socketpair EAFNOSUPPORT
 expect_eq "$CASE: only lo in /proc/net/dev" "IFACES lo " "$(printf '%s\n' "$out" | grep '^IFACES')"
 expect_eq "$CASE: no listening TCP socket in the sandbox's netns" "TCP_LISTEN 0" "$(printf '%s\n' "$out" | grep '^TCP_LISTEN')"
 expect_match "$CASE: the DB socket path does not exist inside" '^DBSOCK absent$' "$out"
-sleep 0.2
+sleep "$(tscale 0.2)" # a connection would have been logged by now
 expect_eq "$CASE: the host listeners saw no connection" "" "$(cat "$LISTEN_LOG")"
 check_clean
 
@@ -535,10 +546,10 @@ elif [ -n "$NET_TOKEN" ]; then
 		ci_skip "$(_name "connect_host -> EHOSTUNREACH")" "$NO_HOST_IP"
 	fi
 	expect_match "$CASE: the DB socket path does not exist inside" '^DBSOCK absent$' "$(stdout)"
-	sleep 0.2
+	sleep "$(tscale 0.2)" # a connection would have been logged by now
 	expect_eq "$CASE: the host listeners saw no connection" "" "$(cat "$LISTEN_LOG")"
 	check_clean
-	for _ in $(seq 15); do
+	for _ in $(seq $((15 * TSCALE))); do
 		slirp_left=$(comm -13 <(printf '%s\n' "$slirp_before") <(pgrep -x slirp4netns | sort) | tr '\n' ' ')
 		[ -z "${slirp_left// /}" ] && break
 		sleep 0.2
@@ -550,9 +561,9 @@ elif [ -n "$NET_TOKEN" ]; then
 	# read-only root of its own without the host's /etc, /run, /var or the state dir.
 	CASE="network job: slirp4netns privileges"
 	ctx "$CASE"
-	TOKEN=$NET_TOKEN submit "$(mkjob 'echo "IFACES $(sed -n "3,\$s/^ *\([^:]*\):.*/\1/p" /proc/net/dev | tr "\n" " ")"; sleep 3' '{"network":true,"limits":{"wall_seconds":20}}')"
+	TOKEN=$NET_TOKEN submit "$(mkjob 'echo "IFACES $(sed -n "3,\$s/^ *\([^:]*\):.*/\1/p" /proc/net/dev | tr "\n" " ")"; sleep '"$(tscale 3)" '{"network":true,"limits":{"wall_seconds":'"$(tscale 20 300)"'}}')"
 	SLIRP=
-	for _ in $(seq 100); do
+	for _ in $(seq $((100 * TSCALE))); do
 		for p in $(pgrep -x slirp4netns); do
 			pp=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2> /dev/null)
 			if [ -n "$JOB" ] && tr '\0' ' ' < "/proc/$pp/cmdline" 2> /dev/null | grep -Fq -- "--supervise $JOB "; then
@@ -670,7 +681,9 @@ check_clean
 CASE="other jobs"
 SECRET="secret-$RUN-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 ctx "$CASE"
-submit "$(mkjob "echo $SECRET > secret.txt; mkdir -p d; echo $SECRET > d/inner; sleep 3; cat secret.txt" '{"limits":{"wall_seconds":20}}')"
+# (A's sleep scaled, its wall with it: A must still run through B's slower run)
+A_SLEEP="sleep $(tscale 3)"
+submit "$(mkjob "echo $SECRET > secret.txt; mkdir -p d; echo $SECRET > d/inner; $A_SLEEP; cat secret.txt" '{"limits":{"wall_seconds":'"$(tscale 20 300)"'}}')"
 A=$JOB
 # Give A time to be claimed and started, so B goes to the other slot.
 wait_state "$A" running 4
@@ -695,7 +708,7 @@ kill -KILL -1 2>/dev/null
 echo "after kill -1"
 EOF
 )
-B_JSON=$(jq -cn --arg c "$cmd" '{command: $c}')
+B_JSON=$(jq -cn --arg c "$cmd" '{command: $c}' | scaled_limits)
 submit "$B_JSON"
 B=$JOB
 wait_job "$B"
@@ -709,7 +722,7 @@ expect_eq "$CASE: A's secret is nowhere in B's /workspace or /tmp" "GREP " "$(pr
 npids=$(printf '%s\n' "$out" | grep '^PIDS' | wc -w)
 npids=$((npids - 1))
 expect_true "$CASE: B sees only its own few pids in /proc ($npids: $(printf '%s\n' "$out" | grep '^PIDS'))" test "$npids" -ge 2 -a "$npids" -le 8
-expect_nomatch "$CASE: B sees none of A's processes" "^CMD .*(sleep 3|$SECRET)" "$out"
+expect_nomatch "$CASE: B sees none of A's processes" "^CMD .*($A_SLEEP|$SECRET)" "$out"
 expect_true "$CASE: pid 1 in B is B's own bwrap init" grep -Eq '^CMD 1 bwrap ' <<< "$out"
 wait_job "$A"
 cp "$JOB_JSON" "$T_DIR/A.json"
@@ -760,7 +773,8 @@ check_clean
 # ---------------------------------------------------------------- 6. limits
 
 CASE="fork bomb"
-run "$CASE" 'f() { f | f & }; f; sleep 5' '{"limits":{"pids":16,"wall_seconds":10}}'
+# (scaled: the wall with the window below, which must stay under it)
+run "$CASE" 'f() { f | f & }; f; sleep 5' '{"limits":{"pids":16,"wall_seconds":'"$(tscale 10 300)"'}}'
 expect_state resource_limit
 expect_match "$CASE: diagnostics name the pids limit" 'pids' "$(jf '.result.diagnostics[]?')"
 expect_true "$CASE: stopped well before the wall clock ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 8000)"
@@ -808,7 +822,7 @@ expect_match "$CASE: /dev holds no more than ${TMP_MB} MiB (2 x ${half} MiB fail
 check_clean
 
 CASE="output flood"
-run "$CASE" 'yes' '{"limits":{"output_bytes":65536,"wall_seconds":10}}'
+run "$CASE" 'yes' '{"limits":{"output_bytes":65536,"wall_seconds":'"$(tscale 10 300)"'}}'
 expect_state output_limit
 expect_eq "$CASE: stdout_truncated" true "$(jf .result.stdout_truncated)"
 expect_eq "$CASE: stdout kept to the cap" 65536 "$(jf '.result.stdout | length')"
@@ -816,14 +830,14 @@ expect_true "$CASE: stopped at once ($(jf .result.usage.wall_ms) ms)" test "$(jf
 check_clean
 
 CASE="cpu spin"
-run "$CASE" 'while :; do :; done' '{"limits":{"cpu_seconds":1,"wall_seconds":10}}'
+run "$CASE" 'while :; do :; done' '{"limits":{"cpu_seconds":1,"wall_seconds":'"$(tscale 10 300)"'}}'
 expect_state resource_limit
 expect_match "$CASE: diagnostics name the cpu limit" 'cpu' "$(jf '.result.diagnostics[]?')"
 expect_true "$CASE: stopped after about 1 s of CPU ($(jf .result.usage.wall_ms) ms wall)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 5000)"
 check_clean
 
 CASE="background children"
-run "$CASE" 'sleep 1000 & setsid sleep 1001 & nohup sleep 1002 > /dev/null 2>&1 & (trap "" TERM HUP INT; exec sleep 1003) > /dev/null 2>&1 & (setsid sh -c "sleep 1004 &" &) ; echo started' '{"limits":{"wall_seconds":10}}'
+run "$CASE" 'sleep 1000 & setsid sleep 1001 & nohup sleep 1002 > /dev/null 2>&1 & (trap "" TERM HUP INT; exec sleep 1003) > /dev/null 2>&1 & (setsid sh -c "sleep 1004 &" &) ; echo started' '{"limits":{"wall_seconds":'"$(tscale 10 300)"'}}'
 expect_state succeeded
 expect_eq "$CASE: the command's output" started "$(stdout)"
 expect_true "$CASE: the job ends with its command, not with the sleepers ($(jf .result.usage.wall_ms) ms)" test "$(jf '.result.usage.wall_ms // 99999')" -lt "$(tscale 3000)"
@@ -1019,24 +1033,24 @@ A_TOK=$SA_TOK
 B_TOK=$SB_TOK
 as "$A_TOK" screate '{}'
 S1=$SID
-as "$A_TOK" sready "$S1" 30
+as "$A_TOK" sready "$S1" "$(tscale 30)"
 S1_SLOT=$(sslot "$S1")
 as "$B_TOK" screate '{}'
 S2=$SID
-as "$B_TOK" sready "$S2" 30
+as "$B_TOK" sready "$S2" "$(tscale 30)"
 S2_SLOT=$(sslot "$S2")
-as "$B_TOK" sexec "$S2" "echo secret-of-b > mine.txt; echo ok"
+as "$B_TOK" sexec "$S2" "echo secret-of-b > mine.txt; echo ok" "$(tscale 30)"
 as "$B_TOK" srun "$S2" '{"command":"sleep 300","timeout_seconds":0}'
 B_SLEEP=$CID
-sleep 0.3
+sleep "$(tscale 0.3)" # B's sleep has started by now
 B_HOST_PID=$(pgrep -u $((UID_BASE + ${S2_SLOT:-0})) -x sleep | head -n 1)
 expect_true "B's sleep runs as B's uid on the host" test -n "$B_HOST_PID"
 expect_true "the two sessions have different uids" test "${S1_SLOT:-x}" != "${S2_SLOT:-x}"
-as "$A_TOK" sexec "$S1" "ls /proc | grep -cE '^[0-9]+\$'; kill -0 ${B_HOST_PID:-1} 2>&1 && echo signalled || echo cannot-signal; cat mine.txt $STATE_DIR/work/slot-${S2_SLOT:-x}/mine.txt /proc/${B_HOST_PID:-1}/root/workspace/mine.txt 2>/dev/null; echo end"
+as "$A_TOK" sexec "$S1" "ls /proc | grep -cE '^[0-9]+\$'; kill -0 ${B_HOST_PID:-1} 2>&1 && echo signalled || echo cannot-signal; cat mine.txt $STATE_DIR/work/slot-${S2_SLOT:-x}/mine.txt /proc/${B_HOST_PID:-1}/root/workspace/mine.txt 2>/dev/null; echo end" "$(tscale 30)"
 expect_true "A sees few processes (its own pid namespace): $(head -n 1 <<< "$OUT")" test "$(head -n 1 <<< "$OUT")" -lt 20
 expect_true "A cannot signal B's process" grep -q cannot-signal <<< "$OUT"
 expect_true "A cannot find B's file" fails grep -q "secret-of-b" <<< "$OUT"
-expect_true "A's workspace mount is not B's" fails grep -q "slot-${S2_SLOT:-x}" <<< "$(as "$A_TOK" sexec "$S1" 'cat /proc/self/mountinfo'; echo "$OUT")"
+expect_true "A's workspace mount is not B's" fails grep -q "slot-${S2_SLOT:-x}" <<< "$(as "$A_TOK" sexec "$S1" 'cat /proc/self/mountinfo' "$(tscale 30)"; echo "$OUT")"
 
 # a closed session leaves nothing: processes, mounts, workspace, cgroup, supervisor
 ctx "$CASE: close"
@@ -1118,8 +1132,10 @@ echo "--- mountinfo"; cut -d" " -f4- /proc/self/mountinfo
 echo "--- fds"; ls /proc/self/fd
 echo "--- processes"; echo "pid1=$(cat /proc/1/comm) self=$$"; ls /proc | grep -cE "^[0-9]+$"
 echo "--- left"; for f in /tmp /dev/shm /workspace; do echo "$f: $(ls -A "$f" | tr "\n" " ")"; done'
-VIEW_JOB=$(jq -cn --arg c "$VIEW" '{command: $c, cwd: "sub/dir", env: {JOBVAR: "job value"},
-	limits: {memory_mb: 128, pids: 32, disk_mb: 16, cpu_seconds: 7}}')
+# (scaled: its cpu_seconds and a wall of its own, the same for the warm and the cold job)
+VIEW_CPU=$(tscale 7 300)
+VIEW_JOB=$(jq -cn --arg c "$VIEW" --argjson cpu "$VIEW_CPU" --argjson w "$(tscale 10 300)" '{command: $c, cwd: "sub/dir", env: {JOBVAR: "job value"},
+	limits: {memory_mb: 128, pids: 32, disk_mb: 16, cpu_seconds: $cpu}} | if $w != 10 then .limits.wall_seconds = $w else . end')
 normalise() { sed -E 's/(shared|master|propagate_from):[0-9]+/\1:N/g'; }
 
 if stack stop-runner; then
@@ -1142,7 +1158,7 @@ if stack stop-runner; then
 	expect_match "$CASE: B runs in its cwd" '^/workspace/sub/dir$' "$W_VIEW"
 	expect_match "$CASE: B's workspace is a tmpfs of its disk_mb (16 MiB)" \
 		' /workspace rw,.* - tmpfs sandbox-ws rw,size=16384k' "$W_VIEW"
-	expect_match "$CASE: B's CPU rlimit is its cpu_seconds" '^time\(seconds\) +7$' "$W_VIEW"
+	expect_match "$CASE: B's CPU rlimit is its cpu_seconds" '^time\(seconds\) +'"$VIEW_CPU"'$' "$W_VIEW"
 
 	# an idle stub killed while its holder cannot notice: the job handed over runs cold
 	# in the same slot, and says why
@@ -1152,7 +1168,9 @@ if stack stop-runner; then
 	kill -KILL "$(stub_pid)" 2> /dev/null
 	submit '{"command":"echo after the stub died"}'
 	SJ=$JOB
-	sleep 1.5 # the dispatcher waits 1 s for the holder's answer, then leaves it the job
+	# the dispatcher waits 1 s for the holder's answer, then leaves it the job (scaled:
+	# its claim comes later in a slow guest; capped well under the 30 s lease)
+	sleep "$(tscale 1.5 10)"
 	kill -CONT "$H"
 	wait_job "$SJ"
 	expect_eq "$CASE: handed to a holder whose stub died: it ran cold" \
@@ -1172,7 +1190,7 @@ if stack stop-runner; then
 	expect_true "$CASE: and so do their sandboxes" poll 10 fails stub_pid
 
 	own_start "$C_CONF"
-	sleep 0.5
+	sleep "$(tscale 0.5)" # a holder would have been started by now
 	expect_eq "$CASE: runner_warm_sandboxes = 0 prewarms nothing" "" "$(holder_of "$C_CONF")$(stub_pid)"
 	submit "$VIEW_JOB" && wait_job "$JOB"
 	C_VIEW=$(stdout | normalise)
