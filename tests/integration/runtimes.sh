@@ -161,8 +161,19 @@ t_hosts() {
 	expect_eq "a host not seen for 5 minutes: its runtimes go" 0 "$(rt_count ruby)"
 }
 
+# scaled JOB_JSON: the job as given at scale 1; scaled (SANDBOX_TIME_SCALE), the
+# wall_seconds and cpu_seconds it does not give (10, the defaults) multiplied, at most
+# 300: a python3 start or a gcc compile in a slow guest.
+scaled() {
+	if [ "$TSCALE" = 1 ]; then
+		printf '%s' "$1"
+	else
+		jq -c --argjson d "$(tscale 10 300)" '.limits = ({wall_seconds: $d, cpu_seconds: $d} + (.limits // {}))' <<< "$1"
+	fi
+}
+
 run_job() {
-	submit "$1" || return 1
+	submit "$(scaled "$1")" || return 1
 	await "$JOB" 60
 }
 
@@ -251,7 +262,8 @@ t_compile() {
 	expect_json .status succeeded
 	expect_json .result.stdout abab
 	ctx "c: the run sees the job's limits"
-	run_job '{"runtime":"c","source":"int main(void) { for (;;) ; }\n","limits":{"wall_seconds":2}}'
+	# (scaled: the compile in a slow guest must fit in the wall; the CPU stays above it)
+	run_job '{"runtime":"c","source":"int main(void) { for (;;) ; }\n","limits":{"wall_seconds":'"$(tscale 2 100)"'}}'
 	expect_json .status timed_out
 	expect_json .result.compile.exit_code 0
 }
@@ -278,7 +290,7 @@ once() {
 	local n=$1
 	submit "{\"command\":\"echo once-$n\"}" || return 1
 	unshare --uts -- bash -c 'hostname "$1" && shift && exec "$@"' _ "$ONCE_HOST" \
-		"$RUNNER" --config "$T_DIR/once.conf" --once --max-seconds 30 > "$T_DIR/once.$n.log" 2>&1
+		"$RUNNER" --config "$T_DIR/once.conf" --once --max-seconds "$(tscale 30)" > "$T_DIR/once.$n.log" 2>&1
 	expect_eq "$CTX: the run exited 0" 0 "$?"
 	req GET "/v1/jobs/$JOB"
 	expect_json .status succeeded "the run also ran the queued job"
@@ -306,7 +318,7 @@ CONF
 	ctx "--once: second run, nothing changed"
 	once 2
 	expect_true "$CTX: it did not probe" fails grep -q 'event=runtime_probe' "$T_DIR/once.2.log"
-	sleep 1 # a probe started anyway would have stored by now
+	sleep "$(tscale 1)" # a probe started anyway would have stored by now
 	expect_eq "$CTX: the rows are the first run's" "$seen" "$(once_seen)"
 	ctx "--once: the file changed"
 	echo 'runtime perl file=main.pl version=perl,-v run=perl,{file}' >> "$T_DIR/once/runtimes.conf"
@@ -325,10 +337,13 @@ CONF
 
 # The suite's own API and runner (both reading $T_DIR/live/runtimes.conf) on the
 # stack's socket and host, until the end of the suite.
+# slowc's compile and run sleep SLOW s each; a wall of W_OK holds both, W_OVER only the
+# compile (scaled, at most 4x: 12 s sleeps leave a slow guest's starts 8 s and more).
+SLOW=$(tscale 3 12) W_OK=$(tscale 10 40) W_OVER=$(tscale 5 20)
 own_stack() {
-	rt_conf live << 'CONF'
+	rt_conf live << CONF
 runtime python3 aliases=py file=main.py version=python3,--version run=python3,{file}
-runtime slowc file=main.s compile=sleep,3 run=sleep,3
+runtime slowc file=main.s compile=sleep,$SLOW run=sleep,$SLOW
 runtime hogc file=main.h compile=sleep,120 run=true
 runtime ghost file=main.g version=sandbox-no-such-binary,--version run=sandbox-no-such-binary,{file}
 CONF
@@ -357,7 +372,10 @@ t_live() {
 	expect_json '[.results[].status] | join(",")' "422,202"
 	expect_json '.results[0].error.code + " " + .results[0].error.field' "runtime_unavailable jobs[0].runtime"
 	ctx "batch?wait=30: every job ends"
-	req POST "/v1/jobs/batch?wait=30" '{"jobs":[{"runtime":"py","source":"print(1)"},{"command":"echo 2"},{"runtime":"ghost","source":"x"}]}'
+	BATCH='{"jobs":[{"runtime":"py","source":"print(1)"},{"command":"echo 2"},{"runtime":"ghost","source":"x"}]}'
+	# (scaled: each item with scaled limits, as run_job's; the wait stays the API's most)
+	[ "$TSCALE" = 1 ] || BATCH=$(jq -c --argjson d "$(tscale 10 300)" '.jobs |= map(.limits = {wall_seconds: $d, cpu_seconds: $d})' <<< "$BATCH")
+	req POST "/v1/jobs/batch?wait=30" "$BATCH"
 	expect_status 200
 	expect_json '[.results[].status] | join(",")' "202,202,422"
 	expect_json '[.results[0,1].job.status] | join(",")' "succeeded,succeeded"
@@ -383,11 +401,11 @@ t_live() {
 
 t_budget() {
 	ctx "compile and run share wall_seconds"
-	run_job '{"runtime":"slowc","source":"x","limits":{"wall_seconds":10}}'
-	expect_json .status succeeded "3 s + 3 s within 10"
+	run_job '{"runtime":"slowc","source":"x","limits":{"wall_seconds":'"$W_OK"'}}'
+	expect_json .status succeeded "$SLOW s + $SLOW s within $W_OK"
 	expect_json .result.compile.status succeeded
-	run_job '{"runtime":"slowc","source":"x","limits":{"wall_seconds":5}}'
-	expect_json .status timed_out "3 s + 3 s over 5"
+	run_job '{"runtime":"slowc","source":"x","limits":{"wall_seconds":'"$W_OVER"'}}'
+	expect_json .status timed_out "$SLOW s + $SLOW s over $W_OVER"
 	expect_json .result.exit_code 124
 	expect_json .result.compile.status succeeded
 	expect_json '.result.diagnostics | index("command timed out") != null' true
