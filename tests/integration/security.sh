@@ -209,7 +209,20 @@ slot_procs() {
 	ps -e -o pid=,ruid=,euid=,stat=,comm= 2> /dev/null |
 		awk -v lo="$UID_BASE" -v hi="$UID_LAST" '($2 >= lo && $2 <= hi) || ($3 >= lo && $3 <= hi)'
 }
-live_only() { awk '$4 !~ /^Z/'; }
+# live_only: the lines of slot_procs whose process is not a zombie and not already in
+# the kernel's exit path (PF_EXITING, 0x4, in /proc/PID/stat's flags: killed, it can
+# run no more code of its own; it leaves its cgroup before it becomes a zombie, and
+# under emulation that last stretch is seen right after the result).
+live_only() {
+	local pid ruid euid stat comm flags
+	while read -r pid ruid euid stat comm; do
+		[[ $stat == Z* ]] && continue
+		flags=$(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null | awk '{ print $7 }')
+		[[ -z $flags ]] && continue # gone meanwhile
+		((flags & 4)) && continue
+		printf '%s %s %s %s %s\n' "$pid" "$ruid" "$euid" "$stat" "$comm"
+	done
+}
 
 # check_clean: after a case, nothing of its jobs is left on the host.
 check_clean() {
