@@ -216,6 +216,7 @@ slot_procs() {
 live_only() {
 	local pid ruid euid stat comm flags
 	while read -r pid ruid euid stat comm; do
+		[[ $pid =~ ^[0-9]+$ ]] || continue # an empty line (printf '%s\n' "")
 		[[ $stat == Z* ]] && continue
 		flags=$(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null | awk '{ print $7 }')
 		[[ -z $flags ]] && continue # gone meanwhile
