@@ -43,9 +43,16 @@ mkdir -p "$W"
 ALL_OUT=$W/all-output   # every stdout and stderr the CLI wrote, for the token grep
 
 # sb OUT ERR ARGS...: runs the CLI with this suite's key; $RC is its exit code.
+# Under emulation every `run` through sb gets a scaled wall and CPU limit first (a
+# --limit after them still wins): in the guest plain jobs like `sh -c 'exit 3'` ran into
+# the 10 s default beside other guests (124, timed out).
 sb() {
 	local out=$1 err=$2
 	shift 2
+	if [ "$1" = run ] && [ "$TSCALE" != 1 ]; then
+		shift
+		set -- run --limit "wall_seconds=$(tscale 10 300)" --limit "cpu_seconds=$(tscale 10 300)" "$@"
+	fi
 	SANDBOX_TOKEN=$TOKEN "$CLI" "$@" > "$out" 2> "$err" < /dev/null
 	RC=$?
 	cat "$out" "$err" >> "$ALL_OUT"
@@ -95,7 +102,7 @@ from stdin" "$(cat "$W/o")"
 ctx "run output is live"
 # (its sleep scaled, its wall with it: still running when the slower reads see line1)
 lim 10
-SANDBOX_TOKEN=$TOKEN "$CLI" run -v "${LIM[@]}" -- sh -c 'echo line1; sleep '"$(tscale 3 20)"'; for i in 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
+SANDBOX_TOKEN=$TOKEN "$CLI" run -v "${LIM[@]}" -- sh -c 'echo line1; sleep '"$(tscale 3 60)"'; for i in 2 3 4 5 6; do echo line$i; sleep 0.2; done' \
 	> "$W/live.o" 2> "$W/live.e" < /dev/null &
 LIVE_PID=$!
 poll 20 grep -q '^sandbox: job ' "$W/live.e"

@@ -1059,7 +1059,8 @@ S2=$SID
 as "$B_TOK" sready "$S2" "$(tscale 30)"
 S2_SLOT=$(sslot "$S2")
 as "$B_TOK" sexec "$S2" "echo secret-of-b > mine.txt; echo ok" "$(tscale 30)"
-as "$B_TOK" srun "$S2" '{"command":"sleep 300","timeout_seconds":0}'
+# (scaled: in the guest, beside other guests, 300 s went by before the close)
+as "$B_TOK" srun "$S2" '{"command":"sleep '"$(tscale 300 3600)"'","timeout_seconds":0}'
 B_SLEEP=$CID
 sleep "$(tscale 0.3)" # B's sleep has started by now
 B_HOST_PID=$(pgrep -u $((UID_BASE + ${S2_SLOT:-0})) -x sleep | head -n 1)
