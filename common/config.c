@@ -69,6 +69,7 @@ static const struct key keys[] = {
 	{ S(runner_wake_socket) },
 	{ I(runner_spare_supervisors, 0, 64) },
 	{ I(runner_warm_sandboxes, 0, 256) },
+	{ I(runner_runtime_probe_seconds, 1, 60) },
 	{ S(runner_limits_mode) },
 	{ S(runner_cgroup_name) },
 	{ I(runner_tmp_mb, 1, 65536) },
@@ -142,6 +143,7 @@ void cfg_defaults(struct cfg *c)
 		 "/run/sandbox/runner-wake.sock");
 	c->runner_spare_supervisors = 2;
 	c->runner_warm_sandboxes = 0;
+	c->runner_runtime_probe_seconds = 2;
 	snprintf(c->runner_limits_mode, sizeof c->runner_limits_mode, "cgroup");
 	snprintf(c->runner_runtimes_file, sizeof c->runner_runtimes_file,
 		 "/etc/sandbox/runtimes.conf");

@@ -61,6 +61,7 @@ struct cfg {
 	char runner_wake_socket[CFG_PATH_MAX];
 	long long runner_spare_supervisors; /* pre-forked supervisors waiting (spare.h), 0 = off */
 	long long runner_warm_sandboxes; /* prewarmed sandboxes in free job slots (warm.h), 0 = off */
+	long long runner_runtime_probe_seconds; /* wall and CPU of a runtime's version command (rtprobe.h) */
 	char runner_limits_mode[16];   /* "cgroup" or "rlimit-only" */
 	char runner_cgroup_name[64];
 	long long runner_tmp_mb;

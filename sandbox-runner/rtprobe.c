@@ -21,7 +21,6 @@
 #include "supervise.h"
 #include "util.h"
 
-#define PROBE_WALL_SECONDS 2
 #define PROBE_OUTPUT_BYTES 4096
 
 struct rtp_res {
@@ -62,8 +61,8 @@ static int run_version(const struct cfg *cfg, int slot, const struct rt_entry *e
 	j.cwd = (char *)"";
 	for (int i = 0; i < LIM_COUNT; i++)
 		j.limits[i] = cfg->limit_default[i];
-	j.limits[LIM_WALL_SECONDS] = PROBE_WALL_SECONDS;
-	j.limits[LIM_CPU_SECONDS] = PROBE_WALL_SECONDS;
+	j.limits[LIM_WALL_SECONDS] = cfg->runner_runtime_probe_seconds;
+	j.limits[LIM_CPU_SECONDS] = cfg->runner_runtime_probe_seconds;
 	j.limits[LIM_OUTPUT_BYTES] = PROBE_OUTPUT_BYTES;
 	rc = j.argv && j.env ? supervise_capture(cfg, &j, slot, &state, &code, out, &outlen) : -1;
 	json_decref(j.argv);

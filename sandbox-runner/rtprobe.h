@@ -7,7 +7,8 @@
  * A runtime is provided when each program it names (version, compile, run argv[0];
  * not the job's own ./prog) is found along the sandbox's PATH (/usr/local/bin,
  * /usr/bin, /bin: the profile binds the host's /usr read-only) as an executable
- * regular file, and its version argv, if it has one, exits 0 within 2 s when run
+ * regular file, and its version argv, if it has one, exits 0 within
+ * runner_runtime_probe_seconds (default 2; wall and CPU) when run
  * exactly as a job is (supervise_capture: the slot's uid, cgroup, rlimits, seccomp
  * and the default bwrap profile; no shell). The version is the first non-empty line
  * of its stdout (else stderr), at most 200 bytes of printable ASCII. */

@@ -101,6 +101,7 @@ struct sup {
 	struct cmdpol pol;             /* the operator's command policy (policy.h) */
 	json_t *compile;               /* result.compile (compile_step), NULL: none */
 	double compile_ms;             /* wall time the compile step used: the run gets the rest */
+	double t_spawn;                /* start(): right before the fork, 0 before any */
 	struct cg_usage base;          /* a prewarmed slot's event counts before the job */
 	const char *cold_reason;       /* why a job ran cold with prewarming on, NULL: none */
 	int launch_noted;              /* the "launch:" diagnostic is there */
@@ -441,6 +442,10 @@ static pid_t spawn_with_retry(struct sup *s, const struct sb_spawn *sp, char *er
 	char what[128];
 
 	for (int attempt = 1;; attempt++) {
+		/* The wall clock counts from before the fork (the attempt that works): the
+		 * command may run before this process is scheduled again on a loaded host,
+		 * and that time is the job's too. */
+		s->t_spawn = util_mono_ms();
 		pid_t pid = injected("start", err, errlen) ? -1 : sb_spawn(sp, err, errlen);
 		int e = errno;
 		int retry = pid < 0 && retry_transient(e) && attempt < max;
@@ -995,7 +1000,7 @@ static void sup_init(struct sup *s, const struct cfg *cfg, int slot)
 
 static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *narts)
 {
-	s->t0 = util_mono_ms();
+	s->t0 = s->t_spawn > 0 ? s->t_spawn : util_mono_ms(); /* a prewarmed sandbox: now */
 	run_loop(s, f);
 	if (s->cg_on)
 		read_usage(s, &s->usage);
@@ -1051,7 +1056,7 @@ static int compile_step(struct sup *s)
 	s->job.stdin_len = 0, s->job.network = 0, s->live = LIVE_OFF;
 	rc = start(s, &f);
 	if (rc == 0) {
-		s->t0 = util_mono_ms();
+		s->t0 = s->t_spawn;
 		run_loop(s, &f);
 		s->compile_ms = util_mono_ms() - s->t0;
 	}

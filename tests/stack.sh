@@ -492,6 +492,9 @@ fcgi_socket_group = $group
 # production default is 10); 10 under emulation (SANDBOX_TIME_SCALE > 1, make test-vm
 # FULL=1), where a curl's own start and TLS handshake took the guest more than 2 s.
 api_read_timeout_seconds = $((${SANDBOX_TIME_SCALE:-1} > 1 ? 10 : 2))
+# The runtimes probe's 2 s for a version command: 20 under emulation, where a
+# sandboxed python3 --version took the guest longer (python3 and c then missing).
+runner_runtime_probe_seconds = $((${SANDBOX_TIME_SCALE:-1} > 1 ? 20 : 2))
 # Small, so that the tenancy suite's api_workers long-polls of one key exceed its share
 # (the production default is half of api_wait_capacity; waits.sh runs its own API).
 api_wait_slots_per_key = 4

@@ -64,6 +64,7 @@ static void test_defaults(void)
 	CHECK_INT(c.limit_max[LIM_OUTPUT_BYTES], 16777216);
 	CHECK_INT(c.limit_default[LIM_DISK_MB], 64);
 	CHECK_INT(c.limit_max[LIM_DISK_MB], 1024);
+	CHECK_INT(c.runner_runtime_probe_seconds, 2);
 }
 
 static void test_load_file(void)
@@ -153,6 +154,8 @@ static void test_errors(void)
 		{ "cpu_seconds_max = 100\ncpu_seconds_default = 200\n",
 		  { "cpu_seconds_default", "cpu_seconds_max", NULL } },
 		{ "cpu_seconds_default = 301\n", { "cpu_seconds_default", NULL } },
+		{ "runner_runtime_probe_seconds = 0\n", { "runner_runtime_probe_seconds", ":1:", NULL } },
+		{ "runner_runtime_probe_seconds = 61\n", { "runner_runtime_probe_seconds", ":1:", NULL } },
 	};
 
 	for (size_t i = 0; i < NELEM(rows); i++) {
