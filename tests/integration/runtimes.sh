@@ -114,11 +114,11 @@ t_list() {
 
 # A runner of its own with a test file: a runtime whose binary does not exist is not
 # listed, the others are. Then the stack's runner again (it probes at start).
-# A version command gets runner_runtime_probe_seconds (3 here, scaled): one that takes
-# longer is not listed, one that takes 1 s is.
+# A version command gets runner_runtime_probe_seconds (5 here, scaled): one that takes
+# longer is not listed; one of 3 s is (it would not be under the old fixed 2 s).
 t_missing() {
 	local rdir=$T_DIR/rt conf=$T_DIR/runner.conf ps
-	ps=$(tscale 3 60)
+	ps=$(tscale 5 60)
 	ctx "missing runtime"
 	mkdir -p "$rdir"
 	chmod 0755 "$T_DIR" "$rdir"
@@ -127,7 +127,7 @@ runtime python3 file=main.py version=python3,--version run=python3,{file}
 runtime nonexistent-lang file=main.x version=sandbox-no-such-binary,--version run=sandbox-no-such-binary,{file}
 runtime badversion file=main.y version=python3,-c,raise\\sSystemExit(3) run=python3,{file}
 runtime slowversion file=main.s version=sh,-c,sleep\\s$((ps + 2));echo\\sslow-1 run=sh,{file}
-runtime slowok file=main.t version=sh,-c,sleep\\s1;echo\\sslowok-1 run=sh,{file}
+runtime slowok file=main.t version=sh,-c,sleep\\s3;echo\\sslowok-1 run=sh,{file}
 CONF
 	chmod 0644 "$rdir/runtimes.conf"
 	cp "$SANDBOX_CONFIG" "$conf"
@@ -141,7 +141,7 @@ CONF
 	expect_eq "a runtime whose binary does not exist is not listed" 0 "$(rt_count nonexistent-lang)"
 	expect_eq "a runtime whose version argv fails is not listed" 0 "$(rt_count badversion)"
 	expect_eq "a version command longer than runner_runtime_probe_seconds ($ps) is not listed" 0 "$(rt_count slowversion)"
-	expect_eq "a version command of 1 s is listed" 1 "$(rt_count slowok)"
+	expect_eq "a version command of 3 s is listed (over the default 2 s, under $ps)" 1 "$(rt_count slowok)"
 	expect_eq "with the version it printed" slowok-1 "$(rt_field slowok version)"
 	expect_true "the probe logged nonexistent-lang as unavailable" \
 		grep -q 'event=runtime_probe.*runtime=nonexistent-lang available=no' "$T_DIR/runner.out"
