@@ -494,12 +494,22 @@ static void serve_conn(struct api_ctx *ctx, size_t i, long long timeout_s)
 	pool[i].kept = 1;
 }
 
+/* 1 when a connection has bytes waiting to be read. */
+static int has_bytes(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 /* Connections that sent nothing within the read timeout: a new one is logged, a kept
- * one (nginx's idle keepalive) is just closed. */
+ * one (nginx's idle keepalive) is just closed. One whose request came while this
+ * worker served another (longer than the timeout: a session request it polls for, a
+ * slow client's body) is not idle: the next round serves it. */
 static void pool_expire(double now, long long timeout_s)
 {
 	for (size_t i = npool; i-- > 0;) {
-		if (now - pool[i].t0 < 1000.0 * (double)timeout_s)
+		if (now - pool[i].t0 < 1000.0 * (double)timeout_s || has_bytes(pool[i].h->fr.ipcFd))
 			continue;
 		if (!pool[i].kept)
 			log_drop("idle", pool[i].t0);

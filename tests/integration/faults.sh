@@ -492,6 +492,9 @@ cat > "$T_DIR/fcgi.py" << 'PYEOF'
 #   stall PATH GIVEUP_S               the same request's params and 3 of its 10 body bytes,
 #                                     then nothing; prints "closed without a response",
 #                                     "response: ...", or "open" after GIVEUP_S
+#   behind PATH PAUSE_S               two connections B, A; A sends the slow request (as
+#                                     slow), B its whole request while the worker reads
+#                                     A; prints "a: " and "b: " with each one's answer
 import errno, os, select, socket, struct, sys, time
 
 
@@ -609,6 +612,26 @@ def main():
         s.sendall(head + end_params + record(5, body[:3]))
         out, closed = read_response(s, giveup)
         print(describe(out) if closed else "open")
+    elif cmd == "behind":
+        pause = float(sys.argv[3])
+        head, end_params, body = request_parts(10)
+        b = socket.socket(socket.AF_UNIX)
+        b.connect(path)
+        a = socket.socket(socket.AF_UNIX)
+        a.connect(path)
+        time.sleep(0.5)  # both accepted into the one worker's pool
+        pieces = [head[:5], head[5:], end_params + record(5, body[:4]),
+                  record(5, body[4:]) + record(5, b"")]
+        a.sendall(pieces[0])
+        time.sleep(0.2)  # the worker is reading A now
+        b.sendall(head + end_params + record(5, body) + record(5, b""))
+        for p in pieces[1:]:
+            time.sleep(pause)
+            a.sendall(p)
+        out, _ = read_response(a, 60)
+        print("a: " + describe(out))
+        out, _ = read_response(b, 60)
+        print("b: " + describe(out))
 
 
 main()
@@ -786,6 +809,32 @@ else
 		"closed without a response" "$out"
 	expect_true "api.log: event=connection_dropped reason=body_timeout" \
 		test $(($(drops_with body_timeout) - n0)) -ge 1
+
+	ctx "read timeout: a request that came while the worker served another"
+	# One worker: while it reads A's slow request (longer than the timeout in all), B's
+	# whole request arrives on a connection it accepted before. B was not idle: it gets
+	# its answer (it used to be closed as idle right after A: nginx's 502).
+	BH_DIR=$(mktemp -d /tmp/sandbox-faults.XXXXXX)
+	{
+		grep -Ev '^[[:space:]]*(fcgi_socket|api_workers|api_wake_socket)[[:space:]]*=' "$SANDBOX_CONFIG"
+		printf 'fcgi_socket = %s/api.sock\napi_workers = 1\n' "$BH_DIR"
+	} > "$BH_DIR/c.conf"
+	"$SANDBOX_BIN/sandbox-api" --config "$BH_DIR/c.conf" > "$BH_DIR/api.log" 2>&1 &
+	BH_PID=$!
+	poll 10 test -S "$BH_DIR/api.sock"
+	expect_true "a one-worker API on its own socket ($(head -c 300 "$BH_DIR/api.log"))" test -S "$BH_DIR/api.sock"
+	if [ -S "$BH_DIR/api.sock" ]; then
+		pause=$(awk -v t="$READ_TIMEOUT" 'BEGIN { printf "%.2f", t * 0.6 }')
+		fcgi behind "$BH_DIR/api.sock" "$pause" > "$T_DIR/behind.out" 2>&1
+		expect_true "A, slow (3 pauses of ${pause}s), gets its answer ($(head -n 1 "$T_DIR/behind.out"))" \
+			grep -q '^a: response: Status: 200 .*"status":"ok"' "$T_DIR/behind.out"
+		expect_true "B, sent while the worker read A, gets its answer ($(sed -n 2p "$T_DIR/behind.out"))" \
+			grep -q '^b: response: Status: 200 .*"status":"ok"' "$T_DIR/behind.out"
+		expect_eq "no connection dropped as idle" 0 "$(grep -c 'event=connection_dropped' "$BH_DIR/api.log")"
+	fi
+	kill "$BH_PID" 2> /dev/null
+	wait "$BH_PID" 2> /dev/null
+	rm -rf "$BH_DIR"
 
 	ctx "read timeout: long-poll through nginx"
 	# A request the worker holds longer than the timeout without reading anything is
