@@ -256,7 +256,11 @@ expect_eq "B's call left no command in A's session" 3 "$(sql "SELECT COUNT(*) FR
 # ================================================== 5b. background commands
 
 ctx "session_exec background"
-call 70 session_exec "{\"session_id\":\"$SID\",\"argv\":[\"sh\",\"-c\",\"echo one; echo e1 >&2; sleep $(tscale 2 6); echo two; exit 4\"],\"background\":true}"
+# Under emulation the sleep must outlast the status call below, and the command gets
+# a timeout of its own over the server's 10 s default (at scale 1 as it always was).
+BG_TIMEOUT=
+[ "$TSCALE" = 1 ] || BG_TIMEOUT=",\"timeout_seconds\":$(tscale 10 60)"
+call 70 session_exec "{\"session_id\":\"$SID\",\"argv\":[\"sh\",\"-c\",\"echo one; echo e1 >&2; sleep $(tscale 2 20); echo two; exit 4\"],\"background\":true$BG_TIMEOUT}"
 expect_json '[.result.isError, (.result.structuredContent.status | IN("queued","running")), (.result.structuredContent.pid | type), .result.structuredContent.exit_code] | @json' '[false,true,"number",null]'
 BPID=$(jq -r '.result.structuredContent.pid' "$BODY")
 BCID=$(jq -r '.result.structuredContent.id' "$BODY")

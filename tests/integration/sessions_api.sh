@@ -483,6 +483,10 @@ wait "${kpids[@]}"
 n504=0
 for i in $(seq 1 $((WORKERS + 2))); do [ "$(cat "$T_DIR/kill$i.status")" = 504 ] && n504=$((n504 + 1)); done
 expect_eq "every waiting kill got its 504" $((WORKERS + 2)) "$n504"
+for i in $(seq 1 $((WORKERS + 2))); do
+	[ "$(cat "$T_DIR/kill$i.status")" = 504 ] ||
+		note "kill $i: $(cat "$T_DIR/kill$i.status") $(head -c 300 "$T_DIR/kill$i" 2>/dev/null)"
+done
 expect_eq "each call inserted its request exactly once" "$((KILLS0 + WORKERS + 3)) 0" \
 	"$(sql "SELECT CONCAT(COUNT(*), ' ', SUM(state = 'pending')) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")"
 
