@@ -253,6 +253,7 @@ static int serve(struct api_ctx *ctx, struct held *h)
 		http_send_error(&h->r, 400, "invalid_request", "malformed request body", NULL, NULL);
 	else
 		routes_handle(ctx, &h->r);
+	wt_unreserve(&h->r); /* a handler's reservation never outlives it */
 	if (h->r.wait.deferred)
 		return 1;
 	done(ctx, h);
@@ -287,6 +288,7 @@ static void resume(struct api_ctx *ctx, struct held *h)
 	h->r.wait.resumed = 1;
 	h->r.status = 0;
 	routes_handle(ctx, &h->r);
+	wt_unreserve(&h->r);
 	done(ctx, h);
 	finish(&h->fr);
 	/* A connection nginx keeps goes back to the pool: closing it could race with

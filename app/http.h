@@ -13,6 +13,7 @@ struct req_wait {
 	int resumed;        /* the re-dispatch after the wait: never wait again */
 	int entry;          /* the board entry while deferred */
 	unsigned gen;       /* its generation */
+	int reserved;       /* entry/gen is a reservation (wt_reserve), not yet waiting */
 	double deadline_ms; /* util_mono_ms() when the wait ends anyway */
 	char id[40];        /* the id waited on */
 	long long aux;      /* the handler's own value for its re-dispatch */

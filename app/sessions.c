@@ -356,7 +356,8 @@ static int wait_session_end(struct api_ctx *ctx, const char *id, long long ms)
 
 /* ------------------------------------------------------------------ requests */
 
-enum sreq_rc { SREQ_DONE, SREQ_FAILED, SREQ_TIMEOUT, SREQ_DB, SREQ_QUOTA, SREQ_DEFERRED };
+enum sreq_rc { SREQ_DONE, SREQ_FAILED, SREQ_TIMEOUT, SREQ_DB, SREQ_QUOTA, SREQ_DEFERRED,
+	       SREQ_KEY_SHARE, SREQ_NO_ROOM };
 
 struct sreq_answer {
 	struct db_res *res;          /* the answered row */
@@ -529,10 +530,13 @@ static enum sreq_rc sreq_settle(struct api_ctx *ctx, const char *sid, const char
 }
 
 /* A request for the session's supervisor and its answer within
- * session_request_timeout_ms. First run: inserts it and hands the wait to the waiter
- * (SREQ_DEFERRED: answer nothing now); the re-dispatch (resuming) reads the answer of
- * the request r->wait.aux and inserts nothing. Without room on the wait board the
- * worker polls the row itself, bounded the same. */
+ * session_request_timeout_ms. First run: reserves its place on the wait board, inserts
+ * it and hands the wait to the waiter (SREQ_DEFERRED: answer nothing now); the
+ * re-dispatch (resuming) reads the answer of the request r->wait.aux and inserts
+ * nothing. Without room on the board (the key holds its share, or the board is full)
+ * nothing is inserted: SREQ_KEY_SHARE / SREQ_NO_ROOM, so that no key can hold
+ * workers by sending requests nobody answers. Only without a board at all
+ * (api_wait_capacity 0) does the worker poll the row itself, bounded the same. */
 static enum sreq_rc sreq_call(struct api_ctx *ctx, struct req *r, const struct identity *who,
 			      const char *sid, const char *kind, const char *cid, json_t *args,
 			      const void *data, size_t len, struct sreq_answer *a)
@@ -549,13 +553,23 @@ static enum sreq_rc sreq_call(struct api_ctx *ctx, struct req *r, const struct i
 			return SREQ_DB;
 		return sreq_settle(ctx, sid, kind, id, a);
 	}
+	switch (wt_reserve(r, who->key_id)) {
+	case WT_KEY_SHARE:
+		return SREQ_KEY_SHARE;
+	case WT_NO_ROOM:
+		return SREQ_NO_ROOM;
+	default:
+		break;
+	}
 	rc = sreq_insert(ctx, sid, kind, cid, args, data, len, &id);
-	if (rc != SREQ_DONE)
+	if (rc != SREQ_DONE) {
+		wt_unreserve(r);
 		return rc;
+	}
 	snprintf(idtext, sizeof idtext, "%lld", id);
 	r->wait.aux = id;
-	if (wt_defer(r, who->key_id, &(struct wt_cond){ WT_REQUEST_DONE, idtext, 0, 0 },
-		     answer_seconds(ctx->cfg)))
+	if (wt_defer_reserved(r, &(struct wt_cond){ WT_REQUEST_DONE, idtext, 0, 0 },
+			      answer_seconds(ctx->cfg)))
 		return SREQ_DEFERRED;
 	r->wait.aux = 0;
 	if (poll_until(ctx, (double)ctx->cfg->session_request_timeout_ms, REQ_POLL_MS,
@@ -594,6 +608,19 @@ static void send_sreq_error(struct api_ctx *ctx, struct req *r, enum sreq_rc rc,
 		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " request (delete"
 				" files, close sessions or wait for old ones to be purged)", NULL,
 				"Retry-After: 60\r\n");
+		return;
+	}
+	if (rc == SREQ_KEY_SHARE) {
+		http_send_error(r, 429, "quota_exceeded",
+				"this key already has api_wait_slots_per_key requests waiting for"
+				" an answer: retry when one of them has been answered", NULL,
+				"Retry-After: 1\r\n");
+		return;
+	}
+	if (rc == SREQ_NO_ROOM) {
+		http_send_error(r, 503, "service_unavailable",
+				"the API instance holds api_wait_capacity waiting requests: retry"
+				" later", NULL, "Retry-After: 1\r\n");
 		return;
 	}
 	if (rc == SREQ_TIMEOUT) {
@@ -1073,7 +1100,9 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 		    wt_defer(r, who->key_id, &(struct wt_cond){ WT_SESSION_ENDED, a->id, 0, 0 },
 			     answer_seconds(ctx->cfg)))
 			return; /* answered on the re-dispatch, when it ended or at the deadline */
-		if (rc == 0) /* no room on the wait board: hold the worker, bounded */
+		/* No room on the wait board: answered at once (202 while it is live), as
+		 * a long-poll is; only without a board at all does the worker wait. */
+		if (rc == 0 && !wt_enabled())
 			rc = wait_session_end(ctx, a->id, ctx->cfg->session_request_timeout_ms);
 	}
 	if (rc < 0) {

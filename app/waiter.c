@@ -22,7 +22,7 @@
 
 #define WT_BATCH_MAX 512
 
-enum { E_FREE, E_WAITING, E_READY };
+enum { E_FREE, E_WAITING, E_READY, E_RESERVED };
 
 struct wt_entry {
 	int state; /* E_*, read without the lock by the owner (atomic loads) */
@@ -308,6 +308,66 @@ int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *
 	return idx;
 }
 
+int wt_board_reserve(struct wt_board *b, int owner, int tag, unsigned *gen)
+{
+	long long mine = 0, free_at = -1;
+	int idx;
+
+	lock(b);
+	for (long long i = 0; i < b->capacity; i++) {
+		if (b->e[i].state == E_FREE) {
+			if (free_at < 0)
+				free_at = i;
+		} else if (b->e[i].tag == tag) {
+			mine++;
+		}
+	}
+	if (mine >= b->per_key) {
+		idx = -2;
+	} else if (free_at < 0) {
+		idx = -1;
+	} else {
+		struct wt_entry *e = &b->e[free_at];
+
+		e->owner = owner;
+		e->tag = tag;
+		e->gen++;
+		e->kind = 0;
+		e->stream = 0;
+		e->baseline = 0;
+		e->next = -1;
+		e->next_gen = 0;
+		e->id[0] = '\0';
+		__atomic_store_n(&e->state, E_RESERVED, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&b->waiting, 1, __ATOMIC_RELAXED);
+		*gen = e->gen;
+		idx = (int)free_at;
+	}
+	unlock(b);
+	return idx;
+}
+
+int wt_board_arm(struct wt_board *b, int entry, unsigned gen, const struct wt_cond *c)
+{
+	int rc = -1;
+
+	if (entry < 0 || entry >= b->capacity || c == NULL)
+		return -1;
+	lock(b);
+	if (b->e[entry].gen == gen && b->e[entry].state == E_RESERVED) {
+		struct wt_entry *e = &b->e[entry];
+
+		e->kind = c->kind;
+		e->stream = c->stream;
+		e->baseline = c->baseline;
+		snprintf(e->id, sizeof e->id, "%s", c->id);
+		__atomic_store_n(&e->state, E_WAITING, __ATOMIC_RELEASE);
+		rc = 0;
+	}
+	unlock(b);
+	return rc;
+}
+
 int wt_board_take_all(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
 		      size_t n, unsigned *gen)
 {
@@ -478,6 +538,47 @@ int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long lo
 		return 0;
 	idx = wt_board_take(board, my_slot, wt_key_tag(key_id), c, &gen);
 	return idx >= 0 && arm(r, idx, gen, seconds, c->id);
+}
+
+int wt_enabled(void)
+{
+	return board != NULL && board->capacity > 0;
+}
+
+enum wt_reserve_rc wt_reserve(struct req *r, const char *key_id)
+{
+	unsigned gen;
+	int idx;
+
+	if (!wt_enabled() || r->wait.resumed || r->wait.reserved)
+		return WT_NO_BOARD;
+	idx = wt_board_reserve(board, my_slot, wt_key_tag(key_id), &gen);
+	if (idx < 0)
+		return idx == -2 ? WT_KEY_SHARE : WT_NO_ROOM;
+	r->wait.reserved = 1;
+	r->wait.entry = idx;
+	r->wait.gen = gen;
+	return WT_RESERVED;
+}
+
+int wt_defer_reserved(struct req *r, const struct wt_cond *c, long long seconds)
+{
+	if (board == NULL || !r->wait.reserved)
+		return 0;
+	if (seconds <= 0 || !valid_cond(c) ||
+	    wt_board_arm(board, r->wait.entry, r->wait.gen, c) < 0) {
+		wt_unreserve(r);
+		return 0;
+	}
+	r->wait.reserved = 0;
+	return arm(r, r->wait.entry, r->wait.gen, seconds, c->id);
+}
+
+void wt_unreserve(struct req *r)
+{
+	if (board != NULL && r->wait.reserved)
+		wt_board_give(board, r->wait.entry, r->wait.gen);
+	r->wait.reserved = 0;
 }
 
 int wt_defer_all(struct req *r, const char *key_id, enum wt_kind kind, const char *const *ids,

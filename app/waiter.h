@@ -89,6 +89,27 @@ struct wt_cond {
  * 1: deferred (answer nothing); 0: answer now. */
 int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds);
 
+/* A wait whose condition is known only after a side effect (a session request: its
+ * row id comes from the INSERT) reserves its entry first, so that a request the board
+ * has no room for is refused before anything is done:
+ *
+ *     switch (wt_reserve(r, who->key_id)) { case WT_NO_ROOM: ... 503; WT_KEY_SHARE: 429 }
+ *     ... insert ...       (on failure: wt_unreserve(r))
+ *     if (wt_defer_reserved(r, &cond, seconds)) return;
+ *
+ * A reserved entry counts against the capacity and the key's share like a waiting
+ * one but is never polled. wt_reserve: WT_RESERVED, WT_KEY_SHARE (the key holds its
+ * share), WT_NO_ROOM (the board is full) or WT_NO_BOARD (api_wait_capacity 0, or not
+ * in a worker: the caller waits in the worker, bounded). wt_defer_reserved: 1
+ * deferred; 0 (no reservation) answer now. wt_unreserve gives a reservation back (a
+ * no-op without one; the worker calls it after every handler, as a safety net). */
+/* 1 when this worker has a board with room for waits at all (api_wait_capacity > 0). */
+int wt_enabled(void);
+enum wt_reserve_rc { WT_RESERVED = 1, WT_KEY_SHARE = 0, WT_NO_ROOM = -1, WT_NO_BOARD = -2 };
+enum wt_reserve_rc wt_reserve(struct req *r, const char *key_id);
+int wt_defer_reserved(struct req *r, const struct wt_cond *c, long long seconds);
+void wt_unreserve(struct req *r);
+
 /* A group (POST /v1/jobs/batch?wait=S): wait until the condition `kind` (not an
  * *_OUTPUT kind) holds for every one of ids[0 .. n), 1 <= n <= WT_GROUP_MAX. It
  * takes n entries of the board, linked, that count against the key's share as n
@@ -173,6 +194,12 @@ int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *
  * others linked behind it, or -1. */
 int wt_board_take_all(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
 		      size_t n, unsigned *gen);
+/* One entry reserved (no condition yet, never polled): its index and generation,
+ * or -1 (the board is full) or -2 (the key holds its share). */
+int wt_board_reserve(struct wt_board *b, int owner, int tag, unsigned *gen);
+/* Gives reserved entry (generation gen) its condition: it waits from now on. 0, or -1
+ * (not that reservation any more). */
+int wt_board_arm(struct wt_board *b, int entry, unsigned gen, const struct wt_cond *c);
 /* Gives back entry and, for a group, the entries linked behind it. */
 void wt_board_give(struct wt_board *b, int entry, unsigned gen);
 void wt_board_destroy(struct wt_board *b);

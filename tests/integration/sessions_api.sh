@@ -461,34 +461,83 @@ expect_error 409 not_running
 expect_json '.error.message | test("succeeded")' true
 ctx "kill, nobody answers"
 WORKERS=$(conf_get api_workers 8)
+SHARE=$(conf_get api_wait_slots_per_key 0)
+[ "$SHARE" = 0 ] && SHARE=$(($(conf_get api_wait_capacity 1024) / 2))
 KILLS0=$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")
-# more waiting kills than workers: they wait on the waiter, not in a worker
-kpids=()
-for i in $(seq 1 $((WORKERS + 2))); do
-	curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $A_TOK" -H 'Content-Type: application/json' \
-		-d '{"signal":"TERM"}' -o "$T_DIR/kill$i" -w '%{http_code}' \
-		"$SANDBOX_URL/v1/sessions/$S2/commands/$C3/kill" > "$T_DIR/kill$i.status" &
-	kpids+=($!)
-done
-sleep 1
-req GET "/v1/sessions/$S2"
-expect_status 200 "a GET is served while $((WORKERS + 2)) kills wait for an answer"
-expect_true "at once (${ELAPSED}s)" in_range "$ELAPSED" 0 "$(tscale 1)"
-req POST "/v1/sessions/$S2/commands/$C3/kill" '{"signal":"TERM"}'
-expect_error 504 request_timeout
+if [ "$SHARE" -gt 32 ]; then
+	skip "kill, nobody answers: the key's share of waits" "api_wait_slots_per_key is $SHARE (the test stack's is 4)"
+	req POST "/v1/sessions/$S2/commands/$C3/kill" '{"signal":"TERM"}'
+	expect_error 504 request_timeout
+else
+	new_session S6 "$A_TOK"
+	make_ready "$S6"
+	# The key's whole share of kills, each waiting on the waiter, none in a worker.
+	kpids=()
+	for i in $(seq 1 "$SHARE"); do
+		curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $A_TOK" -H 'Content-Type: application/json' \
+			-d '{"signal":"TERM"}' -o "$T_DIR/kill$i" -w '%{http_code} %{time_total}' \
+			"$SANDBOX_URL/v1/sessions/$S2/commands/$C3/kill" > "$T_DIR/kill$i.status" &
+		kpids+=($!)
+	done
+	kills_in() { [ "$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")" -ge "$1" ]; }
+	poll 5 kills_in $((KILLS0 + SHARE))
+	# More than the workers past the share, at once, and a close: each kill is refused
+	# at once with nothing inserted, the close is answered at once (202, still live);
+	# none of them holds a worker.
+	opids=()
+	for i in $(seq 1 $((WORKERS + 2))); do
+		curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $A_TOK" -H 'Content-Type: application/json' \
+			-d '{"signal":"TERM"}' -D "$T_DIR/over$i.h" -o "$T_DIR/over$i" -w '%{http_code} %{time_total}' \
+			"$SANDBOX_URL/v1/sessions/$S2/commands/$C3/kill" > "$T_DIR/over$i.status" &
+		opids+=($!)
+	done
+	curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $A_TOK" -X POST -o "$T_DIR/close6" \
+		-w '%{http_code} %{time_total}' "$SANDBOX_URL/v1/sessions/$S6/close" > "$T_DIR/close6.status" &
+	opids+=($!)
+	req GET "/v1/sessions/$S2"
+	expect_status 200 "a GET is served while the key's $SHARE kills wait for an answer"
+	expect_true "at once (${ELAPSED}s)" in_range "$ELAPSED" 0 "$(tscale 1)"
+	wait "${opids[@]}"
+	n429=0 nfast=0
+	for i in $(seq 1 $((WORKERS + 2))); do
+		read -r code secs < "$T_DIR/over$i.status"
+		if [ "$code" = 429 ] && [ "$(jq -r .error.code "$T_DIR/over$i")" = quota_exceeded ] &&
+			jq -e '.error.message | test("api_wait_slots_per_key")' "$T_DIR/over$i" > /dev/null &&
+			grep -qi '^Retry-After: 1' "$T_DIR/over$i.h"; then
+			n429=$((n429 + 1))
+		else
+			note "kill past the share $i: $code $(head -c 300 "$T_DIR/over$i" 2> /dev/null)"
+		fi
+		in_range "$secs" 0 "$(tscale 2)" && nfast=$((nfast + 1))
+	done
+	expect_eq "$((WORKERS + 2)) kills past the key's share of $SHARE: 429 quota_exceeded, Retry-After: 1" $((WORKERS + 2)) "$n429"
+	expect_eq "each answered at once" $((WORKERS + 2)) "$nfast"
+	expect_eq "none of them inserted a request" "$((KILLS0 + SHARE))" \
+		"$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")"
+	read -r code secs < "$T_DIR/close6.status"
+	expect_eq "a close while the key holds its share: 202, still live, close requested" "202 ready true" \
+		"$code $(jq -r '"\(.status) \(.close_requested)"' "$T_DIR/close6")"
+	expect_true "at once (${secs}s)" in_range "$secs" 0 "$(tscale 2)"
+	wait "${kpids[@]}"
+	n504=0
+	for i in $(seq 1 "$SHARE"); do
+		read -r code secs < "$T_DIR/kill$i.status"
+		if [ "$code" = 504 ] && in_range "$secs" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$(tscale $((REQ_TIMEOUT_MS / 1000 + 5)))"; then
+			n504=$((n504 + 1))
+		else
+			note "kill $i: $code ${secs}s $(head -c 300 "$T_DIR/kill$i" 2> /dev/null)"
+		fi
+	done
+	expect_eq "each of the $SHARE waiting kills got its 504 after session_request_timeout_ms" "$SHARE" "$n504"
+	expect_eq "each of them marked failed so the supervisor skips it" "$((KILLS0 + SHARE)) 0" \
+		"$(sql "SELECT CONCAT(COUNT(*), ' ', SUM(state = 'pending')) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")"
+	# Their places are free again.
+	req POST "/v1/sessions/$S2/commands/$C3/kill" '{"signal":"TERM"}'
+	expect_error 504 request_timeout
+fi
 expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED" "$((REQ_TIMEOUT_MS / 1000 - 1))" "$(tscale $((REQ_TIMEOUT_MS / 1000 + 5)))"
 expect_eq "the request is marked failed so the supervisor skips it" "failed 504" \
 	"$(sql "SELECT CONCAT(state, ' ', http_status) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill' ORDER BY id DESC LIMIT 1")"
-wait "${kpids[@]}"
-n504=0
-for i in $(seq 1 $((WORKERS + 2))); do [ "$(cat "$T_DIR/kill$i.status")" = 504 ] && n504=$((n504 + 1)); done
-expect_eq "every waiting kill got its 504" $((WORKERS + 2)) "$n504"
-for i in $(seq 1 $((WORKERS + 2))); do
-	[ "$(cat "$T_DIR/kill$i.status")" = 504 ] ||
-		note "kill $i: $(cat "$T_DIR/kill$i.status") $(head -c 300 "$T_DIR/kill$i" 2>/dev/null)"
-done
-expect_eq "each call inserted its request exactly once" "$((KILLS0 + WORKERS + 3)) 0" \
-	"$(sql "SELECT CONCAT(COUNT(*), ' ', SUM(state = 'pending')) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill'")"
 
 ctx "stdin"
 answer "$S2" stdin done 200 '{}'

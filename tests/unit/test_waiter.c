@@ -223,6 +223,70 @@ static void test_defer(void)
 	wt_board_destroy(b);
 }
 
+/* Reservations (a session request: its place first, its condition after the INSERT):
+ * a reserved entry counts on the capacity and the key's share, is never polled, and
+ * is armed, given back or released with its worker. */
+static void test_reserve(void)
+{
+	struct wt_board *b = wt_board_create(3, 2, 1, 25);
+	struct req r, r2, r3, r4;
+	unsigned g;
+	int e;
+
+	if (!CHECK(b != NULL, "board created"))
+		return;
+	memset(&r, 0, sizeof r);
+	memset(&r2, 0, sizeof r2);
+	memset(&r3, 0, sizeof r3);
+	memset(&r4, 0, sizeof r4);
+	CHECK_INT(wt_reserve(&r, "k1"), WT_NO_BOARD); /* not attached: no board */
+	CHECK_INT(r.wait.reserved, 0);
+	wt_attach(b, 0);
+	CHECK_INT(wt_reserve(&r, "k1"), WT_RESERVED);
+	CHECK_INT(r.wait.reserved, 1);
+	CHECK_INT(r.wait.deferred, 0);
+	CHECK(wt_any_waiting(), "a reservation counts as taken");
+	CHECK_INT(wt_reserve(&r2, "k1"), WT_RESERVED);
+	CHECK_INT(wt_reserve(&r3, "k1"), WT_KEY_SHARE); /* share 2 */
+	CHECK_INT(r3.wait.reserved, 0);
+	CHECK_INT(wt_defer(&r3, "k1", &(struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 }, 5), 0);
+	CHECK_INT(wt_reserve(&r3, "k2"), WT_RESERVED);
+	CHECK_INT(wt_reserve(&r4, "k3"), WT_NO_ROOM); /* capacity 3 */
+	/* armed: waits like wt_defer's */
+	CHECK_INT(wt_defer_reserved(&r, &(struct wt_cond){ WT_REQUEST_DONE, "42", 0, 0 }, 5), 1);
+	CHECK_INT(r.wait.reserved, 0);
+	CHECK_INT(r.wait.deferred, 1);
+	CHECK_STR(r.wait.id, "42");
+	CHECK_INT(wt_is_ready(&r), 0);
+	/* a bad condition gives the reservation back: answer now */
+	CHECK_INT(wt_defer_reserved(&r2, &(struct wt_cond){ WT_REQUEST_DONE, "07", 0, 0 }, 5), 0);
+	CHECK_INT(r2.wait.reserved, 0);
+	CHECK_INT(r2.wait.deferred, 0);
+	CHECK_INT(wt_reserve(&r4, "k1"), WT_RESERVED); /* its place is free again */
+	/* given back (the INSERT failed), twice: the second is a no-op */
+	wt_unreserve(&r4);
+	wt_unreserve(&r4);
+	CHECK_INT(r4.wait.reserved, 0);
+	CHECK_INT(wt_defer_reserved(&r4, &(struct wt_cond){ WT_REQUEST_DONE, "43", 0, 0 }, 5), 0);
+	CHECK_INT(wt_reserve(&r4, "k1"), WT_RESERVED);
+	r4.wait.resumed = 1;
+	CHECK_INT(wt_reserve(&r2, "k9"), WT_NO_ROOM);
+	/* a stale generation arms nothing */
+	CHECK_INT(wt_board_arm(b, r4.wait.entry, r4.wait.gen + 1,
+			       &(struct wt_cond){ WT_REQUEST_DONE, "44", 0, 0 }), -1);
+	wt_release(&r);
+	wt_unreserve(&r4);
+	wt_release_owner(b, 0); /* r3's reservation, with its dead worker */
+	CHECK(!wt_any_waiting(), "nothing held after the releases");
+	e = wt_board_reserve(b, 0, wt_key_tag("k1"), &g);
+	CHECK(e >= 0, "reserved on the board directly");
+	CHECK_INT(wt_board_arm(b, e, g, &(struct wt_cond){ WT_REQUEST_DONE, "45", 0, 0 }), 0);
+	CHECK_INT(wt_board_arm(b, e, g, &(struct wt_cond){ WT_REQUEST_DONE, "45", 0, 0 }), -1);
+	wt_board_give(b, e, g);
+	wt_attach(NULL, -1);
+	wt_board_destroy(b);
+}
+
 /* The result wake-up (wt_nudge): brings the next poll forward, never sooner than
  * WT_NUDGE_MIN_US after the last poll began, never later than it was due. */
 static void test_nudge(void)
@@ -313,6 +377,7 @@ void suite_waiter(void)
 		{ "request ids (BIGINT) and the new kinds' queries", test_request_ids },
 		{ "board: capacity, share, generations", test_board },
 		{ "wt_defer and a handler", test_defer },
+		{ "reservations: place first, condition after", test_reserve },
 		{ "result wake-up: nudge and coalescing", test_nudge },
 		{ "groups: all or none, share, give back", test_group },
 		CU_TEST_INFO_NULL,
