@@ -263,7 +263,8 @@ void wt_board_destroy(struct wt_board *b)
 	munmap(b, b->map_len);
 }
 
-/* With the lock held: entry i, free, becomes a waiting entry for c; its generation. */
+/* With the lock held: entry i, free, becomes a waiting entry for c (NULL: a
+ * reservation, not polled until armed); its generation. */
 static unsigned fill_locked(struct wt_board *b, long long i, int owner, int tag,
 			    const struct wt_cond *c)
 {
@@ -272,48 +273,26 @@ static unsigned fill_locked(struct wt_board *b, long long i, int owner, int tag,
 	e->owner = owner;
 	e->tag = tag;
 	e->gen++;
-	e->kind = c->kind;
-	e->stream = c->stream;
-	e->baseline = c->baseline;
+	e->kind = c ? c->kind : 0;
+	e->stream = c ? c->stream : 0;
+	e->baseline = c ? c->baseline : 0;
 	e->next = -1;
 	e->next_gen = 0;
-	snprintf(e->id, sizeof e->id, "%s", c->id);
-	__atomic_store_n(&e->state, E_WAITING, __ATOMIC_RELEASE);
+	snprintf(e->id, sizeof e->id, "%s", c ? c->id : "");
+	__atomic_store_n(&e->state, c ? E_WAITING : E_RESERVED, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&b->waiting, 1, __ATOMIC_RELAXED);
 	return e->gen;
 }
 
-int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
-		  unsigned *gen)
+/* With the lock held: one entry for key tag, as fill_locked; its index, or -1 (the
+ * board is full) or -2 (the key holds its share). */
+static int take_locked(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
+		       unsigned *gen)
 {
 	long long mine = 0, free_at = -1;
-	int idx = -1;
 
-	lock(b);
-	if (b->waiting < b->capacity) {
-		for (long long i = 0; i < b->capacity; i++) {
-			if (b->e[i].state == E_FREE) {
-				if (free_at < 0)
-					free_at = i;
-			} else if (b->e[i].tag == tag) {
-				mine++;
-			}
-		}
-	}
-	if (free_at >= 0 && mine < b->per_key) {
-		*gen = fill_locked(b, free_at, owner, tag, c);
-		idx = (int)free_at;
-	}
-	unlock(b);
-	return idx;
-}
-
-int wt_board_reserve(struct wt_board *b, int owner, int tag, unsigned *gen)
-{
-	long long mine = 0, free_at = -1;
-	int idx;
-
-	lock(b);
+	if (b->waiting >= b->capacity)
+		return -1;
 	for (long long i = 0; i < b->capacity; i++) {
 		if (b->e[i].state == E_FREE) {
 			if (free_at < 0)
@@ -322,27 +301,31 @@ int wt_board_reserve(struct wt_board *b, int owner, int tag, unsigned *gen)
 			mine++;
 		}
 	}
-	if (mine >= b->per_key) {
-		idx = -2;
-	} else if (free_at < 0) {
-		idx = -1;
-	} else {
-		struct wt_entry *e = &b->e[free_at];
+	if (mine >= b->per_key)
+		return -2;
+	if (free_at < 0)
+		return -1;
+	*gen = fill_locked(b, free_at, owner, tag, c);
+	return (int)free_at;
+}
 
-		e->owner = owner;
-		e->tag = tag;
-		e->gen++;
-		e->kind = 0;
-		e->stream = 0;
-		e->baseline = 0;
-		e->next = -1;
-		e->next_gen = 0;
-		e->id[0] = '\0';
-		__atomic_store_n(&e->state, E_RESERVED, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&b->waiting, 1, __ATOMIC_RELAXED);
-		*gen = e->gen;
-		idx = (int)free_at;
-	}
+int wt_board_take(struct wt_board *b, int owner, int tag, const struct wt_cond *c,
+		  unsigned *gen)
+{
+	int idx;
+
+	lock(b);
+	idx = take_locked(b, owner, tag, c, gen);
+	unlock(b);
+	return idx < 0 ? -1 : idx;
+}
+
+int wt_board_reserve(struct wt_board *b, int owner, int tag, unsigned *gen)
+{
+	int idx;
+
+	lock(b);
+	idx = take_locked(b, owner, tag, NULL, gen);
 	unlock(b);
 	return idx;
 }
