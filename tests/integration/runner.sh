@@ -451,12 +451,14 @@ done
 # ================================================= 6b. a DB outage during a run
 
 ctx "database down while a job runs"
-# (under emulation: a longer job, and a longer outage for it to end in)
-submit '{"command":"sleep '"$(tscale 2 10)"'; echo survived","limits":{"wall_seconds":60}}'
+# (under emulation: a longer job, and a longer outage for it to end in; the guest's
+# stop-db alone took longer than a 10 s job had left, which then stored its result
+# before MariaDB went away)
+submit '{"command":"sleep '"$(tscale 2 30)"'; echo survived","limits":{"wall_seconds":60}}'
 DJ=$JOB
 if wait_state "$DJ" running 15; then
 	stack stop-db
-	sleep "$(tscale 4 20)" # the job ends while MariaDB is away: its result has nowhere to go
+	sleep "$(tscale 4 45)" # the job ends while MariaDB is away: its result has nowhere to go
 	expect_true "db down: the supervisor still runs, holding the result" test -n "$(supervisor_pids "$DJ")"
 	stack start-db
 	# The API's connection comes back by itself; the supervisor retries the write.
