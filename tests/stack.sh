@@ -492,6 +492,10 @@ fcgi_socket_group = $group
 # production default is 10); 10 under emulation (SANDBOX_TIME_SCALE > 1, make test-vm
 # FULL=1), where a curl's own start and TLS handshake took the guest more than 2 s.
 api_read_timeout_seconds = $((${SANDBOX_TIME_SCALE:-1} > 1 ? 10 : 2))
+# The API's wait for a session supervisor's answer (default 10 s): 30 s (the waiter's
+# most) under emulation, where the guest's curls took 5 s each and sessions_api's
+# kills that must still wait had timed out before the requests it sends past them.
+session_request_timeout_ms = $((${SANDBOX_TIME_SCALE:-1} > 1 ? 30000 : 10000))
 # The runtimes probe's 2 s for a version command: 20 under emulation, where a
 # sandboxed python3 --version took the guest longer (python3 and c then missing).
 runner_runtime_probe_seconds = $((${SANDBOX_TIME_SCALE:-1} > 1 ? 20 : 2))
