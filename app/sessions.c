@@ -416,24 +416,13 @@ static int resuming(const struct req *r)
 }
 
 /* The waiter's deadline for an answer: session_request_timeout_ms rounded up to whole
- * seconds, at most WT_MAX_SECONDS (the rest, if configured longer: see more_ms). */
+ * seconds (config.c caps it at 30000, the waiter's WT_MAX_SECONDS: a request never
+ * waits in a worker). */
 static long long answer_seconds(const struct cfg *cfg)
 {
 	long long s = (cfg->session_request_timeout_ms + 999) / 1000;
 
 	return s > WT_MAX_SECONDS ? WT_MAX_SECONDS : s;
-}
-
-/* On a re-dispatch at the waiter's deadline: what is left of a
- * session_request_timeout_ms longer than WT_MAX_SECONDS (polled), else 0. */
-static long long more_ms(const struct api_ctx *ctx, const struct req *r)
-{
-	long long waited = answer_seconds(ctx->cfg) * 1000;
-
-	if (*ctx->stop || util_mono_ms() < r->wait.deadline_ms ||
-	    ctx->cfg->session_request_timeout_ms <= waited)
-		return 0;
-	return ctx->cfg->session_request_timeout_ms - waited;
 }
 
 /* Inside a transaction: room for `bytes` + `extra` more on the key of session sid (the
@@ -542,17 +531,12 @@ static enum sreq_rc sreq_call(struct api_ctx *ctx, struct req *r, const struct i
 			      const void *data, size_t len, struct sreq_answer *a)
 {
 	char idtext[24];
-	long long id, more;
+	long long id;
 	enum sreq_rc rc;
 
 	memset(a, 0, sizeof *a);
-	if (resuming(r)) {
-		id = r->wait.aux;
-		more = more_ms(ctx, r);
-		if (more > 0 && poll_until(ctx, (double)more, REQ_POLL_MS, probe_request, &id) < 0)
-			return SREQ_DB;
-		return sreq_settle(ctx, sid, kind, id, a);
-	}
+	if (resuming(r))
+		return sreq_settle(ctx, sid, kind, r->wait.aux, a);
 	switch (wt_reserve(r, who->key_id)) {
 	case WT_KEY_SHARE:
 		return SREQ_KEY_SHARE;
@@ -1086,9 +1070,7 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 		return;
 	}
 	if (r->wait.resumed) {
-		/* the re-dispatch: asked already; a longer timeout than the waiter's polls */
-		long long more = more_ms(ctx, r);
-		rc = more > 0 ? wait_session_end(ctx, a->id, more) : 0;
+		rc = 0; /* the re-dispatch: asked already, answered with the state as it is */
 	} else {
 		rc = close_unclaimed(ctx->db, a->id);
 		if (rc == 0)

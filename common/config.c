@@ -92,7 +92,7 @@ static const struct key keys[] = {
 	{ I(session_cpu_seconds_default, 1, 31536000) },
 	{ I(session_cpu_seconds_max, 1, 31536000) },
 	{ I(session_start_timeout_seconds, 1, 3600) },
-	{ I(session_request_timeout_ms, 100, 600000) },
+	{ I(session_request_timeout_ms, 100, 30000) }, /* the waiter's longest wait */
 	{ I(session_file_max_bytes, 0, 1073741824) },
 	{ I(session_list_max_files, 1, 1000000) },
 	{ S(runner_agent_path) },

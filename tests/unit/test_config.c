@@ -156,6 +156,8 @@ static void test_errors(void)
 		{ "cpu_seconds_default = 301\n", { "cpu_seconds_default", NULL } },
 		{ "runner_runtime_probe_seconds = 0\n", { "runner_runtime_probe_seconds", ":1:", NULL } },
 		{ "runner_runtime_probe_seconds = 61\n", { "runner_runtime_probe_seconds", ":1:", NULL } },
+		/* a session request waits on the waiter only (WT_MAX_SECONDS), never in a worker */
+		{ "session_request_timeout_ms = 30001\n", { "session_request_timeout_ms", ":1:", NULL } },
 	};
 
 	for (size_t i = 0; i < NELEM(rows); i++) {
