@@ -240,9 +240,26 @@ live_only() {
 	done
 }
 
+no_probe() { ! pgrep -x sbx-rtprobe > /dev/null; }
+# slot_leftovers: sets ws_mounts (sandbox-ws tmpfs under $SANDBOX_VAR or the state
+# dir, or anything under work/), leftover_ws (slot workspace directories) and cgbusy
+# (slot cgroups with a process that is not the runtimes probe's).
+slot_leftovers() {
+	local f busy p
+	ws_mounts=$(awk -v a="$SANDBOX_VAR/" -v b="$STATE_DIR/" -v w="$STATE_DIR/work/" \
+		'($1 == "sandbox-ws" && (index($2, a) == 1 || index($2, b) == 1)) || index($2, w) == 1 { print $1, $2 }' /proc/mounts)
+	leftover_ws=$(ls -d "$STATE_DIR"/work/slot-* 2> /dev/null | tr '\n' ' ')
+	cgbusy=
+	for f in /sys/fs/cgroup/*/"$CG_NAME"/slot-*/cgroup.procs /sys/fs/cgroup/"$CG_NAME"/slot-*/cgroup.procs; do
+		[ -e "$f" ] || continue
+		# (cgroup files have st_size 0: read them)
+		busy=$(for p in $(cat "$f" 2> /dev/null); do probe_descendant "$p" || printf '%s ' "$p"; done)
+		[ -n "$busy" ] && cgbusy+="$f: $busy; "
+	done
+}
 # check_clean: after a case, nothing of its jobs is left on the host.
 check_clean() {
-	local t0 procs live=1 mounts leftover_ws cgbusy f busy p
+	local t0 procs live=1 mounts ws_mounts leftover_ws cgbusy
 	t0=$(now_ms)
 	# Zombies of bwrap's pid-1 helper, orphaned to the host's init, are expected for a
 	# moment (the "same slot" case shows them); live processes are not.
@@ -264,22 +281,19 @@ check_clean() {
 		sleep 0.2
 	done
 	expect_eq "$(_name "cleanup: no process at all, zombies included, of uids $UID_BASE..$UID_LAST (6 s)")" "" "$procs"
-	# sandbox-ws tmpfs under $SANDBOX_VAR or the state dir, or anything under work/
-	mounts=$(awk -v a="$SANDBOX_VAR/" -v b="$STATE_DIR/" -v w="$STATE_DIR/work/" \
-		'($1 == "sandbox-ws" && (index($2, a) == 1 || index($2, b) == 1)) || index($2, w) == 1 { print $1, $2 }' /proc/mounts)
-	expect_eq "$(_name "cleanup: no sandbox-ws mount under the state directory")" "" "$mounts"
+	# The mounts, workspace and cgroup of a slot the runtimes probe holds are its own:
+	# let a running probe end first, and look again if one started meanwhile.
+	poll 30 no_probe
+	slot_leftovers
+	if [ -n "$ws_mounts$leftover_ws$cgbusy" ] && ! no_probe; then
+		poll 30 no_probe
+		slot_leftovers
+	fi
+	expect_eq "$(_name "cleanup: no sandbox-ws mount under the state directory")" "" "$ws_mounts"
 	# the sandbox's /etc and slirp4netns's root are private mounts: never the host's
 	mounts=$(awk '$1 == "sandbox-etc" || $1 == "sandbox-slirp" { print $1, $2 }' /proc/mounts)
 	expect_eq "$(_name "cleanup: no sandbox-etc or sandbox-slirp mount on the host")" "" "$mounts"
-	leftover_ws=$(ls -d "$STATE_DIR"/work/slot-* 2> /dev/null | tr '\n' ' ')
 	expect_eq "$(_name "cleanup: no slot workspace directory left")" "" "$leftover_ws"
-	cgbusy=
-	for f in /sys/fs/cgroup/*/"$CG_NAME"/slot-*/cgroup.procs /sys/fs/cgroup/"$CG_NAME"/slot-*/cgroup.procs; do
-		[ -e "$f" ] || continue
-		# (cgroup files have st_size 0: read them; the runtimes probe's are not a job's)
-		busy=$(for p in $(cat "$f" 2> /dev/null); do probe_descendant "$p" || printf '%s ' "$p"; done)
-		[ -n "$busy" ] && cgbusy+="$f: $busy; "
-	done
 	expect_eq "$(_name "cleanup: no process in a slot cgroup")" "" "$cgbusy"
 }
 
