@@ -387,7 +387,13 @@ key wait-x x
 X_TOK=$KEY_TOK
 key wait-y y
 Y_TOK=$KEY_TOK
-as "$X_TOK" submit '{"command":"sleep 6"}'
+# (X's job outlasts the guest's curls, 5 s each to start there: at 6 s it had ended
+# before X's waits arrived, and every one of them said succeeded)
+if [ "$TSCALE" = 1 ]; then
+	as "$X_TOK" submit '{"command":"sleep 6"}'
+else
+	as "$X_TOK" submit '{"command":"sleep '"$(tscale 6 25)"'","limits":{"wall_seconds":'"$(tscale 10 60)"',"cpu_seconds":'"$(tscale 10 60)"'}}'
+fi
 J_X=$JOB
 as "$Y_TOK" submit '{"command":"sleep 3"}'
 J_Y=$JOB
