@@ -244,7 +244,9 @@ expect_json '.sessions | length' 0 "another identity lists none of them"
 
 # ---------------------------------------------------------------- wait for ready
 ctx "wait for ready"
-(sleep 1; make_ready "$S2") &
+# (3 s under emulation: the guest's curl took longer than 1 s to start, and its request
+# found the session ready already)
+(sleep "$(tscale 1 3)"; make_ready "$S2") &
 req GET "/v1/sessions/$S2?wait=8"
 expect_status 200
 expect_json .status ready
