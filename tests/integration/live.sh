@@ -144,7 +144,9 @@ expect_true "... without waiting (${ELAPSED}s)" awk -v e="$ELAPSED" -v hi="$(tsc
 
 # ====================================================================== 2. waiting
 ctx "live: wait=10 returns the next bytes, then eof"
-submit '{"command":"echo a; sleep '"$(tscale 3 8)"'; echo b; sleep '"$(tscale 3 8)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
+# (under emulation 'b' comes 20 s after 'a': in the guest the job had printed both before
+# the test's polls saw the first, 8 s after it)
+submit '{"command":"echo a; sleep '"$(tscale 3 20)"'; echo b; sleep '"$(tscale 3 8)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
 J2=$JOB
 if wait_state "$J2" running 20 && POLL_EVERY=0.02 poll 5 _total_above "$J2" 1; then
 	expect_eq "'a' is stored while the job sleeps" "2 false" "$O_TOTAL $O_EOF"
@@ -295,14 +297,14 @@ if ! grep -qE '^api_wake_socket *= *$' "$SANDBOX_CONFIG" && [ "$(id -u)" = 0 ]; 
 	w_post
 	expect_status 200 "tick 10 s, wake-up on: the quick job's wait"
 	expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded woke'
-	expect_true "answered within half a tick (${W_MS} ms < 5000): the supervisor's wake-up" \
+	expect_true "answered within half a tick (${W_MS} ms < $(tscale 5000 9900)): the supervisor's wake-up" \
 		test "$W_MS" -lt "$(tscale 5000 9900)"
 	w_api "api_wait_tick_ms = 10000" "api_wake_socket ="
 	expect_true "api_wake_socket empty: no socket" test ! -e "$AWAKE"
 	w_post
 	expect_status 200 "tick 10 s, wake-up off: the quick job's wait"
 	expect_json '.status + " " + (.result.stdout | rtrimstr("\n"))' 'succeeded woke'
-	expect_true "answered at the tick, not at the 25 s deadline (${W_MS} ms < 20000)" \
+	expect_true "answered at the tick, not at the 25 s deadline (${W_MS} ms < $(tscale 20000 24900))" \
 		test "$W_MS" -lt "$(tscale 20000 24900)"
 	note "wake-up off: answered after ${W_MS} ms (the tick is 10 s)"
 	w_restore

@@ -93,6 +93,16 @@ timed_get() {
 	MS=$(($(now_ms) - t0))
 }
 ended() { ! alive "$1"; }
+# held N: the API's board holds at least N long-polls (sandbox_api_waiting_requests
+# in GET /metrics). "ready" from lp means every request was sent; in the guest the last
+# of 100 reached the board seconds later, and a request of key A sent before then
+# found a free place in its share and waited its whole 30 s.
+held() {
+	local n
+	as "" req GET /metrics > /dev/null 2>&1 || return 1
+	n=$(sed -n 's/^sandbox_api_waiting_requests //p' "$BODY")
+	[ "${n:-0}" -ge "$1" ]
+}
 
 # ----------------------------------------------------------- 5 waiters: the baseline
 ctx "5 waiters"
@@ -133,6 +143,7 @@ ctx "$N waiters"
 lp many "$N" "$WAIT_LONG" "$T_DIR/jobs"
 MANY_PID=$LP_PID
 expect_true "$N long-polls sent ($(head -c 200 "$T_DIR/many.err"))" grep -q ready "$T_DIR/many.ready"
+expect_true "all $N on the API's board" poll 30 held "$N"
 sleep 1.5
 q0=$(questions)
 sleep "$QWIN"
@@ -179,7 +190,7 @@ STAY_PID=$LP_PID
 # than 3 s to reach the API, found their slots free and waited its whole 30 s)
 lp drop "$DROP" "$WAIT_LONG" "$T_DIR/jterm" --drop-after "$(tscale 3 10)"
 DROP_PID=$LP_PID
-sleep 0.5
+expect_true "all $N on the API's board" poll 30 held "$N"
 timed_get "$A_TOK" "/v1/jobs/$J_TERM?wait=$WAIT_ONCE"
 expect_true "with $N of key A's waits held, another is answered at once (${MS} ms < $ONCE2_MS; it asked $WAIT_ONCE s)" \
 	test "$MS" -lt "$ONCE2_MS"
