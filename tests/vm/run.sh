@@ -107,7 +107,8 @@ add_mod() {
 	for d in $(mod_deps "${MODPATH[$m]}"); do add_mod "$d"; done
 	ORDER+=("$m")
 }
-for m in virtio_pci 9pnet_virtio 9p overlay; do add_mod "$m"; done
+# tun: /dev/net/tun for slirp4netns (network jobs and sessions), as on a real host
+for m in virtio_pci 9pnet_virtio 9p overlay tun; do add_mod "$m"; done
 
 INITRD=$VMDIR/initrd-$KVER.cpio
 STAGE=$(mktemp -d "$VMDIR/initrd.XXXXXX")

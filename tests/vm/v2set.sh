@@ -12,7 +12,7 @@
 #      cgroup2 mount, so the namespace's root holds the runner's process at start.
 # In each: where the runner and the slots are, then jobs (hello with usage, memory
 # limit -> OOM -> resource_limit with memory.peak, pids limit, cpu limit from
-# cpu.stat, wall timeout, cancel through cgroup.kill) and the cleanup (no slot cgroup
+# cpu.stat, wall timeout, cancel through cgroup.kill, a network job) and the cleanup (no slot cgroup
 # or slot process left). Then the refusals: a namespace root that holds another
 # process (EBUSY) and a cgroup the controllers are not delegated to: --check fails
 # naming the item, the runner exits 2 without claiming the queued job.
@@ -53,6 +53,7 @@ UID_BASE=$(conf_get runner_uid_base 200000)
 SLOTS=$(conf_get runner_slots 2)
 LOGDIR=$SANDBOX_VAR/log
 RPID=
+mkkey NET vm "vm-net-$$" user vm-net --allow-network
 
 expect_eq "bare v2: the root's cgroup.subtree_control is empty at boot" "" "$ROOT_SUBTREE_AT_BOOT"
 
@@ -120,6 +121,11 @@ run_layout() {
 		submit '{"command":"sleep 60","limits":{"wall_seconds":2}}' && J[wall]=$JOB
 	fi
 	submit '{"command":"sleep 280","limits":{"wall_seconds":300}}' && J[cancel]=$JOB
+	# a network job (after the one to cancel, which must reach running first):
+	# slirp4netns, the slot uid's, started by the supervisor, beside a sandbox whose
+	# cgroups are v2 (the guest's kernel has tun: run.sh loads it)
+	[ -z "$all" ] || { TOKEN=$NET_TOK submit '{"command":"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d \" \" | paste -sd \" \"","network":true,"limits":{"wall_seconds":300}}' &&
+		J[net]=$JOB; }
 
 	ctx "$name: cancel"
 	if wait_state "${J[cancel]:-}" running 240; then
@@ -173,6 +179,12 @@ run_layout() {
 	await "${J[wall]:-}" 300
 	expect_json '.status' timed_out
 	expect_json '.result.exit_code' 124
+	expect_v2_common
+
+	ctx "$name: a network job"
+	TOKEN=$NET_TOK await "${J[net]:-}" 300
+	expect_json '.status' succeeded
+	expect_json '.result.stdout | rtrimstr("\n")' 'lo tap0' 'the sandbox has lo and tap0 (slirp4netns)'
 	expect_v2_common
 	layout_end "$name" "$base" "$t0"
 }
