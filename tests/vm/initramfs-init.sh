@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # tests/vm/initramfs-init.sh: the /init of the VM's initramfs (tests/vm/run.sh builds
-# it: busybox-static, this file, the kernel's own 9p/virtio/overlay modules).
+# it: busybox-static, this file, the kernel's own 9p/virtio/overlay modules and tun).
 # Loads the modules, mounts the host's root (9p tag "hostroot") read-only under a tmpfs
 # overlay, mounts the writable result share (tag "vmout") at /vmout in it, and
 # switch_roots into the guest script named by sandbox.guest= on the kernel command
