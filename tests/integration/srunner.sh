@@ -395,6 +395,7 @@ at_exit "rm -rf '$LISTEN_DIR'"
 # kernel's tun module is not loaded) the session must end failed naming the missing
 # piece, and the checks of a working network are a visible skip.
 NET_MISSING=
+LISTENER=
 if [ ! -x "$(conf_get slirp4netns_path /usr/bin/slirp4netns)" ]; then
 	NET_MISSING="no slirp4netns"
 elif [ ! -x /usr/sbin/ip ]; then
@@ -568,7 +569,7 @@ expect_eq "failed" failed "$(s_status "$SNU")"
 expect_eq "failure stage create" create "$(s_field "$SNU" "JSON_VALUE(failure_json, '$.stage')")"
 expect_eq "end_reason names slirp4netns" "network access is not available on this runner (no slirp4netns)" "$(s_field "$SNU" end_reason)"
 expect_match "failure error names the configured path" "/nonexistent/slirp4netns" "$(s_field "$SNU" "JSON_VALUE(failure_json, '$.error')")"
-kill "$LISTENER" 2> /dev/null
+[ -z "$LISTENER" ] || kill "$LISTENER" 2> /dev/null
 
 # ---- the end of session 1, and no secret in the runner's log
 ctx "close 1"
