@@ -80,7 +80,7 @@ EXP=$T_DIR/expected
 for i in $(seq 1 40); do echo "line $i"; done > "$EXP"
 # Slow enough that a loaded machine's polls still see it run (timing windows below are
 # wide for the same reason).
-submit '{"command":"for i in $(seq 1 40); do echo \"line $i\"; sleep '"$(tscale 0.25 1)"'; done","limits":{"wall_seconds":'"$(tscale 60 300)"',"cpu_seconds":'"$(tscale 10 60)"'}}'
+submit '{"command":"for i in $(seq 1 40); do echo \"line $i\"; sleep '"$(tscale 0.25 2)"'; done","limits":{"wall_seconds":'"$(tscale 60 300)"',"cpu_seconds":'"$(tscale 10 60)"'}}'
 J1=$JOB
 if ! wait_state "$J1" running 20; then
 	_notok "the job runs" running "$(state_of "$J1")" 0
@@ -144,9 +144,9 @@ expect_true "... without waiting (${ELAPSED}s)" awk -v e="$ELAPSED" -v hi="$(tsc
 
 # ====================================================================== 2. waiting
 ctx "live: wait=10 returns the next bytes, then eof"
-# (under emulation 'b' comes 20 s after 'a': in the guest the job had printed both before
-# the test's polls saw the first, 8 s after it)
-submit '{"command":"echo a; sleep '"$(tscale 3 20)"'; echo b; sleep '"$(tscale 3 8)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
+# (under emulation 'b' comes 20 s after 'a' and the end 20 s after 'b': in a loaded guest
+# one step of this test took longer than the job's 8 s sleeps)
+submit '{"command":"echo a; sleep '"$(tscale 3 20)"'; echo b; sleep '"$(tscale 3 20)"'","limits":{"wall_seconds":'"$(tscale 30 300)"'}}'
 J2=$JOB
 if wait_state "$J2" running 20 && POLL_EVERY=0.02 poll 5 _total_above "$J2" 1; then
 	expect_eq "'a' is stored while the job sleeps" "2 false" "$O_TOTAL $O_EOF"
