@@ -70,7 +70,6 @@ expect_true "the suite's API is up" test -S "$(conf_get fcgi_socket)"
 WAIT_LONG=$(tscale 20 30)
 WAIT_ONCE=$(tscale 5 30)
 ONCE_MS=$(tscale 2500 15000)
-ONCE2_MS=$(tscale 1500 15000)
 questions() { sql "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
 # lp NAME N WAIT IDS [--drop-after S]: N long-polls in the background; waits (bounded)
 # until all are sent. Their pid is LP_PID; their lines go to $T_DIR/NAME.out.
@@ -155,22 +154,6 @@ expect_true "queries with $N waiters ($Q500) within 2x of those with 5 ($Q5)" \
 	test "$Q500" -le $((2 * (Q5 > 10 ? Q5 : 10)))
 expect_true "all $N still waiting (no early answer)" alive "$MANY_PID"
 
-ctx "a key at its share"
-# Key B's 2 s wait runs beside key A's request (both while A's N wait): in the guest one
-# curl took 8 s, and the N waits end at the API's 30 s cap whatever the scale.
-curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $B_TOK" -o "$T_DIR/keyb.body" \
-	-w '%{http_code} %{time_total}' "$SANDBOX_URL/v1/jobs/$J_B?wait=2" > "$T_DIR/keyb" 2>&1 &
-KEYB_PID=$!
-timed_get "$A_TOK" "/v1/jobs/${JOBS[0]}?wait=$WAIT_ONCE"
-expect_status 200 "key A (holds its $N) asks to wait"
-expect_json .status queued "answered at once with the current state"
-expect_true "at once (${MS} ms, < $ONCE_MS; the wait asked was $WAIT_ONCE s)" test "$MS" -lt "$ONCE_MS"
-wait "$KEYB_PID"
-read -r code secs < "$T_DIR/keyb"
-MS=$(awk -v s="${secs:-0}" 'BEGIN { printf "%d", s * 1000 }')
-expect_eq "key B asks to wait 2 s meanwhile: HTTP status" 200 "$code"
-expect_true "key B gets a slot and waits (${MS} ms >= 1800)" test "$MS" -ge 1800
-
 ctx "the jobs end"
 expect_true "all $N still waiting right before" alive "$MANY_PID"
 sql "$(cat "$sqlf")"
@@ -194,9 +177,25 @@ STAY_PID=$LP_PID
 lp drop "$DROP" "$WAIT_LONG" "$T_DIR/jterm"
 DROP_PID=$LP_PID
 expect_true "all $N on the API's board" poll 30 held "$N"
+
+ctx "a key at its share"
+# (here, not while the N above wait for their jobs to end: in the guest those steps
+# took the N past the API's 30 s cap, which does not scale.) Key B's 2 s wait runs
+# beside key A's request: in the guest one curl took 8 s.
+curl -sS --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $B_TOK" -o "$T_DIR/keyb.body" \
+	-w '%{http_code} %{time_total}' "$SANDBOX_URL/v1/jobs/$J_B?wait=2" > "$T_DIR/keyb" 2>&1 &
+KEYB_PID=$!
 timed_get "$A_TOK" "/v1/jobs/$J_TERM?wait=$WAIT_ONCE"
-expect_true "with $N of key A's waits held, another is answered at once (${MS} ms < $ONCE2_MS; it asked $WAIT_ONCE s)" \
-	test "$MS" -lt "$ONCE2_MS"
+expect_status 200 "key A (holds its $N) asks to wait"
+expect_json .status queued "answered at once with the current state"
+expect_true "at once (${MS} ms, < $ONCE_MS; the wait asked was $WAIT_ONCE s)" test "$MS" -lt "$ONCE_MS"
+wait "$KEYB_PID"
+read -r code secs < "$T_DIR/keyb"
+MS=$(awk -v s="${secs:-0}" 'BEGIN { printf "%d", s * 1000 }')
+expect_eq "key B asks to wait 2 s meanwhile: HTTP status" 200 "$code"
+expect_true "key B gets a slot and waits (${MS} ms >= 1800)" test "$MS" -ge 1800
+
+ctx "a client that goes away frees its slot"
 kill -TERM "$DROP_PID"
 poll 15 ended "$DROP_PID"
 expect_true "the $DROP that went away left the board" poll 15 held_below $((N - DROP + 1))
