@@ -281,13 +281,24 @@ static int waits_push(struct held *h)
 
 static int pool_keep(struct held *h);
 
-/* Answers a held request: the same handler again, told not to wait. */
-static void resume(struct api_ctx *ctx, struct held *h)
+/* Answers a held request: the same handler again, told not to wait. A handler may
+ * extend its wait once (wt_extend: a session request its supervisor has taken but
+ * not yet answered), never while the worker stops: then it is held again. */
+static void resume(struct api_ctx *ctx, struct held *h, int stopping)
 {
 	wt_release(&h->r);
 	h->r.wait.resumed = 1;
+	h->r.wait.extended |= stopping;
 	h->r.status = 0;
 	routes_handle(ctx, &h->r);
+	if (h->r.wait.deferred) {
+		if (waits_push(h) == 0)
+			return;
+		wt_release(&h->r); /* no memory to hold it: answered now */
+		h->r.wait.resumed = 1;
+		h->r.status = 0;
+		routes_handle(ctx, &h->r);
+	}
 	wt_unreserve(&h->r);
 	done(ctx, h);
 	finish(&h->fr);
@@ -388,7 +399,7 @@ static void run_waits(struct api_ctx *ctx, const struct pollfd *pfd, int stoppin
 		if (gone)
 			abandon(h);
 		else
-			resume(ctx, h);
+			resume(ctx, h, stopping);
 	}
 }
 
@@ -483,7 +494,7 @@ static void serve_conn(struct api_ctx *ctx, size_t i, long long timeout_s)
 		pool_drop(i);
 		if (waits_push(h) == 0)
 			return;
-		resume(ctx, h); /* no memory to hold it: answered now */
+		resume(ctx, h, 1); /* no memory to hold it: answered now */
 		return;
 	}
 	finish(&h->fr);

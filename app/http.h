@@ -17,6 +17,7 @@ struct req_wait {
 	double deadline_ms; /* util_mono_ms() when the wait ends anyway */
 	char id[40];        /* the id waited on */
 	long long aux;      /* the handler's own value for its re-dispatch */
+	int extended;       /* wt_extend used (once per request) */
 };
 
 struct req {

@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "jobdata.h"
 #include "joblimits.h"
+#include "sreq.h"
 #include "ctl.h"
 #include "util.h"
 
@@ -390,18 +391,15 @@ static int close_unclaimed(struct db *db, const char *sid)
 	if (jd_session_erase(db, sid, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
 	    (held = jd_cmd_inputs(db, sid, JD_CMDS_QUEUED, NULL)) < 0 ||
 	    db_exec_p(db,
-		      "UPDATE session_commands SET status = 'cancelled', exit_code = 137,"
+		      "UPDATE session_commands SET status = 'cancelled', exit_code = 137, stdin_open = 0,"
 		      " finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = '',"
 		      " diagnostics_json = '[\"the session ended before the command started\"]'"
 		      " WHERE session_id = ? AND status = 'queued'",
 		      db_str(sid)) < 0 ||
 	    jd_session_release(db, sid, held) < 0 ||
-	    db_exec_p(db,
-		      "UPDATE session_requests SET state = 'failed', http_status = 410,"
-		      " result_json = '{\"error\":\"session_ended\",\"message\":\"the session"
-		      " has ended (closed)\"}', done_at = CURRENT_TIMESTAMP(3)"
-		      " WHERE session_id = ? AND state = 'pending'",
-		      db_str(sid)) < 0)
+	    sreq_fail_session(db, sid, 0, 409,
+			      "{\"error\":\"session_ended\",\"message\":\"the session has"
+			      " ended (closed)\"}") < 0)
 		return -1;
 	return 1;
 }

@@ -45,6 +45,7 @@
 #include "quota.h"
 #include "routes.h"
 #include "sha256.h"
+#include "sreq.h"
 #include "srender.h"
 #include "strbuf.h"
 #include "svalidate.h"
@@ -357,7 +358,12 @@ static int wait_session_end(struct api_ctx *ctx, const char *id, long long ms)
 /* ------------------------------------------------------------------ requests */
 
 enum sreq_rc { SREQ_DONE, SREQ_FAILED, SREQ_TIMEOUT, SREQ_DB, SREQ_QUOTA, SREQ_DEFERRED,
-	       SREQ_KEY_SHARE, SREQ_NO_ROOM };
+	       SREQ_KEY_SHARE, SREQ_NO_ROOM, SREQ_IN_PROGRESS };
+
+/* How long a request its supervisor has taken (and is carrying out) is waited for
+ * past session_request_timeout_ms, at most: its work is bounded by the supervisor's
+ * budgets, a small part of this. */
+#define SREQ_GRACE_SECONDS 10
 
 struct sreq_answer {
 	struct db_res *res;          /* the answered row */
@@ -383,7 +389,8 @@ static int probe_request(struct api_ctx *ctx, void *arg)
 
 	if (res == NULL)
 		return -1;
-	rc = db_res_rows(res) == 0 || strcmp(db_res_s(res, 0, "state"), "pending") != 0;
+	rc = db_res_rows(res) == 0 || (strcmp(db_res_s(res, 0, "state"), "pending") != 0 &&
+					strcmp(db_res_s(res, 0, "state"), "taken") != 0);
 	db_res_free(res);
 	return rc;
 }
@@ -401,6 +408,8 @@ static enum sreq_rc sreq_read(struct db *db, long long id, struct sreq_answer *a
 	state = db_res_s(a->res, 0, "state");
 	if (strcmp(state, "pending") == 0)
 		return SREQ_TIMEOUT;
+	if (strcmp(state, "taken") == 0)
+		return SREQ_IN_PROGRESS;
 	text = db_res_s(a->res, 0, "result_json");
 	a->result = text ? json_loads(text, 0, NULL) : NULL;
 	a->data = (const unsigned char *)db_res_s(a->res, 0, "result_data");
@@ -423,6 +432,13 @@ static long long answer_seconds(const struct cfg *cfg)
 	long long s = (cfg->session_request_timeout_ms + 999) / 1000;
 
 	return s > WT_MAX_SECONDS ? WT_MAX_SECONDS : s;
+}
+
+static long long grace_seconds(const struct cfg *cfg)
+{
+	long long s = answer_seconds(cfg);
+
+	return s > SREQ_GRACE_SECONDS ? SREQ_GRACE_SECONDS : s;
 }
 
 /* Inside a transaction: room for `bytes` + `extra` more on the key of session sid (the
@@ -497,16 +513,16 @@ static enum sreq_rc sreq_insert(struct api_ctx *ctx, const char *sid, const char
 	return SREQ_DONE;
 }
 
-/* The wait is over: a request nobody took is marked failed so that the supervisor
- * skips it (one it already answered keeps its answer), else its answer is read. */
+/* The wait is over. A request nobody took is failed (and its payload erased) while
+ * still pending, so that the supervisor's claim finds nothing and it never happens:
+ * SREQ_TIMEOUT. One the supervisor answered keeps its answer. One it has taken and
+ * not yet answered is under way: SREQ_IN_PROGRESS (the caller waits for it once more,
+ * sreq_call). */
 static enum sreq_rc sreq_settle(struct api_ctx *ctx, const char *sid, const char *kind,
 				long long id, struct sreq_answer *a)
 {
-	long long n = db_exec_p(ctx->db,
-				"UPDATE session_requests SET state = 'failed', http_status = 504,"
-				" result_json = '{\"error\":\"request_timeout\"}', done_at = NOW(3)"
-				" WHERE id = ? AND session_id = ? AND state = 'pending'",
-				db_i64(id), db_str(sid));
+	int n = sreq_answer(ctx->db, id, "pending", "failed", 504,
+			    "{\"error\":\"request_timeout\"}", NULL, 0);
 
 	if (n < 0)
 		return SREQ_DB;
@@ -515,6 +531,25 @@ static enum sreq_rc sreq_settle(struct api_ctx *ctx, const char *sid, const char
 		       (char *)NULL);
 		return SREQ_TIMEOUT;
 	}
+	return sreq_read(ctx->db, id, a);
+}
+
+/* The request r->wait.aux waited its time: settled, or (taken by the supervisor, not
+ * yet answered) waited for once more, up to SREQ_GRACE_SECONDS. */
+static enum sreq_rc sreq_resume(struct api_ctx *ctx, struct req *r, const struct identity *who,
+				const char *sid, const char *kind, struct sreq_answer *a)
+{
+	long long id = r->wait.aux;
+	enum sreq_rc rc = sreq_settle(ctx, sid, kind, id, a);
+	char idtext[24];
+
+	if (rc != SREQ_IN_PROGRESS)
+		return rc;
+	sreq_free(a);
+	snprintf(idtext, sizeof idtext, "%lld", id);
+	if (wt_extend(r, who->key_id, &(struct wt_cond){ WT_REQUEST_DONE, idtext, 0, 0 },
+		      grace_seconds(ctx->cfg)))
+		return SREQ_DEFERRED;
 	return sreq_read(ctx->db, id, a);
 }
 
@@ -536,7 +571,7 @@ static enum sreq_rc sreq_call(struct api_ctx *ctx, struct req *r, const struct i
 
 	memset(a, 0, sizeof *a);
 	if (resuming(r))
-		return sreq_settle(ctx, sid, kind, r->wait.aux, a);
+		return sreq_resume(ctx, r, who, sid, kind, a);
 	switch (wt_reserve(r, who->key_id)) {
 	case WT_KEY_SHARE:
 		return SREQ_KEY_SHARE;
@@ -559,21 +594,14 @@ static enum sreq_rc sreq_call(struct api_ctx *ctx, struct req *r, const struct i
 	if (poll_until(ctx, (double)ctx->cfg->session_request_timeout_ms, REQ_POLL_MS,
 		       probe_request, &id) < 0)
 		return SREQ_DB;
-	return sreq_settle(ctx, sid, kind, id, a);
-}
-
-/* The error codes a supervisor may give (docs/SESSIONS.md; docs/openapi.yaml lists
- * them): anything else is not passed on. */
-static int code_ok(const char *c)
-{
-	static const char *const codes[] = { "not_found",     "not_running", "stdin_closed",
-					     "not_regular_file", "symlink",  "too_large",
-					     "disk_full",     "invalid_request", NULL };
-
-	for (size_t i = 0; c && codes[i]; i++)
-		if (strcmp(c, codes[i]) == 0)
-			return 1;
-	return 0;
+	rc = sreq_settle(ctx, sid, kind, id, a);
+	if (rc != SREQ_IN_PROGRESS)
+		return rc;
+	sreq_free(a);
+	if (poll_until(ctx, 1000.0 * (double)grace_seconds(ctx->cfg), REQ_POLL_MS, probe_request,
+		       &id) < 0)
+		return SREQ_DB;
+	return sreq_read(ctx->db, id, a);
 }
 
 /* Answers a request that did not end `done`. A supervisor's refusal carries its status
@@ -609,14 +637,22 @@ static void send_sreq_error(struct api_ctx *ctx, struct req *r, enum sreq_rc rc,
 	}
 	if (rc == SREQ_TIMEOUT) {
 		http_send_error(r, 504, "request_timeout",
-				"the session's runner host did not answer in time", NULL, NULL);
+				"the session's runner host did not take the request in time: it"
+				" will not be carried out", NULL, NULL);
+		return;
+	}
+	if (rc == SREQ_IN_PROGRESS) {
+		http_send_error(r, 504, "request_in_progress",
+				"the session's runner host took the request and has not answered"
+				" yet: it is being carried out, look at its effect later", NULL,
+				NULL);
 		return;
 	}
 	st = a->http_status;
 	code = json_string_value(json_object_get(a->result, "error"));
 	msg = json_string_value(json_object_get(a->result, "message"));
 	field = json_string_value(json_object_get(a->result, "field"));
-	if (st < 400 || st > 599 || !code_ok(code)) {
+	if (!sreq_passthrough(st, code)) { /* only the answer codes of common/sreq.c */
 		http_send_error(r, 502, "bad_gateway",
 				"the session's runner host gave no usable answer", NULL, NULL);
 		return;
@@ -625,7 +661,8 @@ static void send_sreq_error(struct api_ctx *ctx, struct req *r, enum sreq_rc rc,
 		msg = "the session's runner host refused the request";
 	if (field != NULL && (strlen(field) > 160 || field[0] == '\0'))
 		field = NULL;
-	http_send_error(r, st, code, msg, field, NULL);
+	/* 429 stdin_backlog_full: nothing was taken, the command reads on: retry soon */
+	http_send_error(r, st, code, msg, field, st == 429 ? "Retry-After: 1\r\n" : NULL);
 }
 
 /* Kinds answered by a supervisor need a ready session: 0, or -1 after a 409. */
@@ -1013,17 +1050,15 @@ static int close_unclaimed(struct db *db, const char *id)
 	if (n == 1 && (jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
 		       (held = jd_cmd_inputs(db, id, JD_CMDS_QUEUED, NULL)) < 0 ||
 		       db_exec_p(db,
-				 "UPDATE session_commands SET status = 'cancelled', exit_code = 137,"
+				 "UPDATE session_commands SET status = 'cancelled', exit_code = 137, stdin_open = 0,"
 				 " finished_at = NOW(3), env_json = '{}', stdin = '', diagnostics_json"
 				 " = '[\"the session ended before the command started\"]' WHERE"
 				 " session_id = ? AND status = 'queued'",
 				 db_str(id)) < 0 ||
 		       jd_session_release(db, id, held) < 0 ||
-		       db_exec_p(db,
-				 "UPDATE session_requests SET state = 'failed', http_status = 409,"
-				 " result_json = '{\"error\":\"session_ended\"}', done_at = NOW(3)"
-				 " WHERE session_id = ? AND state = 'pending'",
-				 db_str(id)) < 0))
+		       sreq_fail_session(db, id, 0, 409,
+					 "{\"error\":\"session_ended\",\"message\":\"the session"
+					 " has ended (closed)\"}") < 0))
 		n = -1;
 	if (n < 0) {
 		db_rollback(db);

@@ -134,7 +134,7 @@ int wt_cond_ready(const struct wt_cond *c, const struct wt_row *row)
 	case WT_SESSION_ENDED:
 		return strcmp(st, "starting") != 0 && strcmp(st, "ready") != 0;
 	case WT_REQUEST_DONE:
-		return strcmp(st, "pending") != 0;
+		return strcmp(st, "pending") != 0 && strcmp(st, "taken") != 0;
 	case WT_COMMAND_DONE:
 		return command_ended(st);
 	case WT_COMMAND_OUTPUT:
@@ -521,6 +521,18 @@ int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long lo
 		return 0;
 	idx = wt_board_take(board, my_slot, wt_key_tag(key_id), c, &gen);
 	return idx >= 0 && arm(r, idx, gen, seconds, c->id);
+}
+
+int wt_extend(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds)
+{
+	if (!r->wait.resumed || r->wait.extended)
+		return 0;
+	r->wait.extended = 1;
+	r->wait.resumed = 0;
+	if (wt_defer(r, key_id, c, seconds))
+		return 1;
+	r->wait.resumed = 1;
+	return 0;
 }
 
 int wt_enabled(void)

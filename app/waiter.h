@@ -25,7 +25,8 @@
  *   WT_COMMAND_DONE    session_commands.status is neither 'queued' nor 'running'
  *   WT_COMMAND_OUTPUT  session_commands.stdout_bytes/stderr_bytes > `baseline`, or ended
  *   WT_SESSION_ENDED   sessions.status is neither 'starting' nor 'ready' (close)
- *   WT_REQUEST_DONE    session_requests.state is not 'pending' (kill, stdin, file_*);
+ *   WT_REQUEST_DONE    session_requests.state is neither 'pending' nor 'taken' (kill,
+ *                      stdin, file_*: answered or failed);
  *                      its id is the request's BIGINT id in decimal, canonical (no sign,
  *                      no leading zero), bound as an integer in the batched query
  * A row that does not exist (deleted, wrong id) satisfies every condition: the
@@ -103,6 +104,12 @@ int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long lo
  * in a worker: the caller waits in the worker, bounded). wt_defer_reserved: 1
  * deferred; 0 (no reservation) answer now. wt_unreserve gives a reservation back (a
  * no-op without one; the worker calls it after every handler, as a safety net). */
+/* In a re-dispatch (r->wait.resumed): wait once more, up to `seconds`, for c (a
+ * session request its supervisor has taken and not yet answered: the action is
+ * under way, and the client should learn its outcome). Once per request, never while
+ * the worker stops. 1: deferred again (answer nothing); 0: answer now. */
+int wt_extend(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds);
+
 /* 1 when this worker has a board with room for waits at all (api_wait_capacity > 0). */
 int wt_enabled(void);
 enum wt_reserve_rc { WT_RESERVED = 1, WT_KEY_SHARE = 0, WT_NO_ROOM = -1, WT_NO_BOARD = -2 };

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 const char *pr_rel_path(const char *p, size_t max)
 {
 	const char *c = p;
@@ -10,6 +12,10 @@ const char *pr_rel_path(const char *p, size_t max)
 		return "must not be empty";
 	if (strlen(p) > max)
 		return "is too long";
+	/* first: a request path is percent-decoded and may hold any byte; nothing that is
+	 * not UTF-8 goes on to JSON, SQL or the runner */
+	if (!util_utf8_valid((const unsigned char *)p, strlen(p)))
+		return "must be valid UTF-8";
 	if (*p == '/')
 		return "must be relative";
 	for (const char *s = p; *s; s++)

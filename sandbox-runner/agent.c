@@ -38,7 +38,8 @@
 #define OUTQ_DATA (1u << 20)		 /* command output is read only below this */
 #define OUTQ_LIMIT (OUTQ_DATA + 65536u) /* plus room for control frames */
 #define CTL_ROOM 256			 /* the largest reply to one host frame */
-#define STDIN_MAX (4u << 20)		 /* per command, then its stdin is closed */
+#define STDIN_MAX AP_STDIN_WINDOW	 /* per command: the host never sends more */
+#define ACK_EVERY 65536u		 /* STDIN_ACK at least this often while writing */
 #define CHUNK (AP_HDR + AP_MAX_PAYLOAD)
 
 extern char **environ;
@@ -51,6 +52,8 @@ struct cmd {
 	unsigned char *inq;
 	size_t in_off, in_len, in_cap;
 	int in_close; /* STDIN_CLOSE seen: close once the queue drains */
+	size_t unacked; /* written to the pipe, not yet acknowledged (STDIN_ACK) */
+	int gone;       /* stdin dropped (EPIPE, no room): STDIN_GONE to send */
 	int reaped, status;
 	size_t left[2]; /* after the reap: what the pipe held then, still to send */
 };
@@ -359,6 +362,8 @@ static void do_spawn(uint32_t cid, const unsigned char *p, size_t len)
 
 static void drop_stdin(struct cmd *c)
 {
+	if (c->in >= 0 && !c->reaped && (c->in_len > 0 || !c->in_close))
+		c->gone = 1; /* not the drained close the host asked for: tell it */
 	close_fd(&c->in);
 	free(c->inq);
 	c->inq = NULL;
@@ -380,13 +385,16 @@ static void write_stdin(struct cmd *c)
 		}
 		c->in_off += (size_t)w;
 		c->in_len -= (size_t)w;
+		c->unacked += (size_t)w;
 	}
 	if (c->in_len == 0) { /* give the memory back between bursts */
 		free(c->inq);
 		c->inq = NULL;
 		c->in_off = c->in_cap = 0;
-		if (c->in_close)
-			drop_stdin(c);
+		if (c->in_close) {
+			c->gone = 0;
+			close_fd(&c->in);
+		}
 	}
 }
 
@@ -560,6 +568,31 @@ static void reap(void)
 	}
 }
 
+/* STDIN_ACK for what reached a command's pipe (every ACK_EVERY bytes, and when its
+ * queue is empty), then STDIN_GONE for a stdin that was dropped; both before any EXIT
+ * of that command (the host forgets the cid at EXIT). */
+static void stdin_notes(void)
+{
+	for (int i = 0; i < MAX_CMDS; i++) {
+		struct cmd *c = &cmds[i];
+
+		if (c->cid == 0 || c->reaped)
+			continue;
+		if (c->unacked > 0 && (c->unacked >= ACK_EVERY || c->in_len == 0 || c->gone)) {
+			if (oq_len + AP_HDR + 4 > OUTQ_LIMIT)
+				return;
+			send_u32(AP_STDIN_ACK, c->cid, (uint32_t)c->unacked);
+			c->unacked = 0;
+		}
+		if (c->gone) {
+			if (oq_len + AP_HDR > OUTQ_LIMIT)
+				return;
+			send_frame(AP_STDIN_GONE, c->cid, NULL, 0);
+			c->gone = 0;
+		}
+	}
+}
+
 /* EXIT for reaped commands whose output is all sent; then the cid is forgotten. */
 static void settle(void)
 {
@@ -628,6 +661,7 @@ int main(int argc, char **argv)
 		nfds_t n = 3;
 
 		process_frames();
+		stdin_notes();
 		settle();
 		flush_host();
 		pf[0] = (struct pollfd){ .fd = in_n < sizeof inbuf ? 0 : -1, .events = POLLIN };

@@ -45,7 +45,7 @@ int ap_parse(const unsigned char *buf, size_t n, struct ap_frame *f)
 	stream = buf[5];
 	if (len > AP_MAX_PAYLOAD || buf[6] != 0 || buf[7] != 0)
 		return -1;
-	if (type < AP_HELLO || type > AP_EXIT)
+	if (type < AP_HELLO || type > AP_STDIN_GONE)
 		return -1;
 	if (type == AP_OUTPUT ? (stream != 1 && stream != 2) : stream != 0)
 		return -1;
@@ -68,6 +68,7 @@ int ap_frame_valid(const struct ap_frame *f)
 	case AP_SIGNAL:
 	case AP_STARTED:
 	case AP_EXIT:
+	case AP_STDIN_ACK:
 		return f->len == 4;
 	case AP_SPAWN:
 		return f->len >= SPAWN_FIXED;
@@ -75,6 +76,7 @@ int ap_frame_valid(const struct ap_frame *f)
 	case AP_OUTPUT:
 		return f->len > 0;
 	case AP_STDIN_CLOSE:
+	case AP_STDIN_GONE:
 		return f->len == 0;
 	case AP_SPAWN_FAILED:
 		return f->len >= 4 && f->len <= 4 + AP_MAX_FAIL_TEXT;

@@ -39,6 +39,16 @@
  *          sent; the agent then SIGKILLs the command's process group (a command's
  *          left-over processes end with it, as a job's do) and closes its pipes.
  *          No frame for cid follows EXIT.
+ *   STDIN_ACK payload: u32 n: n more bytes of the command's stdin (in the order the
+ *          host sent them) were written to its pipe. The host's count of bytes in
+ *          flight (sent, not acknowledged) drops by n; n past that count is a
+ *          protocol violation. Sent at least every 64 KiB written and whenever the
+ *          queue empties, so a command that reads its stdin frees the window.
+ *   STDIN_GONE no payload: the command's stdin is closed for good (the command
+ *          closed its end, or the agent could not queue the bytes): what was in
+ *          flight was discarded. Once per command, only after its stdin was open
+ *          (SPAWN with AP_SPAWN_STDIN); the host's stdin_open becomes false. Not
+ *          sent for a stdin the host closed itself (STDIN_CLOSE) once it drained.
  */
 #ifndef SANDBOX_AGENTPROTO_H
 #define SANDBOX_AGENTPROTO_H
@@ -52,6 +62,11 @@
 #define AP_MAX_ARGS 4096     /* argc + envc */
 #define AP_SPAWN_STDIN 1u
 #define AP_MAX_FAIL_TEXT 200 /* SPAWN_FAILED text after its errno */
+/* The most stdin bytes the host may have sent one command that the agent has not yet
+ * written to the command's pipe (acknowledged with STDIN_ACK): the host refuses a
+ * stdin write past it (429 stdin_backlog_full), so the agent's queue never holds
+ * more and nothing acknowledged to a client is ever dropped for room. */
+#define AP_STDIN_WINDOW (4u << 20)
 
 enum ap_type {
 	AP_HELLO = 1,
@@ -63,6 +78,8 @@ enum ap_type {
 	AP_SPAWN_FAILED = 7,
 	AP_OUTPUT = 8,
 	AP_EXIT = 9,
+	AP_STDIN_ACK = 10,
+	AP_STDIN_GONE = 11,
 };
 
 struct ap_frame {
@@ -83,7 +100,8 @@ void ap_put_header(unsigned char *hdr, uint32_t len, uint8_t type, uint8_t strea
 int ap_parse(const unsigned char *buf, size_t n, struct ap_frame *f);
 
 /* The payload shape of a frame ap_parse returned: 1 when its length fits its type
- * (HELLO, STARTED, SIGNAL, EXIT: 4; STDIN, OUTPUT: > 0; STDIN_CLOSE: 0; SPAWN: >= 12;
+ * (HELLO, STARTED, SIGNAL, EXIT, STDIN_ACK: 4; STDIN, OUTPUT: > 0; STDIN_CLOSE,
+ * STDIN_GONE: 0; SPAWN: >= 12;
  * SPAWN_FAILED: 4 + at most AP_MAX_FAIL_TEXT) and cid is 0 exactly for HELLO, else 0.
  * Direction (which side may send a type) is the caller's check. Pure. */
 int ap_frame_valid(const struct ap_frame *f);

@@ -19,8 +19,8 @@ static const struct {
 	{ "EACCES", EACCES }, { "EIO", EIO },       { "ENOSPC", ENOSPC }, { "EMFILE", EMFILE },
 };
 
-static const char *const points[] = { "workspace", "files",   "limits",
-				       "start",	    "cleanup", "ws_cleanup" };
+static const char *const points[] = { "workspace", "files",      "limits",  "start",
+				       "cleanup",   "ws_cleanup", "requests" };
 
 static int known_point(const char *p)
 {

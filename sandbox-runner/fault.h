@@ -13,6 +13,9 @@
  *          start       starting bwrap, each attempt         (command.start)
  *          cleanup     killing/removing the process group   (cleanup)
  *          ws_cleanup  removing the workspace               (cleanup)
+ *          requests    a session supervisor stops itself (SIGSTOP) after reading
+ *                      pending request rows, before acting on them (ERRNO unused):
+ *                      srunner.sh fails one meanwhile, as the API's timeout does
  * ERRNO    a name from the table in fault.c (EAGAIN, EBUSY, EINVAL, ...)
  * COUNT    how many times it fires in each supervisor (default: every time), so
  *          start:EAGAIN:2 fails the first two attempts and lets the third start. */

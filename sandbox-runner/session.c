@@ -37,6 +37,7 @@
 #include "artname.h"
 #include "bwstatus.h"
 #include "cgroup.h"
+#include "fault.h"
 #include "jobstate.h"
 #include "log.h"
 #include "net.h"
@@ -46,6 +47,7 @@
 #include "sandbox.h"
 #include "scfilter.h"
 #include "sfiles.h"
+#include "sreq.h"
 #include "sstore.h"
 #include "strbuf.h"
 #include "util.h"
@@ -82,8 +84,12 @@ struct scmd {
 	char id[UUID_STR_LEN];
 	uint32_t cid;
 	int started, stdin_open, want_stdin;
-	unsigned char *stdin0; /* initial stdin, sent once STARTED arrives */
-	size_t stdin0_len;
+	unsigned char *stdin0; /* initial stdin, sent from STARTED on, paced by the window */
+	size_t stdin0_len, stdin0_off;
+	int stdin0_pending;    /* stdin0 (then STDIN_CLOSE if not stdin_open) not all sent */
+	size_t stdin_inflight; /* sent, not yet acknowledged (STDIN_ACK): <= AP_STDIN_WINDOW */
+	int stdin_gone;        /* STDIN_GONE came */
+	long long stdin_lost;  /* bytes the agent discarded (STDIN_GONE): a diagnostic */
 	enum why why;
 	int sig;               /* the signal a kill request sent */
 	double deadline;       /* 0: none */
@@ -231,11 +237,46 @@ static void send_u32(struct ses *s, uint8_t type, uint32_t cid, uint32_t v)
 	send_frame(s, type, cid, p, sizeof p);
 }
 
-/* Bytes for a command's stdin, in frames of at most AP_MAX_PAYLOAD. */
-static void send_stdin(struct ses *s, uint32_t cid, const unsigned char *d, size_t n)
+/* Bytes for a command's stdin, in frames of at most AP_MAX_PAYLOAD; they count in
+ * flight until the agent acknowledges them (the callers keep it within the window). */
+static void send_stdin(struct ses *s, struct scmd *c, const unsigned char *d, size_t n)
 {
 	for (size_t off = 0; off < n; off += AP_MAX_PAYLOAD)
-		send_frame(s, AP_STDIN, cid, d + off, n - off < AP_MAX_PAYLOAD ? n - off : AP_MAX_PAYLOAD);
+		send_frame(s, AP_STDIN, c->cid, d + off,
+			   n - off < AP_MAX_PAYLOAD ? n - off : AP_MAX_PAYLOAD);
+	c->stdin_inflight += n;
+}
+
+/* The initial stdin, at most AP_STDIN_WINDOW in flight (the rest as STDIN_ACKs free
+ * room), then STDIN_CLOSE for a command not started with stdin_open. */
+static void pump_stdin0(struct ses *s, struct scmd *c)
+{
+	if (!c->stdin0_pending)
+		return;
+	if (c->stdin0_off < c->stdin0_len && c->stdin_inflight < AP_STDIN_WINDOW) {
+		size_t n = c->stdin0_len - c->stdin0_off, room = AP_STDIN_WINDOW - c->stdin_inflight;
+		if (n > room)
+			n = room;
+		send_stdin(s, c, c->stdin0 + c->stdin0_off, n);
+		c->stdin0_off += n;
+	}
+	if (c->stdin0_off < c->stdin0_len)
+		return;
+	c->stdin0_pending = 0;
+	if (!c->stdin_open)
+		send_frame(s, AP_STDIN_CLOSE, c->cid, NULL, 0);
+	if (c->stdin0)
+		explicit_bzero(c->stdin0, c->stdin0_len);
+	free(c->stdin0);
+	c->stdin0 = NULL;
+}
+
+/* The command's stdin closed: its row says so (stdin_open is the truth). */
+static void stdin_closed(struct ses *s, struct scmd *c)
+{
+	c->stdin_open = 0;
+	if (db_ready(s) < 0 || ss_cmd_stdin_closed(s->db, s->id, c->id) < 0)
+		db_error_seen(s, "command_stdin_closed");
 }
 
 static size_t outq_pending(const struct ses *s)
@@ -391,6 +432,12 @@ static void command_outcome(const struct scmd *c, int wst, struct ss_end_cmd *e,
 	case WHY_NONE:
 		break;
 	}
+	if (c->stdin_lost > 0) {
+		snprintf(line, sizeof line,
+			 "stdin: %lld bytes were never written to the command (it closed its stdin)",
+			 c->stdin_lost);
+		json_array_append_new(diag, json_string(line));
+	}
 	e->status = code == 0 ? "succeeded" : "failed";
 	e->exit_code = code;
 	e->signal = sig;
@@ -468,15 +515,37 @@ static void on_started(struct ses *s, struct scmd *c, const struct ap_frame *f)
 	c->started = 1;
 	if (db_ready(s) < 0 || ss_cmd_started(s->db, c->id) < 0)
 		db_error_seen(s, "command_started");
-	if (c->want_stdin) {
-		send_stdin(s, c->cid, c->stdin0, c->stdin0_len);
-		if (!c->stdin_open)
-			send_frame(s, AP_STDIN_CLOSE, c->cid, NULL, 0);
+	c->stdin0_pending = c->want_stdin;
+	pump_stdin0(s, c);
+}
+
+/* STDIN_ACK: n more bytes reached the command's pipe; room for more initial stdin. */
+static void on_stdin_ack(struct ses *s, struct scmd *c, const struct ap_frame *f)
+{
+	uint32_t n = f->len == 4 ? ap_get_u32(f->payload) : 0;
+
+	if (!c->started || !c->want_stdin || n == 0 || n > c->stdin_inflight)
+		return violation(s, "bad STDIN_ACK");
+	c->stdin_inflight -= n;
+	pump_stdin0(s, c);
+}
+
+/* STDIN_GONE: the command closed its stdin; what was in flight or not yet sent of
+ * the initial stdin never reached it (counted for its diagnostics). */
+static void on_stdin_gone(struct ses *s, struct scmd *c, const struct ap_frame *f)
+{
+	if (!c->started || !c->want_stdin || c->stdin_gone || f->len != 0)
+		return violation(s, "bad STDIN_GONE");
+	c->stdin_gone = 1;
+	c->stdin_lost += (long long)c->stdin_inflight;
+	c->stdin_inflight = 0;
+	if (c->stdin0_pending) {
+		c->stdin_lost += (long long)(c->stdin0_len - c->stdin0_off);
+		c->stdin0_off = c->stdin0_len;
+		c->stdin_open = 0; /* nothing more is sent: pump's STDIN_CLOSE is harmless */
+		pump_stdin0(s, c);
 	}
-	if (c->stdin0)
-		explicit_bzero(c->stdin0, c->stdin0_len);
-	free(c->stdin0);
-	c->stdin0 = NULL;
+	stdin_closed(s, c);
 }
 
 static void on_spawn_failed(struct ses *s, struct scmd *c, const struct ap_frame *f)
@@ -539,6 +608,8 @@ static void on_frame(struct ses *s, const struct ap_frame *f)
 		if (!c->started || f->len != 4)
 			return violation(s, "bad EXIT");
 		return on_exit_frame(s, c, (int)ap_get_u32(f->payload));
+	case AP_STDIN_ACK: return on_stdin_ack(s, c, f);
+	case AP_STDIN_GONE: return on_stdin_gone(s, c, f);
 	default: return violation(s, "a frame type the agent may not send");
 	}
 }
@@ -717,18 +788,18 @@ static enum req_rc req_command(struct ses *s, long long req, const char *cid)
 	uint32_t flags;
 	int rc;
 
-	if (outq_pending(s) > OUTQ_SOFT)
-		return REQ_DEFER;
 	rc = cid ? ss_cmd_load(s->db, s->id, cid, &c) : 1;
 	if (rc != 0) {
-		if (rc < 0)
+		if (rc < 0) { /* nothing done: give the claim back, try again later */
+			sreq_unclaim(s->db, req);
 			return REQ_DEFER;
-		ss_req_fail(s->db, req, 404, "not_found", "no such command in this session");
+		}
+		ss_req_fail(s->db, req, "not_found", "no such command in this session");
 		return REQ_DONE;
 	}
 	if (strcmp(c.status, "queued") != 0 || c.pid <= 0 || c.pid > 0x7fffffff ||
 	    find_cmd(s, (uint32_t)c.pid) || find_cmd_id(s, c.id)) {
-		ss_req_fail(s->db, req, 409, "conflict", "the command is not queued");
+		ss_req_fail(s->db, req, "conflict", "the command is not queued");
 		ss_cmd_free(&c);
 		return REQ_DONE;
 	}
@@ -765,14 +836,12 @@ static enum req_rc req_kill(struct ses *s, long long req, const char *cid, const
 	struct scmd *c = cid ? find_cmd_id(s, cid) : NULL;
 	json_int_t sig = json_integer_value(json_object_get(args, "signal"));
 
-	if (c && !c->started)
-		return REQ_DEFER;
 	if (sig < 1 || sig > 64) {
-		ss_req_fail(s->db, req, 400, "invalid_signal", "signal must be 1..64");
+		ss_req_fail(s->db, req, "invalid_signal", "signal must be 1..64");
 		return REQ_DONE;
 	}
 	if (c == NULL) {
-		ss_req_fail(s->db, req, 409, "not_running", "the command is not running");
+		ss_req_fail(s->db, req, "not_running", "the command is not running");
 		return REQ_DONE;
 	}
 	if (c->why == WHY_NONE) {
@@ -790,19 +859,29 @@ static enum req_rc req_stdin(struct ses *s, long long req, const char *cid, cons
 	struct scmd *c = cid ? find_cmd_id(s, cid) : NULL;
 	json_t *empty = json_object();
 
-	if (c && (!c->started || outq_pending(s) > OUTQ_SOFT)) {
-		json_decref(empty);
-		return REQ_DEFER;
-	}
+	size_t n = db_res_l(res, i, "data");
+	char msg[200];
+
 	if (c == NULL || !c->stdin_open) {
-		ss_req_fail(s->db, req, 409, "stdin_closed",
+		ss_req_fail(s->db, req, "stdin_closed",
 			    c ? "the command's stdin is closed" : "the command is not running");
+	} else if (n > AP_STDIN_WINDOW) {
+		snprintf(msg, sizeof msg, "a stdin write is at most %u bytes: send it in parts",
+			 AP_STDIN_WINDOW);
+		ss_req_fail(s->db, req, "too_large", msg);
+	} else if (n > 0 && (c->stdin0_pending || c->stdin_inflight + n > AP_STDIN_WINDOW)) {
+		/* back-pressure: nothing taken, nothing acknowledged that may be dropped */
+		snprintf(msg, sizeof msg,
+			 "the command has %zu bytes of stdin it has not read yet (at most %u):"
+			 " retry when it has read some",
+			 c->stdin_inflight + (c->stdin0_len - c->stdin0_off), AP_STDIN_WINDOW);
+		ss_req_fail(s->db, req, "stdin_backlog_full", msg);
 	} else {
-		send_stdin(s, c->cid, (const unsigned char *)db_res_s(res, i, "data"),
-			   db_res_l(res, i, "data"));
+		send_stdin(s, c, (const unsigned char *)db_res_s(res, i, "data"), n);
 		if (json_is_true(json_object_get(args, "close"))) {
-			send_frame(s, AP_STDIN_CLOSE, c->cid, NULL, 0);
-			c->stdin_open = 0;
+			if (!c->stdin0_pending) /* else pump_stdin0 closes it after stdin0 */
+				send_frame(s, AP_STDIN_CLOSE, c->cid, NULL, 0);
+			stdin_closed(s, c);
 		}
 		ss_req_done(s->db, req, empty, NULL, 0);
 	}
@@ -812,7 +891,7 @@ static enum req_rc req_stdin(struct ses *s, long long req, const char *cid, cons
 
 static void req_sf_fail(struct ses *s, long long req, const struct sf_err *e)
 {
-	ss_req_fail(s->db, req, e->http, e->code, e->msg);
+	ss_req_fail(s->db, req, e->code, e->msg);
 }
 
 /* The file kinds, host side by fd (sfiles.c). */
@@ -835,7 +914,7 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 		return;
 	}
 	if (path == NULL) {
-		ss_req_fail(s->db, req, 400, "invalid_path", "path is required");
+		ss_req_fail(s->db, req, "invalid_path", "path is required");
 		return;
 	}
 	if (strcmp(kind, "file_get") == 0) {
@@ -852,11 +931,11 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 		json_int_t mode = m ? json_integer_value(m) : 0644;
 		size_t n = db_res_l(res, i, "data");
 		if (!(m == NULL || json_is_integer(m)) || mode < 0 || mode > 0777) {
-			ss_req_fail(s->db, req, 400, "invalid_mode", "mode must be 0..0777");
+			ss_req_fail(s->db, req, "invalid_mode", "mode must be 0..0777");
 			return;
 		}
 		if ((long long)n > s->cfg->session_file_max_bytes) {
-			ss_req_fail(s->db, req, 413, "too_large", "the file is over session_file_max_bytes");
+			ss_req_fail(s->db, req, "too_large", "the file is over session_file_max_bytes");
 			return;
 		}
 		if (sf_put(s->wsfd, path, (const unsigned char *)db_res_s(res, i, "data"), n,
@@ -874,16 +953,47 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 	}
 }
 
-/* One pending request. REQ_DEFER leaves it (and the ones after it) for later. */
+/* Whether a request must wait its turn (nothing done, nothing claimed yet): a kill
+ * or stdin for a command whose STARTED has not arrived; commands and stdin while
+ * more than OUTQ_SOFT is queued to the agent. */
+static int must_wait(struct ses *s, const char *kind, const char *cid)
+{
+	const struct scmd *c = cid ? find_cmd_id(s, cid) : NULL;
+	int full = outq_pending(s) > OUTQ_SOFT;
+
+	if (strcmp(kind, "command") == 0)
+		return full;
+	if (strcmp(kind, "kill") == 0)
+		return c && !c->started;
+	if (strcmp(kind, "stdin") == 0)
+		return c && (!c->started || full);
+	return 0;
+}
+
+/* One pending request. REQ_DEFER leaves it (and the ones after it) for later. It is
+ * claimed (pending -> taken) before anything is done: a request the API has failed
+ * meanwhile (504 request_timeout) is skipped, never carried out (common/sreq.h). */
 static enum req_rc handle_request(struct ses *s, const struct db_res *res, size_t i)
 {
 	long long req = db_res_i(res, i, "id", 0);
 	const char *kind = db_res_s(res, i, "kind"), *cid = db_res_s(res, i, "command_id");
-	json_t *args = req_args(res, i);
+	json_t *args;
 	enum req_rc rc = REQ_DONE;
 
+	if (must_wait(s, kind, cid))
+		return REQ_DEFER;
+	switch (sreq_claim(s->db, req)) {
+	case -1:
+		db_error_seen(s, "claim");
+		return REQ_DEFER;
+	case 0:
+		return REQ_DONE; /* failed by the API, or the session ended: not ours to do */
+	default:
+		break;
+	}
+	args = req_args(res, i);
 	if (args == NULL)
-		ss_req_fail(s->db, req, 400, "invalid_args", "args_json is not a JSON object");
+		ss_req_fail(s->db, req, "invalid_args", "args_json is not a JSON object");
 	else if (strcmp(kind, "command") == 0)
 		rc = req_command(s, req, cid);
 	else if (strcmp(kind, "kill") == 0)
@@ -898,7 +1008,7 @@ static enum req_rc handle_request(struct ses *s, const struct db_res *res, size_
 		ss_req_done(s->db, req, NULL, NULL, 0);
 		end(s, "closed", "close requested");
 	} else
-		ss_req_fail(s->db, req, 400, "unknown_kind", "unknown request kind");
+		ss_req_fail(s->db, req, "unknown_kind", "unknown request kind");
 	json_decref(args);
 	return rc;
 }
@@ -916,6 +1026,10 @@ static int serve_requests(struct ses *s)
 		db_error_seen(s, "requests");
 		return 0;
 	}
+	/* test build only (fault.h): stop between reading the rows and acting on them, so
+	 * that a suite can fail one meanwhile as the API's timeout does */
+	if (db_res_rows(res) > 0 && fault_at("requests"))
+		raise(SIGSTOP);
 	for (size_t i = 0; i < db_res_rows(res) && !s->end_status; i++) {
 		if (handle_request(s, res, i) == REQ_DEFER)
 			break;

@@ -48,7 +48,7 @@ static int fail_errno(struct sf_err *e, int err)
 	case ENOSPC:
 	case EDQUOT: return fail(e, 507, "disk_full", "the session's workspace is full (disk_mb)");
 	case EFBIG: return fail(e, 413, "too_large", "the file is too large");
-	default: return fail(e, 500, "internal", "file operation failed: %s", strerror(err));
+	default: return fail(e, 500, "internal_error", "file operation failed: %s", strerror(err));
 	}
 }
 
@@ -192,7 +192,7 @@ static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
 	unsigned char *buf = malloc(cap);
 
 	if (buf == NULL)
-		return fail(e, 500, "internal", "out of memory");
+		return fail(e, 500, "internal_error", "out of memory");
 	for (;;) {
 		ssize_t r;
 
@@ -206,7 +206,7 @@ static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
 			nb = realloc(buf, cap);
 			if (nb == NULL) {
 				free(buf);
-				return fail(e, 500, "internal", "out of memory");
+				return fail(e, 500, "internal_error", "out of memory");
 			}
 			buf = nb;
 		}
@@ -519,7 +519,7 @@ int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long m
 	if (walkfd < 0 || walk_dir(&w, walkfd, "", 0) < 0) {
 		walk_free(&w);
 		close(rootfd);
-		return fail(e, 500, "internal", "listing failed: %s", strerror(errno));
+		return fail(e, 500, "internal_error", "listing failed: %s", strerror(errno));
 	}
 	if (w.n > 1)
 		qsort(w.v, w.n, sizeof *w.v, by_path);
@@ -527,6 +527,6 @@ int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long m
 	walk_free(&w);
 	close(rootfd);
 	if (*out == NULL)
-		return fail(e, 500, "internal", "out of memory");
+		return fail(e, 500, "internal_error", "out of memory");
 	return 0;
 }

@@ -6,6 +6,8 @@
 
 #include "jobdata.h"
 #include "jobstate.h"
+#include "log.h"
+#include "sreq.h"
 
 #define LIVE "status IN ('starting', 'ready')"
 #define CANCELLED_CODE 137
@@ -29,7 +31,7 @@ static int end_commands(struct db *db, const char *id, const char *status, int c
 
 	if (dj && held >= 0)
 		n = db_exec_p(db,
-			      "UPDATE session_commands SET status = ?, exit_code = ?,"
+			      "UPDATE session_commands SET status = ?, exit_code = ?, stdin_open = 0,"
 			      " diagnostics_json = ?, finished_at = CURRENT_TIMESTAMP(3),"
 			      " env_json = '{}', stdin = ''"
 			      " WHERE session_id = ? AND status IN ('queued', 'running')",
@@ -39,26 +41,23 @@ static int end_commands(struct db *db, const char *id, const char *status, int c
 	return n < 0 || jd_session_release(db, id, held) < 0 ? -1 : 0;
 }
 
-/* Nobody will answer the session's pending requests any more: 410 session_ended. */
+/* Nobody will answer the session's requests any more, taken or not: 409
+ * session_ended, their payloads erased (sreq.h). */
 static int end_requests(struct db *db, const char *id, const char *status)
 {
 	char msg[96];
 	json_t *r;
 	char *rj;
-	long long n = -1;
+	int rc = -1;
 
 	snprintf(msg, sizeof msg, "the session has ended (%s)", status);
 	r = json_pack("{s:s, s:s}", "error", "session_ended", "message", msg);
 	rj = dumps(r);
 	if (rj)
-		n = db_exec_p(db,
-			      "UPDATE session_requests SET state = 'failed', http_status = 410,"
-			      " result_json = ?, done_at = CURRENT_TIMESTAMP(3)"
-			      " WHERE session_id = ? AND state = 'pending'",
-			      db_str(rj), db_str(id));
+		rc = sreq_fail_session(db, id, 1, 409, rj);
 	free(rj);
 	json_decref(r);
-	return n < 0 ? -1 : 0;
+	return rc;
 }
 
 /* ---- dispatcher */
@@ -321,29 +320,38 @@ int ss_req_done(struct db *db, long long req, const json_t *result, const void *
 		size_t len)
 {
 	char *rj = dumps(result);
-	long long n = db_exec_p(db,
-				"UPDATE session_requests SET state = 'done', result_json = ?,"
-				" result_data = ?, done_at = CURRENT_TIMESTAMP(3)"
-				" WHERE id = ? AND state = 'pending'",
-				db_str(rj), db_blob(data, data ? len : 0), db_i64(req));
+	int rc = sreq_answer(db, req, "taken", "done", 0, rj, data, len);
 
 	free(rj);
-	return n < 0 ? -1 : 0;
+	return rc < 0 ? -1 : 0;
 }
 
-int ss_req_fail(struct db *db, long long req, int http, const char *code, const char *msg)
+int ss_req_fail(struct db *db, long long req, const char *code, const char *msg)
 {
-	json_t *r = json_pack("{s:s, s:s}", "error", code, "message", msg);
-	char *rj = dumps(r);
-	long long n = db_exec_p(db,
-				"UPDATE session_requests SET state = 'failed', http_status = ?,"
-				" result_json = ?, done_at = CURRENT_TIMESTAMP(3)"
-				" WHERE id = ? AND state = 'pending'",
-				db_i64(http), db_str(rj), db_i64(req));
+	int http = sreq_code_status(code);
+	json_t *r;
+	char *rj;
+	int rc;
 
+	if (http == 0) { /* a code outside the table is a bug here: never passed on */
+		log_kv("error", "session_request_code", "code", code, (char *)NULL);
+		code = "internal_error", http = 500;
+	}
+	r = json_pack("{s:s, s:s}", "error", code, "message", msg);
+	rj = dumps(r);
+	rc = sreq_answer(db, req, "taken", "failed", http, rj, NULL, 0);
 	free(rj);
 	json_decref(r);
-	return n < 0 ? -1 : 0;
+	return rc < 0 ? -1 : 0;
+}
+
+int ss_cmd_stdin_closed(struct db *db, const char *session_id, const char *cid)
+{
+	return db_exec_p(db,
+			 "UPDATE session_commands SET stdin_open = 0 WHERE id = ? AND session_id = ?",
+			 db_str(cid), db_str(session_id)) < 0
+		       ? -1
+		       : 0;
 }
 
 static json_t *load_json(const struct db_res *res, const char *col)
@@ -448,8 +456,8 @@ int ss_cmd_finish(struct db *db, const char *cid, const struct ss_end_cmd *e)
 		n = db_exec_p(db,
 			      "UPDATE session_commands SET status = ?, exit_code = ?, `signal` = ?,"
 			      " stdout_truncated = ?, stderr_truncated = ?, diagnostics_json = ?,"
-			      " finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = ''"
-			      " WHERE id = ? AND status IN ('queued', 'running')",
+			      " finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = '',"
+			      " stdin_open = 0 WHERE id = ? AND status IN ('queued', 'running')",
 			      db_str(e->status), db_i64(e->exit_code),
 			      db_null_i64(e->signal, e->signal == 0), db_i64(e->out_trunc),
 			      db_i64(e->err_trunc), db_str(dj ? dj : "[]"), db_str(cid));

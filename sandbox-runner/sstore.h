@@ -61,10 +61,12 @@ int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long
 
 /* Pending requests, oldest first (id, kind, command_id, args_json, data), or NULL. */
 struct db_res *ss_requests(struct db *db, const char *id, int max);
-/* The answer to a request: done with result (NULL: none) and result_data, or failed. */
+/* The answer to a request the supervisor claimed (sreq_claim): done with result
+ * (NULL: none) and result_data, or failed with an answer code of common/sreq.c's
+ * table (its HTTP status comes from there). The payload is erased (sreq.h). */
 int ss_req_done(struct db *db, long long req, const json_t *result, const void *data,
 		size_t len);
-int ss_req_fail(struct db *db, long long req, int http, const char *code, const char *msg);
+int ss_req_fail(struct db *db, long long req, const char *code, const char *msg);
 
 struct ss_cmd {
 	char id[UUID_STR_LEN];
@@ -78,6 +80,9 @@ struct ss_cmd {
 	int stdin_open;
 	long long timeout_s, output_bytes;
 };
+/* The command's stdin is closed (a close request, or the command closed it): its
+ * row's stdin_open says so. 0 or -1. */
+int ss_cmd_stdin_closed(struct db *db, const char *session_id, const char *cid);
 /* The command row of this session: 0, 1 (not there), -1. */
 int ss_cmd_load(struct db *db, const char *session_id, const char *cid, struct ss_cmd *c);
 void ss_cmd_free(struct ss_cmd *c);

@@ -224,6 +224,8 @@ as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CAT/stdin" '{"data":"abc\n"}'
 expect_status 200
 as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CAT/stdin" "{\"data_base64\":\"$(printf 'x\0y' | base64)\",\"close\":true}"
 expect_status 200
+as "$A_TOK" req GET "/v1/sessions/$S1/commands/$CAT"
+expect_json .stdin_open false "stdin_open is false once a write closed it"
 as "$A_TOK" sawait "$S1" "$CAT" "$(tscale 15)"
 expect_json .status succeeded
 as "$A_TOK" sall "$S1" "$CAT" stdout > "$T_DIR/cat.out"
@@ -233,6 +235,66 @@ expect_error 409 not_running
 as "$A_TOK" srun "$S1" '{"command":"cat","stdin":"given up front"}'
 as "$A_TOK" sawait "$S1" "$CID" "$(tscale 60)"
 expect_eq "initial stdin" "given up front" "$(as "$A_TOK" sall "$S1" "$CID" stdout)"
+
+# Issue 25 item 3: stdin a client was told was taken always reaches the command. A
+# command that does not read holds at most the agent's window (4 MiB) of it; a write
+# past that is refused (429 stdin_backlog_full, Retry-After, nothing taken) and taken
+# once the command has read some. Before, every write was answered 200 and past 4 MiB
+# the agent closed the command's stdin and dropped the rest.
+ctx "stdin: back-pressure, nothing acknowledged is dropped"
+head -c 1048576 /dev/zero | tr '\0' a | jq -Rs '{data: .}' > "$T_DIR/mb.json"
+as "$A_TOK" srun "$S1" '{"command":"sleep '"$(tscale 8)"'; wc -c","stdin_open":true,"timeout_seconds":'"$(tscale 120)"'}'
+WC=$CID
+as "$A_TOK" req GET "/v1/sessions/$S1/commands/$WC?wait=0"
+taken=0 refused=0 retry=0
+for i in 1 2 3 4 5 6; do
+	as "$A_TOK" req POST "/v1/sessions/$S1/commands/$WC/stdin" "@$T_DIR/mb.json"
+	case "$STATUS $(jq -r '.error.code // empty' "$BODY" 2> /dev/null)" in
+	"200 ") taken=$((taken + 1)) ;;
+	"429 stdin_backlog_full")
+		refused=$((refused + 1))
+		grep -qi '^Retry-After: 1' "$HDRS" && retry=$((retry + 1))
+		;;
+	*) note "write $i: $STATUS $(head -c 200 "$BODY")" ;;
+	esac
+done
+expect_eq "while the command sleeps: 4 MiB taken, then 429 stdin_backlog_full with Retry-After: 1" \
+	"4 2 2" "$taken $refused $retry"
+expect_eq "the refused writes took nothing: stdin still open" true \
+	"$(as "$A_TOK" req GET "/v1/sessions/$S1/commands/$WC" > /dev/null; jq -r .stdin_open "$BODY")"
+# once it reads, the refused megabytes are taken (the client retries, as told)
+for i in 1 2; do
+	end=$((SECONDS + $(tscale 60)))
+	while :; do
+		as "$A_TOK" req POST "/v1/sessions/$S1/commands/$WC/stdin" "@$T_DIR/mb.json"
+		[ "$STATUS" = 200 ] && { taken=$((taken + 1)); break; }
+		[ "$STATUS" = 429 ] && [ "$SECONDS" -lt "$end" ] || break
+		sleep 0.5
+	done
+done
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$WC/stdin" '{"close":true}'
+expect_status 200 "close"
+expect_eq "all 6 MiB taken in the end" 6 "$taken"
+as "$A_TOK" sawait "$S1" "$WC" "$(tscale 120)"
+expect_json .status succeeded
+expect_eq "the command read every byte it was acknowledged" "$((taken * 1048576))" \
+	"$(as "$A_TOK" sall "$S1" "$WC" stdout | tr -d ' \n')"
+
+# A command that closes its own stdin: stdin_open turns false (the truth), a write
+# after that is refused, and the bytes that could not reach it are named.
+ctx "stdin: closed by the command"
+as "$A_TOK" srun "$S1" '{"command":"exec 0<&-; sleep '"$(tscale 6)"'; echo bye","stdin_open":true}'
+CLO=$CID
+sleep "$(tscale 1)"
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CLO/stdin" '{"data":"unread"}'
+expect_status 200 "the write before the supervisor knows"
+stdin_shut() { as "$A_TOK" req GET "/v1/sessions/$S1/commands/$CLO" > /dev/null; [ "$(jq -r .stdin_open "$BODY")" = false ]; }
+expect_true "stdin_open turns false" poll "$(tscale 5)" stdin_shut
+as "$A_TOK" req POST "/v1/sessions/$S1/commands/$CLO/stdin" '{"data":"more"}'
+expect_error 409 stdin_closed
+as "$A_TOK" sawait "$S1" "$CLO" "$(tscale 30)"
+expect_json .status succeeded
+expect_json '.diagnostics | map(select(test("stdin: 6 bytes were never written"))) | length' 1
 
 ctx "timeout and output cap"
 as "$A_TOK" srun "$S1" '{"command":"echo start; sleep 30","timeout_seconds":1}'

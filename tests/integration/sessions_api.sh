@@ -83,19 +83,24 @@ new_session() {
 
 # answer SESSION KIND STATE HTTP_STATUS RESULT_JSON [RESULT_HEX]: in the background, the
 # next pending request of KIND for SESSION gets this answer (within 15 s); its id goes
-# to $T_DIR/answered.KIND.
+# to $T_DIR/answered.KIND. As the supervisor does (common/sreq.h): it claims the row
+# first (pending -> taken, checked by its affected rows), then answers it from taken.
+# $LATE seconds between the two (0: at once; "never": claims it and never answers).
 answer() {
-	local sid=$1 kind=$2 state=$3 hs=$4 res=$5 rd=NULL
+	local sid=$1 kind=$2 state=$3 hs=$4 res=$5 rd=NULL late=${LATE:-0}
 	[ -n "${6:-}" ] && rd="X'$6'"
 	(
 		for _ in $(seq 1 300); do
 			id=$(sql "SELECT id FROM session_requests WHERE session_id = '$sid' AND kind = '$kind'
 				AND state = 'pending' ORDER BY id LIMIT 1")
-			if [ -n "$id" ]; then
+			if [ -n "$id" ] && [ "$(sql "UPDATE session_requests SET state = 'taken'
+				WHERE id = $id AND state = 'pending'; SELECT ROW_COUNT()")" = 1 ]; then
+				echo "$id" > "$T_DIR/answered.$kind"
+				[ "$late" = never ] && exit 0
+				sleep "$late"
 				sql "UPDATE session_requests SET state = '$state', http_status = $hs,
 					result_json = X'$(hexs "$res")', result_data = $rd,
-					done_at = NOW(3) WHERE id = $id"
-				echo "$id" > "$T_DIR/answered.$kind"
+					done_at = NOW(3) WHERE id = $id AND state = 'taken'"
 				exit 0
 			fi
 			sleep 0.05
@@ -541,6 +546,42 @@ expect_true "after session_request_timeout_ms (${ELAPSED}s)" in_range "$ELAPSED"
 expect_eq "the request is marked failed so the supervisor skips it" "failed 504" \
 	"$(sql "SELECT CONCAT(state, ' ', http_status) FROM session_requests WHERE session_id = '$S2' AND kind = 'kill' ORDER BY id DESC LIMIT 1")"
 
+# Issue 25 item 2: the API's timeout fails a request only while nobody took it. One
+# the supervisor took before the timeout is being carried out: its real answer reaches
+# the client (here 3 s past the timeout), never a 504 that would hide an action done.
+ctx "a request taken before the timeout"
+TOUT=$(((REQ_TIMEOUT_MS + 999) / 1000))
+GRACE=$((TOUT < 10 ? TOUT : 10))
+LATE=$((TOUT + 3)) answer "$S2" file_delete done 200 '{}'
+req DELETE "/v1/sessions/$S2/files/late.txt"
+expect_status 204 "taken at once, answered $((TOUT + 3)) s later: the real answer, not 504"
+expect_true "after the timeout and the answer (${ELAPSED}s)" in_range "$ELAPSED" "$((TOUT + 2))" "$(tscale $((TOUT + 8)))"
+wait
+expect_eq "the row is done" done "$(sql "SELECT state FROM session_requests WHERE id = $(cat "$T_DIR/answered.file_delete")")"
+# One taken and never answered (its supervisor stalled mid-action): after the timeout
+# and one grace of min(timeout, 10 s), 504 request_in_progress: the action may have
+# happened, and the client is not told it did not.
+LATE=never answer "$S2" file_delete done 200 '{}'
+req DELETE "/v1/sessions/$S2/files/stuck.txt"
+expect_error 504 request_in_progress
+expect_true "after the timeout and its grace (${ELAPSED}s)" in_range "$ELAPSED" "$((TOUT + GRACE - 1))" "$(tscale $((TOUT + GRACE + 5)))"
+wait
+STUCK=$(cat "$T_DIR/answered.file_delete")
+expect_eq "the row stays taken: the API does not fail what the supervisor owns" taken \
+	"$(sql "SELECT state FROM session_requests WHERE id = $STUCK")"
+sql "UPDATE session_requests SET state = 'failed', http_status = 500 WHERE id = $STUCK"
+
+# Issue 25 item 7: a request's payload does not outlive it. Failed by the timeout
+# here (the supervisor's answers erase it the same way: srunner.sh): the bytes gone,
+# their size and sha256 kept, and given back to the session and the key.
+ctx "a request's payload erased when it ends"
+SSTORED0=$(sql "SELECT stored_bytes FROM sessions WHERE id = '$S2'")
+req POST "/v1/sessions/$S2/commands/$C4/stdin" '{"data":"secret-stdin"}'
+expect_error 504 request_timeout
+expect_eq "stdin bytes erased, size and sha256 kept" "1 12 $(printf secret-stdin | sha256sum | cut -d' ' -f1)" \
+	"$(sql "SELECT CONCAT(data IS NULL, ' ', data_bytes, ' ', data_sha256) FROM session_requests WHERE session_id = '$S2' AND kind = 'stdin' ORDER BY id DESC LIMIT 1")"
+expect_eq "its 12 bytes given back to the session" "$SSTORED0" "$(sql "SELECT stored_bytes FROM sessions WHERE id = '$S2'")"
+
 ctx "stdin"
 answer "$S2" stdin done 200 '{}'
 req POST "/v1/sessions/$S2/commands/$C4/stdin" '{"data":"line 1\n"}'
@@ -628,6 +669,48 @@ expect_error 404 not_found
 wait
 req GET "/v1/sessions/$S2/files/a%01b"
 expect_error 400 invalid_request path
+# Issue 25 item 5: a path that is not UTF-8 (any key could set off DB-error alerts
+# with one) is a 400 naming the field, before anything is inserted or queried.
+dberrs() { as "" req GET /metrics > /dev/null; sed -n 's/^sandbox_api_db_errors_total //p' "$BODY"; }
+DBE0=$(dberrs)
+NREQ8=$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S2'")
+for p in "files/%ff" "files/a/%c0%ae%c0%ae/b" "files/%ed%a0%80" "files/ok/%e2%82"; do
+	req GET "/v1/sessions/$S2/$p"
+	expect_error 400 invalid_request path
+	expect_json '.error.message' "path must be valid UTF-8"
+done
+req PUT "/v1/sessions/$S2/files/%ff" "@$T_DIR/put.bin" -H 'Content-Type: application/octet-stream'
+expect_error 400 invalid_request path
+req DELETE "/v1/sessions/$S2/files/x%c0%ae"
+expect_error 400 invalid_request path
+req GET "/v1/sessions/$S2/files?root=%ff"
+expect_error 400 invalid_request root
+expect_json '.error.message' "root must be valid UTF-8"
+expect_eq "no request row inserted for any of them" "$NREQ8" \
+	"$(sql "SELECT COUNT(*) FROM session_requests WHERE session_id = '$S2'")"
+expect_eq "no database error counted" "$DBE0" "$(dberrs)"
+
+# Issue 25 item 6: every answer code of common/sreq.c reaches the client with its
+# status (a request pending when its session ended was a 502); a code with another
+# status than the table's, or one outside it, is the API's 502.
+while IFS='|' read -r hs res code field; do
+	answer "$S2" file_get failed "$hs" "$res"
+	req GET "/v1/sessions/$S2/files/codes.txt"
+	expect_error "$([ "$code" = bad_gateway ] && echo 502 || echo "$hs")" "$code" $field
+	wait
+done << 'EOF'
+409|{"error":"session_ended","message":"the session has ended (lost)"}|session_ended|
+400|{"error":"invalid_path","message":"path: must be relative","field":"path"}|invalid_path|path
+409|{"error":"not_a_directory","message":"a parent of the path is not a directory"}|not_a_directory|
+500|{"error":"internal_error","message":"listing failed"}|internal_error|
+500|{"error":"session_ended","message":"x"}|bad_gateway|
+409|{"error":"made_up","message":"x"}|bad_gateway|
+EOF
+answer "$S2" stdin failed 429 '{"error":"stdin_backlog_full","message":"the command has 4194304 bytes of stdin not yet read"}'
+req POST "/v1/sessions/$S2/commands/$C4/stdin" '{"data":"x"}'
+expect_error 429 stdin_backlog_full
+expect_header Retry-After '^1$'
+wait
 
 answer "$S2" file_delete done 200 '{}'
 req DELETE "/v1/sessions/$S2/files/dir/new.bin"

@@ -130,7 +130,8 @@ request() {
 	     $([ -n "$data" ] && echo "X'$data'" || echo NULL)); SELECT LAST_INSERT_ID(); COMMIT")
 	printf -v "$1" '%s' "$id"
 }
-r_done() { [ "$(sql "SELECT state FROM session_requests WHERE id = $1")" != pending ]; }
+# answered or failed (taken: the supervisor claimed it and is carrying it out)
+r_done() { case $(sql "SELECT state FROM session_requests WHERE id = $1") in pending | taken) return 1 ;; esac; }
 r_field() { sql "SELECT $2 FROM session_requests WHERE id = $1"; }
 # answer REQ: waits for it; prints "state http_status error-code"
 answer() {
@@ -242,6 +243,60 @@ expect_eq "GET after delete: 404" "failed 404 not_found" "$(answer "$RG5")"
 request RG6 "$S1" file_get '{"path": "../etc/passwd"}'
 expect_eq "GET of ..: 400" "failed 400 invalid_path" "$(answer "$RG6")"
 
+# ---- 3b. a request failed before the supervisor claimed it is never carried out
+# (issue 25 item 2: the API's 504 request_timeout fails a row that is still pending;
+# a supervisor that had read it before must not act on it after). The test build of
+# the runner stops itself right after reading its first pending rows (fault point
+# `requests`, sandbox-runner/fault.h); meanwhile the row is failed with the API's own
+# statement; once continued, the supervisor's claim must find nothing to do.
+ctx "a request failed while the supervisor held it"
+FAULT_BIN=${SANDBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build}/fault-runner
+FSLOT=$(($(conf_get runner_max_sessions 32) - 2))
+FRID="srunner-by-hand/session-$FSLOT/f"
+if [ ! -x "$FAULT_BIN" ]; then
+	ci_skip "a failed request is not carried out" "no $FAULT_BIN (make build/fault-runner)"
+else
+	S_FILES="INSERT INTO session_files (session_id, path, content, executable) VALUES
+		('@ID@', 'keep.txt', 'kept', 0); $(charge_sql @ID@ 4)" \
+		new_session SF 256 64 "$(tscale 300 3600)" "$(tscale 300 86400)" 0 "$FRID"
+	FLOG=$(mktemp)
+	SANDBOX_FAULTS=requests:EIO:1 timeout "$(tscale 120)" flock -n \
+		"$STATE/slots/$((1000 + FSLOT)).lock" sh -c 'exec "$@" 9< "$0"' \
+		"$STATE/slots/$((1000 + FSLOT)).lock" "$FAULT_BIN" --config "$SANDBOX_CONFIG" \
+		--supervise-session "$SF" --slot $((1000 + FSLOT)) --runner-id "$FRID" --lock-fd 9 \
+		> "$FLOG" 2>&1 &
+	FSUP_WAIT=$!
+	expect_true "hand-run fault supervisor: ready" wait_s "$SF" ready 10
+	request RFD "$SF" file_delete '{"path": "keep.txt"}'
+	fsup_stopped() {
+		local p
+		for p in $(pgrep -f -- "^$FAULT_BIN --config"); do
+			[ "$(awk '{print $3}' "/proc/$p/stat" 2> /dev/null)" = T ] && FSUP=$p && return 0
+		done
+		return 1
+	}
+	FSUP=
+	expect_true "the supervisor stopped after reading the delete (still pending)" poll 10 fsup_stopped
+	expect_eq "the row is still pending" pending "$(r_field "$RFD" state)"
+	# app/sessions.c sreq_settle -> common/sreq.c sreq_answer: pending -> failed 504
+	expect_eq "the API's timeout fails it while pending (1 row)" 1 \
+		"$(sql "UPDATE session_requests SET state = 'failed', http_status = 504,
+		        result_json = '{\"error\":\"request_timeout\"}', done_at = NOW(3)
+		        WHERE id = $RFD AND state = 'pending'; SELECT ROW_COUNT()")"
+	[ -n "$FSUP" ] && kill -CONT "$FSUP"
+	request RFG "$SF" file_get '{"path": "keep.txt"}'
+	expect_eq "later requests are served" "done - -" "$(answer "$RFG")"
+	expect_eq "the file was not deleted" kept "$(r_field "$RFG" result_data)"
+	expect_eq "the failed delete keeps the API's answer" "failed 504 request_timeout" \
+		"$(sql "SELECT state, http_status, JSON_VALUE(result_json, '$.error') FROM session_requests WHERE id = $RFD" | tr '\t' ' ')"
+	request RFC "$SF" close '{}'
+	expect_true "closed" wait_s "$SF" closed 10
+	wait "$FSUP_WAIT"
+	expect_eq "the hand-run supervisor exited 0" 0 "$?"
+	note "fault supervisor: $(tr '\n' ';' < "$FLOG" | cut -c1-400)"
+	rm -f "$FLOG"
+fi
+
 # ---- 4. isolation
 ctx "isolation"
 new_session S2
@@ -313,14 +368,17 @@ expect_true "its initial stdin echoed" poll 5 c_out_is "$CB2" 2
 request RB "$SB" stdin '{"close": false}' "$(printf yy | xxd -p)" "$CB2"
 expect_eq "stdin request done" "done - -" "$(answer "$RB")"
 expect_true "relayed stdin echoed" poll 5 c_out_is "$CB2" 4
-expect_eq "running: its inputs (18), the request's data (2) and output (4) held" "47 $((T0 + 47))" \
-	"$(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+expect_eq "running: its inputs (18) and output (4) held, the request's data (2) released at its answer" \
+	"45 $((T0 + 45))" "$(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+expect_eq "the answered request's bytes erased, their size and sha256 kept" \
+	"1 2 $(printf yy | sha256sum | cut -d' ' -f1)" \
+	"$(sql "SELECT CONCAT(data IS NULL, ' ', data_bytes, ' ', data_sha256) FROM session_requests WHERE id = $RB")"
 books "while a command runs"
 request RBC "$SB" close '{}'
 expect_true "closed" wait_s "$SB" closed 5
 expect_eq "cat cancelled, inputs erased" "cancelled {} 0" "$(c_field "$CB2" "CONCAT(status, ' ', env_json, ' ', LENGTH(stdin))")"
-expect_eq "env (10) and cat's inputs (18) released: output and request data left" \
-	"{} 19 $((T0 + 19))" "$(s_field "$SB" env_json) $(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
+expect_eq "env (10) and cat's inputs (18) released: output left" \
+	"{} 17 $((T0 + 17))" "$(s_field "$SB" env_json) $(s_field "$SB" stored_bytes) $(key_total "$K_ID")"
 books "after close"
 
 # ---- 6. limits and expiry

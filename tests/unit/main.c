@@ -52,6 +52,7 @@ int main(void)
 	suite_cli();
 	suite_mcp();
 	suite_netcheck();
+	suite_sreq();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -44,6 +44,8 @@ struct res {
 	char out[2][4096];
 	size_t total[2];
 	int nonzero; /* any byte other than 0 seen (the /dev/zero test) */
+	size_t acked; /* STDIN_ACK bytes */
+	int gone;     /* STDIN_GONE frames */
 };
 
 static struct agent A;
@@ -180,6 +182,13 @@ static void record(void)
 	case AP_EXIT:
 		r->exited = 1;
 		r->status = ap_get_u32(F.p);
+		break;
+	case AP_STDIN_ACK:
+		CHECK(r->started && !r->gone, "STDIN_ACK after STARTED, before GONE");
+		r->acked += ap_get_u32(F.p);
+		break;
+	case AP_STDIN_GONE:
+		r->gone++;
 		break;
 	default:
 		CHECK(0, "unexpected frame type %u for cid %u", F.type, F.cid);
@@ -411,6 +420,8 @@ static void test_stdin_relay(void)
 	if (until_end(1, 5000)) {
 		CHECK_STR(R[1].out[0], "abc");
 		CHECK_INT(R[1].status, 0);
+		CHECK_INT((long long)R[1].acked, 3); /* every byte acknowledged, before EXIT */
+		CHECK_INT(R[1].gone, 0);             /* the host's own close: no GONE */
 	}
 	/* without AP_SPAWN_STDIN, stdin is at EOF: cat ends at once */
 	spawn(2, 0, "/", cat, NULL);
@@ -570,8 +581,70 @@ static void test_child_state(void)
 	stop_agent();
 }
 
-/* A command that never reads its stdin: past 4 MiB queued its stdin is closed (and
- * said on fd 2), and a SIGNAL behind all those bytes still gets through. */
+/* The window (issue 25 item 3): a host that keeps at most AP_STDIN_WINDOW bytes in
+ * flight (sent, not acknowledged) can pour any amount through a command that reads:
+ * every byte is acknowledged, none dropped, no GONE. */
+static void test_stdin_window(void)
+{
+	static unsigned char chunk[AP_MAX_PAYLOAD];
+	char *argv[] = { S("wc"), S("-c"), NULL };
+	const size_t total = 6u << 20; /* more than the window */
+	size_t sent = 0;
+
+	if (!start_agent())
+		return;
+	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
+	if (!until_started(1)) {
+		stop_agent();
+		return;
+	}
+	while (sent < total) {
+		while (sent < total && sent - R[1].acked + sizeof chunk <= AP_STDIN_WINDOW) {
+			send_frame(AP_STDIN, 1, chunk, sizeof chunk);
+			sent += sizeof chunk;
+		}
+		if (sent < total && !CHECK(next_frame(5000) == 1, "an ACK frees the window"))
+			break;
+		if (sent < total)
+			record();
+	}
+	send_frame(AP_STDIN_CLOSE, 1, NULL, 0);
+	if (until_end(1, 5000)) {
+		CHECK_STR(R[1].out[0], "6291456\n");
+		CHECK_INT((long long)R[1].acked, (long long)total);
+		CHECK_INT(R[1].gone, 0);
+	}
+	stop_agent();
+}
+
+/* A command that closes its stdin: the bytes the host sent are discarded and the host
+ * is told once (STDIN_GONE, before EXIT), with what reached the pipe acknowledged. */
+static void test_stdin_gone(void)
+{
+	static unsigned char chunk[AP_MAX_PAYLOAD];
+	char *argv[] = { S("sh"), S("-c"), S("exec 0<&-; sleep 1; echo done"), NULL };
+
+	if (!start_agent())
+		return;
+	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
+	if (!until_started(1)) {
+		stop_agent();
+		return;
+	}
+	usleep(300000); /* the command has closed its stdin */
+	for (int i = 0; i < 4; i++)
+		send_frame(AP_STDIN, 1, chunk, sizeof chunk);
+	if (until_end(1, 5000)) {
+		CHECK_INT(R[1].gone, 1);
+		CHECK_STR(R[1].out[0], "done\n");
+		CHECK(R[1].acked < 4 * sizeof chunk, "not all acknowledged: %zu", R[1].acked);
+	}
+	stop_agent();
+}
+
+/* A host that breaks the window: past 4 MiB queued the command's stdin is dropped
+ * (said on fd 2, and STDIN_GONE), and a SIGNAL behind all those bytes still gets
+ * through. */
 static void test_stdin_backlog(void)
 {
 	static unsigned char chunk[AP_MAX_PAYLOAD];
@@ -589,9 +662,11 @@ static void test_stdin_backlog(void)
 		send_frame(AP_STDIN, 1, chunk, sizeof chunk);
 	send_frame(AP_STDIN, 1, "late", 4); /* after the close: ignored */
 	send_u32(AP_SIGNAL, 1, SIGKILL);
-	if (until_end(1, 3000))
+	if (until_end(1, 3000)) {
 		CHECK(WIFSIGNALED(R[1].status) && WTERMSIG(R[1].status) == SIGKILL,
 		      "killed by SIGKILL, got %#x", R[1].status);
+		CHECK_INT(R[1].gone, 1);
+	}
 	close(A.sock);
 	CHECK_INT(wait_agent(), 0);
 	read_err(err, sizeof err);
@@ -650,6 +725,8 @@ void suite_agent(void)
 					     { "many_commands", test_many_commands },
 					     { "child_state", test_child_state },
 					     { "stdin_backlog", test_stdin_backlog },
+					     { "stdin_window", test_stdin_window },
+					     { "stdin_gone", test_stdin_gone },
 					     { "violations", test_violations },
 					     CU_TEST_INFO_NULL };
 

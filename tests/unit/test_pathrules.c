@@ -117,11 +117,34 @@ static void test_runner_reasons(void)
 	CHECK_STR(pol_paths(&c, &j, why, sizeof why), NULL);
 }
 
+/* A session file path arrives percent-decoded (any byte): what is not UTF-8 is refused
+ * by the rule itself, before anything else (issue 25 item 5: %ff answered 500). */
+static void test_utf8(void)
+{
+	static const struct {
+		const char *path, *why;
+	} rows[] = {
+		{ "\xff", "must be valid UTF-8" },
+		{ "\xc0\xae", "must be valid UTF-8" },          /* overlong '.' */
+		{ "a/\xc0\xae\xc0\xae/b", "must be valid UTF-8" }, /* overlong ".." */
+		{ "a/\xed\xa0\x80", "must be valid UTF-8" },      /* a surrogate */
+		{ "a/\xe2\x82", "must be valid UTF-8" },          /* cut short */
+		{ "\xf4\x90\x80\x80", "must be valid UTF-8" },   /* past U+10FFFF */
+		{ "/\xff", "must be valid UTF-8" },              /* before "relative" */
+		{ "caf\xc3\xa9/\xe2\x82\xac.txt", NULL },
+		{ "\xf0\x9f\x98\x80", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		CHECK_STR(pr_rel_path(rows[i].path, 4096), rows[i].why);
+}
+
 void suite_pathrules(void)
 {
 	static const CU_TestInfo tests[] = { { "api_and_runner_agree_at_max_path_bytes",
 					       test_boundary },
 					     { "runner_reasons", test_runner_reasons },
+					     { "invalid UTF-8 refused first", test_utf8 },
 					     CU_TEST_INFO_NULL };
 
 	t_register("pathrules", tests);

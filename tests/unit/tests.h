@@ -38,6 +38,7 @@ void suite_srender(void);
 void suite_cli(void);
 void suite_mcp(void);
 void suite_netcheck(void);
+void suite_sreq(void);
 
 /* Adds a suite and its tests (terminated by CU_TEST_INFO_NULL); a registration
  * error is remembered and makes the run fail (see t_registration_failed). */
