@@ -268,7 +268,7 @@ conc_round() { # KEYVAR LABEL
 	local tok_var=$1_TOK id_var=$1_ID label=$2 b codes stored_items retries0 retries1
 	local tok=${!tok_var} id=${!id_var}
 	retries0=$(curl -sS --cacert "$SANDBOX_CACERT" "$SANDBOX_URL/metrics" |
-		awk '/^sandbox_db_tx_retries_total[{ ]/ { n += $NF } END { print n + 0 }')
+		awk '/^sandbox_api_tx_retries_total[{ ]/ { n += $NF } END { print n + 0 }')
 	for ((b = 1; b <= CONC_N; b++)); do conc_items "$b" > "$T_DIR/conc.req.$b"; done
 	local -a a=()
 	for ((b = 1; b <= CONC_N; b++)); do
@@ -280,7 +280,7 @@ conc_round() { # KEYVAR LABEL
 	curl -sS --parallel --parallel-immediate --parallel-max "$CONC_N" "${a[@]}" \
 		> "$T_DIR/conc.codes" 2> /dev/null
 	retries1=$(curl -sS --cacert "$SANDBOX_CACERT" "$SANDBOX_URL/metrics" |
-		awk '/^sandbox_db_tx_retries_total[{ ]/ { n += $NF } END { print n + 0 }')
+		awk '/^sandbox_api_tx_retries_total[{ ]/ { n += $NF } END { print n + 0 }')
 	codes=$(sort "$T_DIR/conc.codes" | uniq -c | awk '{ printf "%s%sx%s", s, $1, $2; s = " " }')
 	note "$label: answers $codes, whole-transaction retries $((retries1 - retries0))"
 	ctx "batch concurrency ($label): $CONC_N batches of $CONC_PER items at once"
