@@ -546,6 +546,12 @@ static void pool_accept(int listen_fd, long long timeout_s)
 	pool[npool++] = (struct conn){ .h = h, .t0 = util_mono_ms(), .kept = 0 };
 }
 
+/* db_tx's retries and losses, into this worker's /metrics row (db_tx_observe). */
+static void count_tx(void *row, enum db_tx_event ev)
+{
+	mx_db_tx(row, ev);
+}
+
 static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *board, int slot)
 {
 	struct api_ctx ctx = { .cfg = cfg, .mx = mx_shared, .slot = slot, .stop = &stop_flag };
@@ -561,6 +567,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	wt_attach(board, slot);
+	db_tx_observe(count_tx, &mx_shared->w[slot]);
 	while (!stop_flag) {
 		size_t pw = nwaits, pp = npool, n_fd = nwaits + npool + 3;
 		int n;

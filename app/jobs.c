@@ -11,8 +11,6 @@
 #include "strbuf.h"
 #include "wake.h"
 
-#define TX_ATTEMPTS 4
-
 /* Scope fragments: fixed SQL text; the identity goes in as parameters. */
 #define SCOPE_TENANT " AND j.identity_namespace = ? AND j.tenant_id = ?"
 #define SCOPE_SUBJECT SCOPE_TENANT " AND j.subject_type = ? AND j.subject_id = ?"
@@ -709,8 +707,6 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 		     db_str(envmeta), db_i64(stored), db_i64(tag), db_str(req->profile),
 		     db_str(req->callback_url), db_str(c->db));
 	if (rc >= 0)
-		rc = jd_add_stored(db, who->key_id, stored);
-	if (rc >= 0)
 		rc = insert_compile(db, id, req);
 	for (size_t i = 0; rc >= 0 && i < req->nfiles; i++)
 		rc = db_exec_p(db,
@@ -729,43 +725,66 @@ out:
 	return rc < 0 ? -1 : 0;
 }
 
-static enum jobs_rc create_once(struct db *db, const struct cfg *cfg,
-				const struct identity *who, const struct job_req *req,
-				const char *idem_key, const unsigned char hash[32],
-				char id[UUID_STR_LEN], struct created *c)
+/* A failed statement's end for db_tx: a concurrent insert of the same idempotency
+ * key (1062) is retried whole, the next run then finds that job and replays it. */
+static enum db_tx_end stmt_failed(struct db *db, int idem)
 {
+	return idem && db_errno(db) == 1062 ? DB_TX_RETRY : DB_TX_ERROR;
+}
+
+/* One submit, the body of its transaction (db_tx): rc is its answer. */
+struct create_tx {
+	const struct cfg *cfg;
+	const struct identity *who;
+	const struct job_req *req;
+	const char *idem_key;
+	const unsigned char *hash;
+	long long stored; /* the job's input bytes */
+	char *id;         /* UUID_STR_LEN */
+	struct created *c;
 	enum jobs_rc rc;
+};
+
+static enum db_tx_end create_body(struct db *db, void *arg)
+{
+	struct create_tx *t = arg;
+
+	t->rc = JOBS_DB;
+	if (t->idem_key &&
+	    (t->rc = idem_lookup(db, t->who, t->idem_key, t->hash, t->id)) != JOBS_OK)
+		return t->rc == JOBS_DB ? DB_TX_ERROR : DB_TX_ROLLBACK;
+	switch (quota_admit(db, t->cfg, t->who, t->stored)) {
+	case QUOTA_OK: break;
+	case QUOTA_QUEUED: t->rc = JOBS_QUOTA; return DB_TX_ROLLBACK;
+	case QUOTA_STORED: t->rc = JOBS_STORAGE; return DB_TX_ROLLBACK;
+	default: t->rc = JOBS_DB; return DB_TX_ERROR;
+	}
+	t->rc = JOBS_DB;
+	if (util_uuid7(t->id) < 0)
+		return DB_TX_ERROR;
+	/* The key's bytes last: its storage row is locked only until the COMMIT. */
+	if (insert_job(db, t->who, t->req, t->idem_key, t->hash, t->id, t->stored, t->c) < 0 ||
+	    add_event(db, t->id, -1, JS_QUEUED, t->who, "submitted") < 0 ||
+	    jd_add_stored(db, t->who->key_id, t->stored) < 0)
+		return stmt_failed(db, t->idem_key != NULL);
+	t->rc = JOBS_OK;
+	return DB_TX_COMMIT;
+}
+
+static enum jobs_rc create_tx(struct db *db, const struct cfg *cfg, const struct identity *who,
+			      const struct job_req *req, const char *idem_key,
+			      const unsigned char hash[32], char id[UUID_STR_LEN], struct created *c)
+{
 	char *env = json_dumps(req->env, JSON_COMPACT);
-	long long stored;
+	struct create_tx t = { .cfg = cfg, .who = who, .req = req, .idem_key = idem_key,
+			       .hash = hash, .id = id, .c = c, .rc = JOBS_DB };
 
 	if (env == NULL)
 		return JOBS_DB;
-	stored = input_bytes(req, strlen(env));
+	t.stored = input_bytes(req, strlen(env));
 	explicit_bzero(env, strlen(env));
 	free(env);
-
-	if (db_begin(db) < 0)
-		return JOBS_DB;
-	if (idem_key && (rc = idem_lookup(db, who, idem_key, hash, id)) != JOBS_OK)
-		goto done;
-	switch (quota_admit(db, cfg, who, stored)) {
-	case QUOTA_OK: break;
-	case QUOTA_QUEUED: rc = JOBS_QUOTA; goto done;
-	case QUOTA_STORED: rc = JOBS_STORAGE; goto done;
-	default: rc = JOBS_DB; goto done;
-	}
-	if (util_uuid7(id) < 0 || insert_job(db, who, req, idem_key, hash, id, stored, c) < 0 ||
-	    add_event(db, id, -1, JS_QUEUED, who, "submitted") < 0) {
-		rc = JOBS_DB;
-		goto done;
-	}
-	return db_commit(db) < 0 ? JOBS_DB : JOBS_OK;
-done:
-	if (rc == JOBS_DB) {
-		db_rollback(db);
-		return rc;
-	}
-	return db_commit(db) < 0 ? JOBS_DB : rc;
+	return db_tx(db, create_body, &t) < 0 ? JOBS_DB : t.rc;
 }
 
 /* A job just created, as GET would read it back at that moment: queued, no result,
@@ -827,14 +846,7 @@ enum jobs_rc jobs_create_job(struct db *db, const struct cfg *cfg, const struct 
 	 * fails closed should a caller not have. */
 	if (val_job_profile(req, who->profiles, who->nprofiles, &e) < 0)
 		return JOBS_FORBIDDEN;
-	/* Deadlocks and a concurrent insert of the same idempotency key (1062) are
-	 * retried: the second attempt then finds the first job and replays it. */
-	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = create_once(db, cfg, who, req, idem_key, req_hash, id, &c);
-		if (rc != JOBS_DB || db_conn_lost(db) ||
-		    !(db_retryable(db) || (idem_key && db_errno(db) == 1062)))
-			break;
-	}
+	rc = create_tx(db, cfg, who, req, idem_key, req_hash, id, &c);
 	if (rc == JOBS_OK)
 		wake_send(cfg->runner_wake_socket); /* committed: a local runner claims it now */
 	if (rc == JOBS_OK && job)
@@ -842,21 +854,29 @@ enum jobs_rc jobs_create_job(struct db *db, const struct cfg *cfg, const struct 
 	return rc;
 }
 
-static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const char *id)
+/* One cancel, the body of its transaction (db_tx): rc is its answer. */
+struct cancel_tx {
+	const struct identity *who;
+	const char *id;
+	enum jobs_rc rc;
+};
+
+static enum db_tx_end cancel_body(struct db *db, void *arg)
 {
-	int state;
+	struct cancel_tx *t = arg;
+	const char *id = t->id;
 	struct db_res *res;
 	long long r = 0;
+	int state;
 
-	if (db_begin(db) < 0)
-		return JOBS_DB;
-	res = query_scoped(db, who, "SELECT j.state FROM jobs j", id, " FOR UPDATE");
+	t->rc = JOBS_DB;
+	res = query_scoped(db, t->who, "SELECT j.state FROM jobs j", id, " FOR UPDATE");
 	if (res == NULL)
-		goto fail;
+		return DB_TX_ERROR;
 	if (db_res_rows(res) == 0) {
 		db_res_free(res);
-		db_rollback(db);
-		return JOBS_NOT_FOUND;
+		t->rc = JOBS_NOT_FOUND;
+		return DB_TX_ROLLBACK;
 	}
 	state = js_parse(db_res_s(res, 0, "state"));
 	db_res_free(res);
@@ -871,34 +891,27 @@ static enum jobs_rc cancel_once(struct db *db, const struct identity *who, const
 				      " VALUES (?, ?)",
 				      db_str(id), db_str("[\"cancelled before it started\"]"));
 		if (r >= 0)
-			r = jd_settle(db, id, 0);
+			r = add_event(db, id, JS_QUEUED, JS_CANCELLED, t->who, "cancel requested");
 		if (r >= 0)
-			r = add_event(db, id, JS_QUEUED, JS_CANCELLED, who, "cancel requested");
+			r = jd_settle(db, id, 0); /* the key's bytes last (jd_add_stored) */
 	} else if (state == JS_RUNNING) {
 		r = db_exec_p(db, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", db_str(id));
 		if (r >= 0)
-			r = add_event(db, id, JS_RUNNING, JS_RUNNING, who, "cancel requested");
+			r = add_event(db, id, JS_RUNNING, JS_RUNNING, t->who, "cancel requested");
 	}
 	if (r < 0)
-		goto fail;
-	return db_commit(db) < 0 ? JOBS_DB : JOBS_OK;
-fail:
-	db_rollback(db);
-	return JOBS_DB;
+		return DB_TX_ERROR;
+	t->rc = JOBS_OK;
+	return DB_TX_COMMIT;
 }
 
 enum jobs_rc jobs_cancel(struct db *db, const struct identity *who, const char *id)
 {
-	enum jobs_rc rc = JOBS_DB;
+	struct cancel_tx t = { .who = who, .id = id, .rc = JOBS_DB };
 
 	if (!util_is_uuid(id))
 		return JOBS_NOT_FOUND;
-	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = cancel_once(db, who, id);
-		if (rc != JOBS_DB || !db_retryable(db))
-			break;
-	}
-	return rc;
+	return db_tx(db, cancel_body, &t) < 0 ? JOBS_DB : t.rc;
 }
 
 static enum jobs_rc visible(struct db *db, const struct identity *who, const char *id)
@@ -992,80 +1005,85 @@ enum jobs_rc jobs_output(struct db *db, const struct identity *who, const char *
 	return JOBS_OK;
 }
 
-/* One attempt of jobs_create_batch: every decision is made before an item's insert,
- * so an item that is refused needs no savepoint. */
-static enum jobs_rc batch_once(struct db *db, const struct cfg *cfg, const struct identity *who,
-			       struct jobs_batch_item *items, size_t n)
-{
-	if (db_begin(db) < 0)
-		return JOBS_DB;
-	for (size_t i = 0; i < n; i++) {
-		struct jobs_batch_item *it = &items[i];
-		char *env;
-		long long stored;
-		enum quota_rc q;
+/* A batch, the body of its transaction (db_tx). Every decision is made before an
+ * item's insert, so an item that is refused needs no savepoint. */
+struct batch_tx {
+	const struct cfg *cfg;
+	const struct identity *who;
+	struct jobs_batch_item *items;
+	size_t n;
+	int any_idem;
+};
 
-		if (it->req == NULL)
-			continue;
-		it->rc = JOBS_OK;
-		if (it->idem_key &&
-		    (it->rc = idem_lookup(db, who, it->idem_key, it->hash, it->id)) != JOBS_OK) {
-			if (it->rc == JOBS_DB)
-				goto fail;
-			continue;
-		}
-		if ((env = json_dumps(it->req->env, JSON_COMPACT)) == NULL)
-			goto fail;
-		stored = input_bytes(it->req, strlen(env));
-		explicit_bzero(env, strlen(env));
-		free(env);
-		q = quota_admit(db, cfg, who, stored);
-		if (q == QUOTA_DB)
-			goto fail;
-		if (q != QUOTA_OK) {
-			it->rc = q == QUOTA_QUEUED ? JOBS_QUOTA : JOBS_STORAGE;
-			continue;
-		}
-		if (util_uuid7(it->id) < 0 ||
-		    insert_job(db, who, it->req, it->idem_key, it->hash, it->id, stored,
-			       &(struct created){ "", "" }) < 0 ||
-		    add_event(db, it->id, -1, JS_QUEUED, who, "submitted (batch)") < 0)
-			goto fail;
+/* Admits and inserts item it; *added: the bytes this batch stored so far (not yet on
+ * the key's total, which takes them once at the end). 0, or -1 on a database error. */
+static int batch_item(struct db *db, const struct batch_tx *t, struct jobs_batch_item *it,
+		      long long *added)
+{
+	char *env;
+	long long stored;
+	enum quota_rc q;
+
+	it->rc = JOBS_OK;
+	if (it->idem_key &&
+	    (it->rc = idem_lookup(db, t->who, it->idem_key, it->hash, it->id)) != JOBS_OK)
+		return it->rc == JOBS_DB ? -1 : 0;
+	if ((env = json_dumps(it->req->env, JSON_COMPACT)) == NULL)
+		return -1;
+	stored = input_bytes(it->req, strlen(env));
+	explicit_bzero(env, strlen(env));
+	free(env);
+	/* The quota sees the items before this one as if they were on the key's total. */
+	q = quota_admit(db, t->cfg, t->who, *added + stored);
+	if (q == QUOTA_DB)
+		return -1;
+	if (q != QUOTA_OK) {
+		it->rc = q == QUOTA_QUEUED ? JOBS_QUOTA : JOBS_STORAGE;
+		return 0;
 	}
-	return db_commit(db) < 0 ? JOBS_DB : JOBS_OK;
-fail:
-	db_rollback(db);
-	return JOBS_DB;
+	if (util_uuid7(it->id) < 0 ||
+	    insert_job(db, t->who, it->req, it->idem_key, it->hash, it->id, stored,
+		       &(struct created){ "", "" }) < 0 ||
+	    add_event(db, it->id, -1, JS_QUEUED, t->who, "submitted (batch)") < 0)
+		return -1;
+	*added += stored;
+	return 0;
+}
+
+static enum db_tx_end batch_body(struct db *db, void *arg)
+{
+	struct batch_tx *t = arg;
+	long long added = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->items[i].req != NULL && batch_item(db, t, &t->items[i], &added) < 0)
+			return stmt_failed(db, t->any_idem);
+	/* Once, last: the batch locks one storage row of the key, only until COMMIT. */
+	if (jd_add_stored(db, t->who->key_id, added) < 0)
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
 }
 
 enum jobs_rc jobs_create_batch(struct db *db, const struct cfg *cfg, const struct identity *who,
 			       struct jobs_batch_item *items, size_t n)
 {
-	enum jobs_rc rc = JOBS_DB;
-	int any_idem = 0;
+	struct batch_tx t = { .cfg = cfg, .who = who, .items = items, .n = n };
 	struct val_err e;
 
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].req == NULL)
 			continue;
-		any_idem |= items[i].idem_key != NULL;
+		t.any_idem |= items[i].idem_key != NULL;
 		/* Fails closed, as jobs_create does, should a caller not have checked. */
 		if (val_job_profile(items[i].req, who->profiles, who->nprofiles, &e) < 0) {
 			items[i].rc = JOBS_FORBIDDEN;
 			items[i].req = NULL;
 		}
 	}
-	/* As jobs_create: deadlocks and a concurrent insert of an item's idempotency key
-	 * retry the whole batch (the retry then replays that item). */
-	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = batch_once(db, cfg, who, items, n);
-		if (rc != JOBS_DB || db_conn_lost(db) ||
-		    !(db_retryable(db) || (any_idem && db_errno(db) == 1062)))
-			break;
-	}
-	if (rc == JOBS_OK)
-		wake_send(cfg->runner_wake_socket); /* committed: a local runner claims it now */
-	return rc;
+	if (db_tx(db, batch_body, &t) < 0)
+		return JOBS_DB;
+	wake_send(cfg->runner_wake_socket); /* committed: a local runner claims it now */
+	return JOBS_OK;
 }
 
 enum jobs_rc jobs_get_ids(struct db *db, const struct identity *who, const char *const *ids,

@@ -194,41 +194,54 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 }
 
 /* The key and all its quotas in one transaction: a key never exists without the
- * limits it was created with. */
+ * limits it was created with. The body of that transaction (db_tx). */
+struct create_key_tx {
+	const struct key_opts *o;
+	const char *id;
+	const unsigned char *hash;
+	const char *whsec;
+	const char *limits;   /* max_limits_json text, or NULL */
+	const char *profiles; /* profiles_json text, or NULL */
+};
+
+static enum db_tx_end create_key_body(struct db *db, void *arg)
+{
+	const struct create_key_tx *t = arg;
+	const struct key_opts *o = t->o;
+
+	/* A quota not given is SQL NULL: the config's default applies. */
+	return db_exec_p(db,
+			 "INSERT INTO api_keys (id, token_hash, identity_namespace,"
+			 " tenant_id, subject_type, subject_id, actor_type, actor_id,"
+			 " tenant_admin, allow_network, max_queued, max_limits_json,"
+			 " max_stored_mb, max_running, profiles_json, max_sessions,"
+			 " webhook_secret)"
+			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 db_str(t->id), db_blob(t->hash, 32), db_str(o->ns), db_str(o->tenant),
+			 db_str(o->stype), db_str(o->sid), db_str(o->atype), db_str(o->aid),
+			 db_i64(o->tenant_admin), db_i64(o->allow_network),
+			 db_null_i64(o->max_queued, o->max_queued <= 0), db_str(t->limits),
+			 db_null_i64(o->max_stored_mb, o->max_stored_mb <= 0),
+			 db_null_i64(o->max_running, o->max_running <= 0), db_str(t->profiles),
+			 db_null_i64(o->max_sessions, o->max_sessions <= 0),
+			 db_str(t->whsec)) < 0
+		       ? DB_TX_ERROR
+		       : DB_TX_COMMIT;
+}
+
 static int create_row(struct db *db, const struct key_opts *o, const char *id,
 		      const unsigned char hash[32], const char *whsec)
 {
 	char *m = o->max_limits ? json_dumps(o->max_limits, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	char *p = o->profiles ? json_dumps(o->profiles, JSON_COMPACT) : NULL;
-	long long n;
+	struct create_key_tx t = { o, id, hash, whsec, m, p };
+	int rc = -1;
 
-	if ((o->max_limits && m == NULL) || (o->profiles && p == NULL)) {
-		free(m);
-		free(p);
-		return -1;
-	}
-	/* A quota not given is SQL NULL: the config's default applies. */
-	n = db_begin(db) < 0
-		    ? -1
-		    : db_exec_p(db,
-				"INSERT INTO api_keys (id, token_hash, identity_namespace,"
-				" tenant_id, subject_type, subject_id, actor_type, actor_id,"
-				" tenant_admin, allow_network, max_queued, max_limits_json,"
-				" max_stored_mb, max_running, profiles_json, max_sessions,"
-				" webhook_secret)"
-				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				db_str(id), db_blob(hash, 32), db_str(o->ns), db_str(o->tenant),
-				db_str(o->stype), db_str(o->sid), db_str(o->atype), db_str(o->aid),
-				db_i64(o->tenant_admin), db_i64(o->allow_network),
-				db_null_i64(o->max_queued, o->max_queued <= 0), db_str(m),
-				db_null_i64(o->max_stored_mb, o->max_stored_mb <= 0),
-				db_null_i64(o->max_running, o->max_running <= 0), db_str(p),
-				db_null_i64(o->max_sessions, o->max_sessions <= 0), db_str(whsec));
+	if ((o->max_limits == NULL || m != NULL) && (o->profiles == NULL || p != NULL))
+		rc = db_tx(db, create_key_body, &t);
 	free(m);
 	free(p);
-	if (n < 0)
-		return -1;
-	return db_commit(db);
+	return rc;
 }
 
 static int keys_create(struct db *db, int argc, char **argv)
@@ -449,31 +462,26 @@ static int revoke_sessions(struct db *db, const char *key, long long *closed,
 /* Revocation ends the key's work too (unless keep_jobs): its queued jobs are
  * cancelled at once, its running ones get cancel_requested (their runner kills them
  * within a second, as for an API cancel), its live sessions are closed or asked to
- * close (revoke_sessions). One transaction. */
-static int revoke_once(struct db *db, const char *id, int keep_jobs, long long *queued,
-		       long long *running, long long *sclosed, long long *sclosing)
-{
-	struct db_res *res;
-	long long n;
+ * close (revoke_sessions). One transaction, whose body (db_tx) this is; rc: 1
+ * revoked, 0 no active key of that id; the counts of what it did. */
+struct revoke_tx {
+	const char *id;
+	int keep_jobs;
+	int rc;
+	long long queued, running, sclosed, sclosing;
+};
 
-	*queued = *running = *sclosed = *sclosing = 0;
-	if (db_begin(db) < 0)
-		return -1;
-	n = db_exec_p(db,
-		      "UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP(3)"
-		      " WHERE id = ? AND revoked_at IS NULL",
-		      db_str(id));
-	if (n <= 0) {
-		db_rollback(db);
-		return n < 0 ? -1 : 0;
-	}
-	if (keep_jobs)
-		return db_commit(db) < 0 ? -1 : 1;
-	res = db_query_p(db,
-			 "SELECT id FROM jobs WHERE key_id = ? AND state = 'queued' FOR UPDATE",
-			 db_str(id));
+/* Cancels the key's queued jobs (their bytes settled on the transaction's one shard
+ * of the key: jd_add_stored). 0 or -1. */
+static int cancel_queued(struct db *db, struct revoke_tx *t)
+{
+	struct db_res *res = db_query_p(db,
+					"SELECT id FROM jobs WHERE key_id = ? AND state = 'queued'"
+					" FOR UPDATE",
+					db_str(t->id));
+
 	if (res == NULL)
-		goto fail;
+		return -1;
 	for (size_t i = 0; i < db_res_rows(res); i++) {
 		const char *job = db_res_s(res, i, "id");
 		if (db_exec_p(db,
@@ -490,23 +498,41 @@ static int revoke_once(struct db *db, const char *id, int keep_jobs, long long *
 			      " VALUES (?, 'queued', 'cancelled', 'sandboxctl', 'key revoked')",
 			      db_str(job)) < 0) {
 			db_res_free(res);
-			goto fail;
+			return -1;
 		}
 	}
-	*queued = (long long)db_res_rows(res);
+	t->queued = (long long)db_res_rows(res);
 	db_res_free(res);
+	return 0;
+}
+
+static enum db_tx_end revoke_body(struct db *db, void *arg)
+{
+	struct revoke_tx *t = arg;
+	long long n;
+
+	t->rc = 0;
+	t->queued = t->running = t->sclosed = t->sclosing = 0;
+	n = db_exec_p(db,
+		      "UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP(3)"
+		      " WHERE id = ? AND revoked_at IS NULL",
+		      db_str(t->id));
+	if (n <= 0)
+		return n < 0 ? DB_TX_ERROR : DB_TX_ROLLBACK;
+	t->rc = 1;
+	if (t->keep_jobs)
+		return DB_TX_COMMIT;
+	if (cancel_queued(db, t) < 0)
+		return DB_TX_ERROR;
 	n = db_exec_p(db,
 		      "UPDATE jobs SET cancel_requested = 1 WHERE key_id = ? AND state = 'running'",
-		      db_str(id));
+		      db_str(t->id));
 	if (n < 0)
-		goto fail;
-	*running = n;
-	if (revoke_sessions(db, id, sclosed, sclosing) < 0)
-		goto fail;
-	return db_commit(db) < 0 ? -1 : 1;
-fail:
-	db_rollback(db);
-	return -1;
+		return DB_TX_ERROR;
+	t->running = n;
+	if (revoke_sessions(db, t->id, &t->sclosed, &t->sclosing) < 0)
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
 }
 
 /* Every API worker on this host drops its cached identities before we return
@@ -528,8 +554,8 @@ static void push_revocation(const struct cfg *cfg)
 static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **argv)
 {
 	const char *id = NULL;
-	int keep = 0, rc = -1;
-	long long q = 0, r = 0, sc = 0, sg = 0;
+	int keep = 0;
+	struct revoke_tx t = { 0 };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--keep-jobs") == 0)
@@ -543,17 +569,14 @@ static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **ar
 		fprintf(stderr, "usage: sandboxctl keys revoke ID [--keep-jobs]\n");
 		return 2;
 	}
-	for (int attempt = 0; attempt < 4; attempt++) {
-		rc = revoke_once(db, id, keep, &q, &r, &sc, &sg);
-		if (rc >= 0 || !db_retryable(db))
-			break;
-	}
-	if (rc < 0) {
+	t.id = id;
+	t.keep_jobs = keep;
+	if (db_tx(db, revoke_body, &t) < 0) {
 		fprintf(stderr, "sandboxctl: keys revoke: %s\n", db_error(db));
 		return 1;
 	}
 	push_revocation(cfg); /* also when already revoked: a run cut short before */
-	if (rc == 0) {
+	if (t.rc == 0) {
 		fprintf(stderr, "sandboxctl: keys revoke: no active key %s\n", id);
 		return 1;
 	}
@@ -562,7 +585,7 @@ static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **ar
 	else
 		printf("revoked %s: %lld queued jobs cancelled, %lld running jobs being killed,"
 		       " %lld sessions closed, %lld sessions closing\n",
-		       id, q, r, sc, sg);
+		       id, t.queued, t.running, t.sclosed, t.sclosing);
 	return 0;
 }
 

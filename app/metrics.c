@@ -40,6 +40,42 @@ void mx_db_error(struct mx_worker *w)
 		w->db_errors++;
 }
 
+void mx_db_tx(struct mx_worker *w, enum db_tx_event ev)
+{
+	if (w == NULL)
+		return;
+	if (ev == DB_TX_EV_LOST)
+		w->tx_lost++;
+	else if ((int)ev >= 0 && ev < DB_TX_EV_LOST)
+		w->tx_retries[ev]++;
+}
+
+/* The label of each retry cause, indexed by enum db_tx_event. */
+static const char *const tx_causes[DB_TX_EV_LOST] = { "deadlock", "lock_wait_timeout",
+						      "requested" };
+
+static void render_tx(struct strbuf *out, const struct mx_board *b, size_t n)
+{
+	unsigned long long lost = 0;
+
+	sb_adds(out, "# HELP sandbox_api_tx_retries_total Write transactions the API ran again"
+		     " whole after losing a conflict, by cause (requested: a concurrent insert"
+		     " of the same idempotency key).\n"
+		     "# TYPE sandbox_api_tx_retries_total counter\n");
+	for (int c = 0; c < DB_TX_EV_LOST; c++) {
+		unsigned long long sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += b->w[i].tx_retries[c];
+		sb_addf(out, "sandbox_api_tx_retries_total{cause=\"%s\"} %llu\n", tx_causes[c], sum);
+	}
+	for (size_t i = 0; i < n; i++)
+		lost += b->w[i].tx_lost;
+	sb_addf(out, "# HELP sandbox_api_tx_lost_total Write transactions that still lost a"
+		     " conflict after every retry (answered 503 with Retry-After).\n"
+		     "# TYPE sandbox_api_tx_lost_total counter\nsandbox_api_tx_lost_total %llu\n",
+		lost);
+}
+
 static const char *route_label(const char *const *names, size_t nroutes, size_t r)
 {
 	return r == 0 || r > nroutes ? "none" : names[r];
@@ -105,6 +141,7 @@ void mx_render_requests(struct strbuf *out, const struct mx_board *b, size_t n,
 	sb_addf(out, "# HELP sandbox_api_db_errors_total Database errors met by API requests.\n"
 		     "# TYPE sandbox_api_db_errors_total counter\nsandbox_api_db_errors_total %llu\n",
 		db);
+	render_tx(out, b, n);
 }
 
 static const char *const hook_states[MX_HOOK_STATES] = { "pending", "delivered", "failed" };

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "db.h"
 #include "strbuf.h"
 
 #define MX_MAX_WORKERS 512
@@ -19,6 +20,10 @@ struct mx_worker {
 	unsigned long long lat[MX_ROUTES][MX_BUCKETS]; /* per bucket, not cumulative */
 	double lat_sum_s[MX_ROUTES];
 	unsigned long long db_errors;
+	/* db_tx (common/db.h): retries by cause (deadlock, lock wait timeout, the body's
+	 * own request), and transactions that lost after the bound */
+	unsigned long long tx_retries[DB_TX_EV_LOST];
+	unsigned long long tx_lost;
 };
 
 struct mx_board {
@@ -28,6 +33,8 @@ struct mx_board {
 /* One answered request: route index (0 = none), HTTP status, duration. */
 void mx_record(struct mx_worker *w, int route, int status, double ms);
 void mx_db_error(struct mx_worker *w);
+/* One db_tx event (a retry by its cause, or a transaction lost after the bound). */
+void mx_db_tx(struct mx_worker *w, enum db_tx_event ev);
 
 /* Appends the request metrics of workers [0, n) ; route_names[i] names route i
  * ("GET /v1/jobs/{id}"), i in 1..nroutes. */

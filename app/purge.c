@@ -56,21 +56,27 @@ static int delete_session(struct db *db, const char *id)
 	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
 }
 
-/* One item per transaction, retried while the error is transient: rc of del. */
+/* One item per transaction (db_tx: retried whole when it loses a conflict). */
+struct purge_tx {
+	int (*del)(struct db *, const char *);
+	const char *id;
+	int rc; /* del's: 1 deleted, 0 not there */
+};
+
+static enum db_tx_end purge_body(struct db *db, void *arg)
+{
+	struct purge_tx *t = arg;
+
+	t->rc = t->del(db, t->id);
+	return t->rc < 0 ? DB_TX_ERROR : DB_TX_COMMIT;
+}
+
+/* rc of del, or -1 on a database error. */
 static int purge_one(struct db *db, int (*del)(struct db *, const char *), const char *id)
 {
-	int rc = -1;
+	struct purge_tx t = { del, id, -1 };
 
-	for (int attempt = 0; attempt < 4 && rc < 0; attempt++) {
-		if (db_begin(db) == 0 && (rc = del(db, id)) >= 0 && db_commit(db) < 0)
-			rc = -1;
-		if (rc < 0) {
-			db_rollback(db);
-			if (!db_retryable(db))
-				break;
-		}
-	}
-	return rc;
+	return db_tx(db, purge_body, &t) < 0 ? -1 : t.rc;
 }
 
 /* Ended sessions before the cutoff, in batches: 0, or -1 (message printed). */

@@ -65,11 +65,20 @@ void route_db_error(struct api_ctx *ctx, struct req *r)
 		mx_db_error(&ctx->mx->w[ctx->slot]);
 
 	snprintf(code, sizeof code, "%u", db_errno(ctx->db));
-	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), (char *)NULL);
+	log_kv("error", "db_error", "errno", code, "error", db_error(ctx->db), "lost_conflict",
+	       db_tx_lost(ctx->db) || db_retryable(ctx->db) ? "1" : "0", (char *)NULL);
 	if (db_gone(ctx->db)) {
 		db_close(ctx->db);
 		ctx->db = NULL;
 		send_unavailable(r);
+		return;
+	}
+	/* A transaction that kept losing to concurrent ones (db_tx's bound): the request
+	 * is fine, the moment was not. */
+	if (db_tx_lost(ctx->db) || db_retryable(ctx->db)) {
+		http_send_error(r, 503, "service_unavailable", "the request kept conflicting"
+				" with concurrent ones and was not carried out; retry", NULL,
+				RETRY_AFTER);
 		return;
 	}
 	http_send_error(r, 500, "internal_error", "internal error", NULL, NULL);

@@ -29,8 +29,10 @@ void routes_handle(struct api_ctx *ctx, struct req *r);
  * fill: every request is then answered by routes_handle as before. */
 void routes_prefetch(struct api_ctx *ctx, struct req *const *rs, size_t n);
 /* A storage failure: counted, logged (errno and message, never a query's data), then a
- * 503 with Retry-After and the connection dropped when it is gone, else a 500. Every
- * handler (jobs, sessions, runtimes) answers through it. */
+ * 503 with Retry-After and the connection dropped when it is gone, a 503 with
+ * Retry-After for a transaction that kept losing conflicts (db_tx_lost, or a last
+ * error 1213/1205), else a 500. Every handler (jobs, sessions, runtimes) answers
+ * through it. */
 void route_db_error(struct api_ctx *ctx, struct req *r);
 
 #endif

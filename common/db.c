@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "redact.h"
+#include "util.h"
 
 #define DB_MAX_PARAMS 128
 #define DB_MAX_CELL (256u << 20) /* a cell larger than this is refused, not fetched */
@@ -30,6 +31,9 @@ struct db {
 	char msg[512];
 	struct db_stmt cache[DB_STMT_CACHE];
 	unsigned long long clock;
+	unsigned tx_salt;     /* db_tx_salt */
+	unsigned tx_conflict; /* 1213 or 1205 met since the transaction began, else 0 */
+	int tx_lost;          /* db_tx_lost */
 };
 
 struct cell {
@@ -47,6 +51,10 @@ struct db_res {
 static void set_err(struct db *db, unsigned code, const char *msg)
 {
 	db->err = code;
+	/* Remembered until the next BEGIN: under Galera the transaction is already
+	 * rolled back, and a COMMIT after it would report success (db_tx). */
+	if (code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT)
+		db->tx_conflict = code;
 	snprintf(db->msg, sizeof db->msg, "%s", msg);
 	redact(db->msg);
 }
@@ -253,6 +261,7 @@ static MYSQL_STMT *prepare_exec(struct db *db, const char *sql, const struct db_
 	my_bool nulls[DB_MAX_PARAMS];
 	MYSQL_STMT *st;
 
+	db->tx_lost = 0; /* it describes the last error only */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		db->err = 0;
 		db->msg[0] = '\0';
@@ -441,6 +450,7 @@ struct db_res *db_querya(struct db *db, const char *sql, const struct db_param *
 int db_run(struct db *db, const char *sql)
 {
 	db->err = 0;
+	db->tx_lost = 0;
 	if (mysql_query(db->my, sql)) {
 		set_err(db, mysql_errno(db->my), mysql_error(db->my));
 		return -1;
@@ -463,7 +473,15 @@ int db_ping(struct db *db)
 
 int db_begin(struct db *db)
 {
+	if (util_random(&db->tx_salt, sizeof db->tx_salt) < 0)
+		db->tx_salt = (unsigned)db->clock;
+	db->tx_conflict = 0;
 	return db_run(db, "START TRANSACTION");
+}
+
+unsigned db_tx_salt(const struct db *db)
+{
+	return db->tx_salt;
 }
 
 int db_commit(struct db *db)
@@ -559,4 +577,90 @@ void db_res_free(struct db_res *r)
 	free(r->names);
 	free(r->cells);
 	free(r);
+}
+
+static void (*tx_observer)(void *arg, enum db_tx_event ev);
+static void *tx_observer_arg;
+
+void db_tx_observe(void (*fn)(void *arg, enum db_tx_event ev), void *arg)
+{
+	tx_observer = fn;
+	tx_observer_arg = arg;
+}
+
+static void tx_report(enum db_tx_event ev)
+{
+	if (tx_observer)
+		tx_observer(tx_observer_arg, ev);
+}
+
+int db_tx_lost(const struct db *db)
+{
+	return db->tx_lost;
+}
+
+/* A random pause before run `next` (2, 3, ...): 1 ms to min(2^(next-1), 50) ms. */
+static void tx_pause(int next)
+{
+	long cap = next - 1 >= 6 ? DB_TX_PAUSE_MAX_MS : 1L << (next - 1);
+	unsigned r = 0;
+
+	if (cap > DB_TX_PAUSE_MAX_MS)
+		cap = DB_TX_PAUSE_MAX_MS;
+	(void)util_random(&r, sizeof r); /* on failure r stays 0: the shortest pause */
+	util_sleep_ms(1 + (long)(r % (unsigned)cap));
+}
+
+/* One run of the body in its own transaction: its end as the body gave it, or
+ * DB_TX_ERROR when BEGIN or COMMIT failed. A conflict met by any statement of the run
+ * is its cause, whatever the body did after it. Rolled back unless committed. */
+static enum db_tx_end tx_run(struct db *db, enum db_tx_end (*body)(struct db *, void *),
+			     void *arg)
+{
+	enum db_tx_end end;
+
+	if (db_begin(db) < 0)
+		return DB_TX_ERROR;
+	end = body(db, arg);
+	if (end != DB_TX_RETRY && db->tx_conflict && !db_conn_lost(db)) {
+		/* The body carried on after a statement lost: never commit it. */
+		if (db->err != db->tx_conflict)
+			set_err(db, db->tx_conflict, "a statement of the transaction lost a conflict");
+		end = DB_TX_ERROR;
+	}
+	if (end == DB_TX_COMMIT && db_commit(db) == 0)
+		return DB_TX_COMMIT;
+	if (end == DB_TX_COMMIT)
+		end = DB_TX_ERROR;
+	db_rollback(db); /* also after 1205, which undid only its statement */
+	return end;
+}
+
+int db_tx(struct db *db, enum db_tx_end (*body)(struct db *db, void *arg), void *arg)
+{
+	double t0 = util_mono_ms();
+
+	db->tx_lost = 0;
+	for (int run = 1;; run++) {
+		enum db_tx_end end = tx_run(db, body, arg);
+		enum db_tx_event ev;
+
+		if (end == DB_TX_COMMIT || end == DB_TX_ROLLBACK)
+			return 0;
+		if (end == DB_TX_RETRY)
+			ev = DB_TX_EV_REQUESTED;
+		else if (!db_conn_lost(db) && db->err == ER_LOCK_DEADLOCK)
+			ev = DB_TX_EV_DEADLOCK;
+		else if (!db_conn_lost(db) && db->err == ER_LOCK_WAIT_TIMEOUT)
+			ev = DB_TX_EV_LOCK_WAIT;
+		else
+			return -1; /* not a conflict: the same run would fail again */
+		if (run >= DB_TX_ATTEMPTS || util_mono_ms() - t0 > DB_TX_BUDGET_MS) {
+			db->tx_lost = 1;
+			tx_report(DB_TX_EV_LOST);
+			return -1;
+		}
+		tx_report(ev);
+		tx_pause(run + 1);
+	}
 }

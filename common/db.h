@@ -67,6 +67,11 @@ int db_ping(struct db *db);
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
+/* A random number drawn when a transaction begins (db_begin, db_tx), the same for
+ * every statement of that transaction: jd_add_stored picks a key's storage shard with
+ * it, so a transaction locks one shard row of a key however many jobs it charges
+ * (two transactions that each locked several, in random orders, deadlocked). */
+unsigned db_tx_salt(const struct db *db);
 /* Runs SQL text with no parameters (DDL, migrations): 0 or -1. */
 int db_run(struct db *db, const char *sql);
 
@@ -79,6 +84,68 @@ int db_conn_lost(const struct db *db);
 int db_gone(const struct db *db);
 /* The last error was a deadlock or lock-wait timeout: retry the transaction. */
 int db_retryable(const struct db *db);
+
+/* ---- One transaction, retried whole when it loses a conflict (db_tx).
+ *
+ * db_tx(db, body, arg) runs body(db, arg) between START TRANSACTION and COMMIT and,
+ * when the transaction loses a conflict, rolls it back and runs the body again from
+ * the start in a new transaction: a deadlock (1213) or a lock wait timeout (1205) at
+ * any statement of the body or at COMMIT, or the body's own DB_TX_RETRY. At most
+ * DB_TX_ATTEMPTS runs, none begun more than DB_TX_BUDGET_MS after the first; before
+ * run k+1 a pause drawn at random from 1 ms to min(2^k, 50) ms, so that the losers of
+ * one conflict do not meet again.
+ *
+ * The body's contract:
+ * - It may run several times: it starts each run from its inputs and writes its
+ *   results (ids, counts, the answer to give) into arg afresh on every run; nothing a
+ *   failed run read or made is kept. Nothing outside the database (a wake-up, a log
+ *   line, a per-process cache) belongs in it unless repeating it is harmless: do
+ *   those after db_tx returns 0.
+ * - It checks every statement and returns DB_TX_ERROR at the first that fails
+ *   (db_errno tells which). Under Galera a statement's 1213 has already rolled the
+ *   transaction back and a COMMIT after it would succeed: db_tx remembers a conflict
+ *   met by any statement of the run and never commits after one, but a body that
+ *   carries on after an error is wrong anyway.
+ * - It never begins, commits or rolls back itself. It returns:
+ *     DB_TX_COMMIT    its work stands (committed);
+ *     DB_TX_ROLLBACK  its answer is a refusal: what it did is undone, not an error;
+ *     DB_TX_ERROR     a statement failed: rolled back; run again if a conflict;
+ *     DB_TX_RETRY     rolled back and run again (a unique key a concurrent
+ *                     transaction inserted first: the next run finds its row).
+ *
+ * db_tx returns 0 once the last run was committed (or rolled back at the body's
+ * request), -1 when the transaction failed: rolled back, db_errno/db_error give the
+ * cause. Then db_tx_lost(db) is 1 when the cause was a conflict still lost after the
+ * bound (answer 503 with Retry-After: it is the moment, not the request), and
+ * db_conn_lost(db) when the connection went (never retried here: the caller closes
+ * it and reconnects; a COMMIT whose connection dropped has an unknown outcome).
+ *
+ *   struct cancel_tx t = { .id = id };
+ *   if (db_tx(db, cancel_body, &t) < 0)
+ *           return db_tx_lost(db) ? ... 503 ... : ... 500 / reconnect ...;
+ *   use t.state;
+ */
+enum db_tx_end { DB_TX_COMMIT, DB_TX_ROLLBACK, DB_TX_ERROR, DB_TX_RETRY };
+#define DB_TX_ATTEMPTS 6
+#define DB_TX_BUDGET_MS 6000 /* one lock wait timeout (5 s) leaves room for one more run */
+#define DB_TX_PAUSE_MAX_MS 50
+int db_tx(struct db *db, enum db_tx_end (*body)(struct db *db, void *arg), void *arg);
+/* The last db_tx failed because it kept losing conflicts (deadlocks, lock wait
+ * timeouts, the body's DB_TX_RETRY) until its bound; cleared by the next statement. */
+int db_tx_lost(const struct db *db);
+
+/* What db_tx reports, for metrics: one event per retry, by its cause, and one per
+ * transaction that lost after the bound. */
+enum db_tx_event {
+	DB_TX_EV_DEADLOCK,  /* 1213 */
+	DB_TX_EV_LOCK_WAIT, /* 1205 */
+	DB_TX_EV_REQUESTED, /* the body's DB_TX_RETRY */
+	DB_TX_EV_LOST,      /* the bound reached: db_tx failed */
+	DB_TX_EV_COUNT
+};
+/* Every db_tx of this process reports to fn(arg, event) (NULL: nobody). The API's
+ * workers count them into their /metrics row; set it after fork. */
+void db_tx_observe(void (*fn)(void *arg, enum db_tx_event ev), void *arg);
 
 size_t db_res_rows(const struct db_res *r);
 /* Cell as NUL-terminated bytes; NULL when the value is SQL NULL. */

@@ -120,16 +120,15 @@ int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
 
 int jd_add_stored(struct db *db, const char *key_id, long long delta)
 {
-	unsigned char r;
-
 	if (delta == 0)
 		return 0;
-	if (util_random(&r, 1) < 0)
-		r = 0;
+	/* The transaction's shard, not one per call: a transaction that charged several
+	 * jobs to random shards locked them in random order, and two such (batches,
+	 * revocations) deadlocked. */
 	return db_exec_p(db,
 			 "INSERT INTO key_storage (key_id, shard, bytes) VALUES (?, ?, ?)"
 			 " ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes)",
-			 db_str(key_id), db_i64(r % JD_SHARDS), db_i64(delta)) < 0
+			 db_str(key_id), db_i64(db_tx_salt(db) % JD_SHARDS), db_i64(delta)) < 0
 		       ? -1
 		       : 0;
 }

@@ -6,7 +6,8 @@
  * (tables job_output and job_artifact_chunks, keyed by the byte offset of the chunk):
  * no row or packet grows with a job's output, and a range read touches only the
  * chunks it needs. Storage per key is kept in key_storage, spread over JD_SHARDS rows
- * so that concurrent submits of one key seldom wait on one row lock. */
+ * so that concurrent submits of one key seldom wait on one row lock; a transaction
+ * uses one of them (db_tx_salt), so it holds one row lock per key. */
 #ifndef SANDBOX_JOBDATA_H
 #define SANDBOX_JOBDATA_H
 
@@ -43,7 +44,9 @@ int jd_read_output(struct db *db, const char *job_id, int stream, long long off,
 int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
 			   int (*fn)(void *arg, const void *data, size_t len), void *arg);
 
-/* Adds delta (may be negative) to a key's stored bytes. Inside a transaction. */
+/* Adds delta (may be negative) to a key's stored bytes, on the transaction's shard
+ * (db_tx_salt): every call of one transaction locks the same row. Inside a
+ * transaction; best as its last statement, so the row is held only until COMMIT. */
 int jd_add_stored(struct db *db, const char *key_id, long long delta);
 /* A key's stored bytes, or -1 on a database error. */
 long long jd_key_stored(struct db *db, const char *key_id);

@@ -1,18 +1,24 @@
 /* The typed DB layer (common/db.c) against the real MariaDB of the test stack:
  * build/db-tests --config FILE (tests/run-integration.sh runs it once the stack is up).
- * Everything happens in a TEMPORARY table of this connection. */
+ * Everything happens in a TEMPORARY table of this connection, but db_tx's tests, which
+ * need a second connection (a child process) and use the table dbtx_probe, dropped
+ * at the end. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
 #include "config.h"
 #include "db.h"
 #include "tests.h"
+#include "util.h"
 
 static struct db *db;
+static struct cfg cfg;
 
 static void test_roundtrip(void)
 {
@@ -75,15 +81,195 @@ static void test_errors(void)
 	db_res_free(r);
 }
 
+
+/* ---- db_tx: the whole-transaction retry */
+
+static unsigned tx_events[DB_TX_EV_COUNT];
+
+static void count_event(void *arg, enum db_tx_event ev)
+{
+	(void)arg;
+	tx_events[ev]++;
+}
+
+static long long probe_n(long long id)
+{
+	struct db_res *r = db_query_p(db, "SELECT n FROM dbtx_probe WHERE id = ?", db_i64(id));
+	long long n = r && db_res_rows(r) == 1 ? db_res_i(r, 0, "n", -1) : -1;
+
+	db_res_free(r);
+	return n;
+}
+
+static int probe_reset(void)
+{
+	return db_run(db, "CREATE TABLE IF NOT EXISTS dbtx_probe (id INT PRIMARY KEY,"
+			  " n INT NOT NULL) ENGINE=InnoDB") < 0 ||
+			       db_run(db, "DELETE FROM dbtx_probe") < 0 ||
+			       db_run(db, "INSERT INTO dbtx_probe SELECT seq, 0 FROM seq_1_to_100") < 0
+		       ? -1
+		       : 0;
+}
+
+/* The other side of a deadlock, in a child on its own connection: locks rows 2..100
+ * (so it is the heavier transaction, and InnoDB picks the parent as the victim), says
+ * so on `ready`, waits for `go`, then wants row 1, which the parent holds. Exits 0
+ * once committed. */
+static void deadlock_peer(int ready, int go)
+{
+	char err[256], c;
+	struct db *d = db_open(&cfg, err, sizeof err);
+
+	if (d == NULL || db_begin(d) < 0 ||
+	    db_exec_p(d, "UPDATE dbtx_probe SET n = n + 100 WHERE id >= ?", db_i64(2)) < 0 ||
+	    write(ready, "r", 1) != 1 || read(go, &c, 1) != 1 ||
+	    db_exec_p(d, "UPDATE dbtx_probe SET n = n + 100 WHERE id = ?", db_i64(1)) < 0 ||
+	    db_commit(d) < 0)
+		_exit(1);
+	_exit(0); /* never db_close(db): the parent's connection is the parent's */
+}
+
+struct deadlock_tx {
+	int go;      /* write end: tells the peer to want row 1 */
+	int swallow; /* the first run ignores its statement's error and asks to commit */
+	int runs;
+};
+
+/* Row 1, then row 2, which the peer holds: the first run deadlocks. */
+static enum db_tx_end deadlock_body(struct db *d, void *arg)
+{
+	struct deadlock_tx *t = arg;
+
+	t->runs++;
+	if (db_exec_p(d, "UPDATE dbtx_probe SET n = n + 1 WHERE id = ?", db_i64(1)) < 0)
+		return DB_TX_ERROR;
+	if (t->runs == 1 && write(t->go, "g", 1) != 1)
+		return DB_TX_ERROR;
+	if (db_exec_p(d, "UPDATE dbtx_probe SET n = n + 1 WHERE id = ?", db_i64(2)) < 0 &&
+	    !(t->swallow && t->runs == 1))
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
+}
+
+/* A real deadlock between this connection and a child's: db_tx rolls back, runs the
+ * body again and commits it once; the observer saw one deadlock retry. With swallow,
+ * the first run's body carries on after its statement's 1213 (a body that does not
+ * check): db_tx still never commits that run. */
+static void deadlock_case(int swallow)
+{
+	struct deadlock_tx t = { .swallow = swallow };
+	int ready[2], go[2], status = -1;
+	char c;
+	pid_t pid;
+
+	if (!CHECK(probe_reset() == 0, "probe table: %s", db_error(db)) ||
+	    !CHECK(pipe(ready) == 0 && pipe(go) == 0, "pipe"))
+		return;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		deadlock_peer(ready[1], go[0]);
+	if (!CHECK(pid > 0, "fork") || !CHECK(read(ready[0], &c, 1) == 1, "peer ready"))
+		return;
+	t.go = go[1];
+	memset(tx_events, 0, sizeof tx_events);
+	db_tx_observe(count_event, NULL);
+	CHECK_INT(db_tx(db, deadlock_body, &t), 0);
+	db_tx_observe(NULL, NULL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the peer committed");
+	CHECK_INT(t.runs, 2);
+	CHECK_INT(tx_events[DB_TX_EV_DEADLOCK], 1);
+	CHECK_INT(tx_events[DB_TX_EV_LOST], 0);
+	/* one run's +1 on each row (the lost run's undone), the peer's +100 */
+	CHECK_INT(probe_n(1), 101);
+	CHECK_INT(probe_n(2), 101);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+static void test_tx_deadlock(void)
+{
+	deadlock_case(0);
+}
+
+static void test_tx_deadlock_swallowed(void)
+{
+	deadlock_case(1);
+}
+
+struct count_tx {
+	enum db_tx_end end;
+	int runs;
+};
+
+static enum db_tx_end count_body(struct db *d, void *arg)
+{
+	struct count_tx *t = arg;
+
+	t->runs++;
+	if (db_exec_p(d, "UPDATE dbtx_probe SET n = n + 1 WHERE id = ?", db_i64(3)) < 0)
+		return DB_TX_ERROR;
+	if (t->end == DB_TX_ERROR) /* a data error: 1062, not a conflict */
+		return db_exec_p(d, "INSERT INTO dbtx_probe VALUES (?, 0)", db_i64(3)) < 0
+			       ? DB_TX_ERROR
+			       : DB_TX_COMMIT;
+	return t->end;
+}
+
+/* The bound, a rollback asked for, an error that is not a conflict. */
+static void test_tx_ends(void)
+{
+	struct count_tx retry = { DB_TX_RETRY, 0 }, back = { DB_TX_ROLLBACK, 0 },
+			dup = { DB_TX_ERROR, 0 }, ok = { DB_TX_COMMIT, 0 };
+	double t0;
+
+	if (!CHECK(probe_reset() == 0, "probe table: %s", db_error(db)))
+		return;
+	memset(tx_events, 0, sizeof tx_events);
+	db_tx_observe(count_event, NULL);
+	t0 = util_mono_ms();
+	CHECK_INT(db_tx(db, count_body, &retry), -1);
+	CHECK(util_mono_ms() - t0 < 500, "six runs with their pauses took %.0f ms",
+	      util_mono_ms() - t0);
+	CHECK_INT(db_tx_lost(db), 1);
+	CHECK_INT(retry.runs, DB_TX_ATTEMPTS);
+	CHECK_INT(tx_events[DB_TX_EV_REQUESTED], DB_TX_ATTEMPTS - 1);
+	CHECK_INT(tx_events[DB_TX_EV_LOST], 1);
+	CHECK_INT(probe_n(3), 0); /* every run rolled back */
+	CHECK_INT(db_tx_lost(db), 0); /* the next statement clears it */
+
+	CHECK_INT(db_tx(db, count_body, &back), 0);
+	CHECK_INT(back.runs, 1);
+	CHECK_INT(probe_n(3), 0);
+
+	CHECK_INT(db_tx(db, count_body, &dup), -1);
+	CHECK_INT(db_errno(db), 1062);
+	CHECK_INT(db_tx_lost(db), 0);
+	CHECK_INT(dup.runs, 1);
+	CHECK_INT(probe_n(3), 0);
+
+	CHECK_INT(db_tx(db, count_body, &ok), 0);
+	CHECK_INT(ok.runs, 1);
+	CHECK_INT(probe_n(3), 1);
+	CHECK_INT(tx_events[DB_TX_EV_DEADLOCK] + tx_events[DB_TX_EV_LOCK_WAIT], 0);
+	db_tx_observe(NULL, NULL);
+	CHECK_INT(db_run(db, "DROP TABLE dbtx_probe"), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "typed_roundtrip", test_roundtrip },
 	{ "errors", test_errors },
+	{ "tx_deadlock_retried", test_tx_deadlock },
+	{ "tx_deadlock_swallowed_not_committed", test_tx_deadlock_swallowed },
+	{ "tx_bound_rollback_error", test_tx_ends },
 	CU_TEST_INFO_NULL,
 };
 
 int main(int argc, char **argv)
 {
-	struct cfg cfg;
 	char err[512];
 	unsigned run, failed;
 

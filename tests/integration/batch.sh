@@ -237,6 +237,73 @@ t_quota_race() {
 		"$(for i in 1 2 3; do sed 's/^429$/202|429/; s/^202$/202|429/' "$T_DIR/race.c$i"; done | paste -sd' ')"
 }
 
+# ------------------------------------------------------------ concurrent batches of one key
+# Issue 25 item 4: 16 batches of one key at once (curl --parallel: all connected before
+# the first is answered), each of max_batch_jobs items (at most 20) carrying stdin and
+# two input files (stored bytes, charged to the key's key_storage rows in the batch's
+# transaction). Every batch is stored (200, every item 202), none answers a 5xx (a
+# deadlock that lost: 4 to 8 of 16 answered 500 with 20 items before the fix), and the
+# key's stored bytes are exactly its jobs' inputs afterwards. Twice: a key far from its
+# queued quota (no key lock), and one whose max_queued is exactly the jobs sent (each
+# admission near the quota locks the key's row and recounts: all fit, one more does
+# not).
+CONC_N=16
+CONC_PER=$((MAX_BATCH < 20 ? MAX_BATCH : 20))
+# conc_items BATCH: the batch's body; item i's stored bytes are 100 + 2 + (1000 + i) +
+# (2000 + BATCH) (stdin, the empty env's '{}', the two files).
+conc_items() {
+	jq -cn --argjson b "$1" --argjson per "$CONC_PER" '{jobs: [range($per) as $i | {
+		command: "cat a b", stdin: ("s" * 100), files: [
+			{path: "a", content: ("a" * (1000 + $i))},
+			{path: "b", content: ("b" * (2000 + $b))}]}]}'
+}
+conc_expected() {
+	local b i sum=0
+	for ((b = 1; b <= CONC_N; b++)); do
+		for ((i = 0; i < CONC_PER; i++)); do sum=$((sum + 100 + 2 + 1000 + i + 2000 + b)); done
+	done
+	echo "$sum"
+}
+conc_round() { # KEYVAR LABEL
+	local tok_var=$1_TOK id_var=$1_ID label=$2 b codes stored_items retries0 retries1
+	local tok=${!tok_var} id=${!id_var}
+	retries0=$(curl -sS --cacert "$SANDBOX_CACERT" "$SANDBOX_URL/metrics" |
+		awk '/^sandbox_api_tx_retries_total[{ ]/ { n += $NF } END { print n + 0 }')
+	for ((b = 1; b <= CONC_N; b++)); do conc_items "$b" > "$T_DIR/conc.req.$b"; done
+	local -a a=()
+	for ((b = 1; b <= CONC_N; b++)); do
+		a+=(--cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $tok"
+			-H 'Content-Type: application/json' --data-binary "@$T_DIR/conc.req.$b"
+			-o "$T_DIR/conc.body.$b" -w '%{http_code}\n' "$SANDBOX_URL/v1/jobs/batch" --next)
+	done
+	unset 'a[${#a[@]}-1]'
+	curl -sS --parallel --parallel-immediate --parallel-max "$CONC_N" "${a[@]}" \
+		> "$T_DIR/conc.codes" 2> /dev/null
+	retries1=$(curl -sS --cacert "$SANDBOX_CACERT" "$SANDBOX_URL/metrics" |
+		awk '/^sandbox_api_tx_retries_total[{ ]/ { n += $NF } END { print n + 0 }')
+	codes=$(sort "$T_DIR/conc.codes" | uniq -c | awk '{ printf "%s%sx%s", s, $1, $2; s = " " }')
+	note "$label: answers $codes, whole-transaction retries $((retries1 - retries0))"
+	ctx "batch concurrency ($label): $CONC_N batches of $CONC_PER items at once"
+	expect_eq "$CTX: every batch answered 200" "${CONC_N}x200" "$codes"
+	stored_items=$(cat "$T_DIR"/conc.body.* | jq -s '[.[].results[]? | select(.status == 202)] | length' 2> /dev/null)
+	expect_eq "$CTX: every item stored (202)" "$((CONC_N * CONC_PER))" "$stored_items"
+	expect_eq "$CTX: jobs in the database" "$((CONC_N * CONC_PER))" "$(queued_of "$id")"
+	expect_eq "$CTX: the jobs' stored bytes are their inputs" "$(conc_expected)" \
+		"$(sql "SELECT COALESCE(SUM(stored_bytes), 0) FROM jobs WHERE key_id = '$id'")"
+	expect_eq "$CTX: the key's stored bytes are its jobs'" "$(conc_expected)" \
+		"$(sql "SELECT COALESCE(SUM(bytes), 0) FROM key_storage WHERE key_id = '$id'")"
+}
+t_concurrent() {
+	mkkey CF "$NS" ta user concurrent-far --max-queued 100000
+	mkkey CQ "$NS" ta user concurrent-quota --max-queued $((CONC_N * CONC_PER))
+	conc_round CF "far from the queued quota"
+	conc_round CQ "at the queued quota"
+	ctx "batch concurrency: the key at its quota refuses one more"
+	as "$CQ_TOK" req POST /v1/jobs/batch "$(items '{"command":"one more"}')"
+	expect_status 200
+	expect_json '.results[0].status, .results[0].error.code' $'429\nquota_exceeded'
+}
+
 # ------------------------------------------------------------ idempotency per item
 t_idem() {
 	local k1="k1-$RUN" k2="k2-$RUN" id1 id2
@@ -445,6 +512,7 @@ t_items
 t_envelope
 t_quota
 t_quota_race
+t_concurrent
 t_idem
 t_ids
 t_ratelimit

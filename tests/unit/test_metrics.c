@@ -47,6 +47,10 @@ static void test_exposition(void)
 	mx_record(&b->w[0], 0, 404, 1);
 	mx_record(&b->w[0], 2, 418, 99999); /* other status, +Inf bucket */
 	mx_db_error(&b->w[1]);
+	mx_db_tx(&b->w[0], DB_TX_EV_DEADLOCK);
+	mx_db_tx(&b->w[1], DB_TX_EV_DEADLOCK);
+	mx_db_tx(&b->w[1], DB_TX_EV_REQUESTED);
+	mx_db_tx(&b->w[1], DB_TX_EV_LOST);
 	mx_render_requests(&o, b, 2, names, 2);
 	CHECK_HAS(o.buf, "sandbox_api_requests_total{route=\"GET /v1/jobs\",status=\"200\"} 2\n");
 	CHECK_HAS(o.buf, "sandbox_api_requests_total{route=\"POST /v1/jobs\",status=\"429\"} 1\n");
@@ -58,6 +62,11 @@ static void test_exposition(void)
 	CHECK_HAS(o.buf, "sandbox_api_request_duration_seconds_bucket{route=\"POST /v1/jobs\",le=\"+Inf\"} 2\n");
 	CHECK_HAS(o.buf, "sandbox_api_request_duration_seconds_count{route=\"GET /v1/jobs\"} 2\n");
 	CHECK_HAS(o.buf, "sandbox_api_db_errors_total 1\n");
+	CHECK_HAS(o.buf, "# TYPE sandbox_api_tx_retries_total counter\n");
+	CHECK_HAS(o.buf, "sandbox_api_tx_retries_total{cause=\"deadlock\"} 2\n");
+	CHECK_HAS(o.buf, "sandbox_api_tx_retries_total{cause=\"lock_wait_timeout\"} 0\n");
+	CHECK_HAS(o.buf, "sandbox_api_tx_retries_total{cause=\"requested\"} 1\n");
+	CHECK_HAS(o.buf, "# TYPE sandbox_api_tx_lost_total counter\nsandbox_api_tx_lost_total 1\n");
 	CHECK_HAS(o.buf, "# TYPE sandbox_api_request_duration_seconds histogram\n");
 	CHECK_LACKS(o.buf, "status=\"500\""); /* no zero series */
 	sb_release(&o);
