@@ -52,7 +52,6 @@
 #include "util.h"
 #include "wake.h"
 
-#define TX_ATTEMPTS 4
 #define WAIT_MAX_SECONDS 30
 #define LIST_DEFAULT 20
 #define LIST_MAX 100
@@ -474,43 +473,55 @@ static int charge(struct db *db, const struct cfg *cfg, const char *sid, long lo
 	return 0;
 }
 
-/* Inserts one request (its data counted against the key's storage): SREQ_DONE with
- * *id, SREQ_QUOTA or SREQ_DB. */
+struct sreq_tx {
+	const struct cfg *cfg;
+	const char *sid, *kind, *cid, *args;
+	const void *data;
+	size_t len;
+	long long id;    /* out */
+	enum sreq_rc rc; /* out */
+};
+
+/* db_tx body: the request row, its data charged on the session and the key. */
+static enum db_tx_end sreq_insert_body(struct db *db, void *arg)
+{
+	struct sreq_tx *t = arg;
+	struct db_res *res;
+	int room = charge(db, t->cfg, t->sid, t->data ? (long long)t->len : 0, 0);
+
+	t->rc = room == 1 ? SREQ_QUOTA : SREQ_DB;
+	if (room == 1)
+		return DB_TX_ROLLBACK;
+	if (room != 0 ||
+	    db_exec_p(db,
+		      "INSERT INTO session_requests (session_id, kind, command_id, args_json, data)"
+		      " VALUES (?, ?, ?, ?, ?)",
+		      db_str(t->sid), db_str(t->kind), db_str(t->cid), db_str(t->args),
+		      db_blob(t->data, t->data ? t->len : 0)) < 0 ||
+	    (res = db_querya(db, "SELECT LAST_INSERT_ID() AS id", NULL, 0)) == NULL)
+		return DB_TX_ERROR;
+	t->id = db_res_i(res, 0, "id", -1);
+	db_res_free(res);
+	if (t->id < 1)
+		return DB_TX_ERROR;
+	t->rc = SREQ_DONE;
+	return DB_TX_COMMIT;
+}
+
+/* Inserts one request (its data counted against the key's storage), retried whole
+ * on a conflict: SREQ_DONE with *id, SREQ_QUOTA or SREQ_DB. */
 static enum sreq_rc sreq_insert(struct api_ctx *ctx, const char *sid, const char *kind,
 				const char *cid, json_t *args, const void *data, size_t len,
 				long long *id)
 {
 	char *text = json_dumps(args, JSON_COMPACT);
-	enum sreq_rc rc = SREQ_DB;
-	struct db_res *res;
-	int room;
+	struct sreq_tx t = { ctx->cfg, sid, kind, cid, text, data, len, 0, SREQ_DB };
 
-	if (text == NULL || db_begin(ctx->db) < 0) {
-		free(text);
-		return SREQ_DB;
-	}
-	room = charge(ctx->db, ctx->cfg, sid, data ? (long long)len : 0, 0);
-	if (room == 1)
-		rc = SREQ_QUOTA;
-	if (room != 0 ||
-	    db_exec_p(ctx->db,
-		      "INSERT INTO session_requests (session_id, kind, command_id, args_json, data)"
-		      " VALUES (?, ?, ?, ?, ?)",
-		      db_str(sid), db_str(kind), db_str(cid), db_str(text),
-		      db_blob(data, data ? len : 0)) < 0 ||
-	    (res = db_querya(ctx->db, "SELECT LAST_INSERT_ID() AS id", NULL, 0)) == NULL) {
-		free(text);
-		db_rollback(ctx->db);
-		return rc;
-	}
+	if (text == NULL || db_tx(ctx->db, sreq_insert_body, &t) < 0)
+		t.rc = SREQ_DB;
 	free(text);
-	*id = db_res_i(res, 0, "id", -1);
-	db_res_free(res);
-	if (*id < 1 || db_commit(ctx->db) < 0) {
-		db_rollback(ctx->db);
-		return SREQ_DB;
-	}
-	return SREQ_DONE;
+	*id = t.id;
+	return t.rc;
 }
 
 /* The wait is over. A request nobody took is failed (and its payload erased) while
@@ -834,22 +845,23 @@ out:
 	return rc < 0 ? -1 : 0;
 }
 
-static enum create_rc create_once(struct db *db, const struct cfg *cfg,
-				  const struct identity *who, const struct sess_req *q,
-				  char id[UUID_STR_LEN])
-{
-	enum create_rc rc;
+struct create_tx {
+	const struct cfg *cfg;
+	const struct identity *who;
+	const struct sess_req *q;
+	char *id;          /* out: UUID_STR_LEN */
+	enum create_rc rc; /* out */
+};
 
-	if (db_begin(db) < 0)
-		return CR_DB;
-	rc = admit(db, cfg, who, input_bytes(q));
-	if (rc == CR_OK && (util_uuid7(id) < 0 || insert_session(db, who, q, id) < 0))
-		rc = CR_DB;
-	if (rc != CR_OK) {
-		db_rollback(db);
-		return rc;
-	}
-	return db_commit(db) < 0 ? CR_DB : CR_OK;
+/* db_tx body: admission and the session's rows. */
+static enum db_tx_end create_body(struct db *db, void *arg)
+{
+	struct create_tx *t = arg;
+
+	t->rc = admit(db, t->cfg, t->who, input_bytes(t->q));
+	if (t->rc == CR_OK && (util_uuid7(t->id) < 0 || insert_session(db, t->who, t->q, t->id) < 0))
+		t->rc = CR_DB;
+	return t->rc == CR_OK ? DB_TX_COMMIT : t->rc == CR_DB ? DB_TX_ERROR : DB_TX_ROLLBACK;
 }
 
 static void send_session(struct api_ctx *ctx, struct req *r, const struct identity *who,
@@ -891,10 +903,9 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 		sv_session_free(&q);
 		return;
 	}
-	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = create_once(ctx->db, ctx->cfg, who, &q, id);
-		if (rc != CR_DB || db_conn_lost(ctx->db) || !db_retryable(ctx->db))
-			break;
+	{
+		struct create_tx t = { ctx->cfg, who, &q, id, CR_DB };
+		rc = db_tx(ctx->db, create_body, &t) < 0 ? CR_DB : t.rc;
 	}
 	sv_session_free(&q);
 	switch (rc) {
@@ -1034,12 +1045,17 @@ void h_sess_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 /* A session no host has taken yet is closed here (the dispatcher's claim is
  * conditional on runner_id IS NULL, so exactly one of the two wins); its queued
  * commands and pending requests end with it. 1 closed, 0 not such a session, -1. */
-static int close_unclaimed(struct db *db, const char *id)
+struct close_tx {
+	const char *id;
+	long long n; /* out: sessions closed (0, 1) */
+};
+
+static enum db_tx_end close_unclaimed_body(struct db *db, void *arg)
 {
+	struct close_tx *t = arg;
+	const char *id = t->id;
 	long long n, held = 0;
 
-	if (db_begin(db) < 0)
-		return -1;
 	n = db_exec_p(db,
 		      "UPDATE sessions SET status = 'closed', close_requested = 1, ended_at = NOW(3),"
 		      " end_reason = 'closed before a runner host started it', cleanup_status ="
@@ -1060,34 +1076,37 @@ static int close_unclaimed(struct db *db, const char *id)
 					 "{\"error\":\"session_ended\",\"message\":\"the session"
 					 " has ended (closed)\"}") < 0))
 		n = -1;
-	if (n < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return db_commit(db) < 0 ? -1 : (int)n;
+	t->n = n;
+	return n < 0 ? DB_TX_ERROR : DB_TX_COMMIT;
+}
+
+static int close_unclaimed(struct db *db, const char *id)
+{
+	struct close_tx t = { id, 0 };
+
+	return db_tx(db, close_unclaimed_body, &t) < 0 ? -1 : (int)t.n;
 }
 
 /* close_requested = 1 and one `close` request, once. */
+static enum db_tx_end request_close_body(struct db *db, void *arg)
+{
+	const char *id = arg;
+	long long n = db_exec_p(db,
+				"UPDATE sessions SET close_requested = 1 WHERE id = ? AND"
+				" close_requested = 0 AND status IN " LIVE,
+				db_str(id));
+
+	if (n < 0 || (n == 1 && db_exec_p(db,
+					  "INSERT INTO session_requests (session_id, kind, args_json)"
+					  " VALUES (?, 'close', '{}')",
+					  db_str(id)) < 0))
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
+}
+
 static int request_close(struct db *db, const char *id)
 {
-	long long n;
-
-	if (db_begin(db) < 0)
-		return -1;
-	n = db_exec_p(db,
-		      "UPDATE sessions SET close_requested = 1 WHERE id = ? AND close_requested = 0"
-		      " AND status IN " LIVE,
-		      db_str(id));
-	if (n == 1 && db_exec_p(db,
-				"INSERT INTO session_requests (session_id, kind, args_json)"
-				" VALUES (?, 'close', '{}')",
-				db_str(id)) < 0)
-		n = -1;
-	if (n < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return db_commit(db) < 0 ? -1 : 0;
+	return db_tx(db, request_close_body, (void *)id);
 }
 
 void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who,
@@ -1143,53 +1162,60 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 
 enum cmd_rc { CM_OK, CM_NOT_RUNNING, CM_TOO_MANY, CM_STORAGE, CM_DB };
 
-static enum cmd_rc insert_command(struct db *db, const struct cfg *cfg, const char *sid,
-				  const struct cmd_req *q, char cid[UUID_STR_LEN])
+struct cmd_tx {
+	const struct cfg *cfg;
+	const char *sid, *cid, *argv, *env;
+	const struct cmd_req *q;
+	enum cmd_rc rc; /* out */
+};
+
+/* db_tx body: the command's row and its `command` request. */
+static enum db_tx_end insert_command_body(struct db *db, void *arg)
 {
-	int room;
-	char *argv = q->argv ? json_dumps(q->argv, JSON_COMPACT) : NULL;
-	char *env = json_dumps(q->env, JSON_COMPACT);
-	enum cmd_rc rc = CM_DB;
+	struct cmd_tx *t = arg;
+	const struct cmd_req *q = t->q;
+	const char *sid = t->sid, *cid = t->cid;
 	struct db_res *res;
 	long long n, pid;
+	int room;
 
-	if ((q->argv && argv == NULL) || env == NULL || util_uuid7(cid) < 0)
-		goto out;
-	if (db_begin(db) < 0)
-		goto out;
+	t->rc = CM_DB;
 	/* The session row's lock orders this session's creates: pid and the count. */
 	n = db_exec_p(db,
 		      "UPDATE sessions SET next_pid = LAST_INSERT_ID(next_pid + 1) WHERE id = ?"
 		      " AND status IN " LIVE,
 		      db_str(sid));
-	if (n == 0)
-		rc = CM_NOT_RUNNING;
+	if (n == 0) {
+		t->rc = CM_NOT_RUNNING;
+		return DB_TX_ROLLBACK;
+	}
 	if (n != 1 || (res = db_querya(db, "SELECT LAST_INSERT_ID() AS pid", NULL, 0)) == NULL)
-		goto rollback;
+		return DB_TX_ERROR;
 	pid = db_res_i(res, 0, "pid", -1);
 	db_res_free(res);
 	n = count1(db, "SELECT COUNT(*) AS n FROM session_commands WHERE session_id = ? AND"
 		       " status IN ('queued', 'running')", DB_PARAMS(db_str(sid)), "n");
 	if (n < 0 || pid < 1)
-		goto rollback;
+		return DB_TX_ERROR;
 	if (n >= SV_MAX_LIVE_COMMANDS) {
-		rc = CM_TOO_MANY;
-		goto rollback;
+		t->rc = CM_TOO_MANY;
+		return DB_TX_ROLLBACK;
 	}
 	/* its env and stdin, as a job's inputs; and a command needs room for at least
 	 * one byte of output: a key with none left starts nothing */
-	room = charge(db, cfg, sid, (long long)strlen(env) + (long long)q->stdin_len, 1);
-	if (room != 0) {
-		if (room == 1)
-			rc = CM_STORAGE;
-		goto rollback;
+	room = charge(db, t->cfg, sid, (long long)strlen(t->env) + (long long)q->stdin_len, 1);
+	if (room == 1) {
+		t->rc = CM_STORAGE;
+		return DB_TX_ROLLBACK;
 	}
+	if (room != 0)
+		return DB_TX_ERROR;
 	if (db_exec_p(db,
 		      "INSERT INTO session_commands (id, session_id, pid, status, command, argv_json,"
 		      " env_json, cwd, stdin, stdin_open, timeout_seconds, output_bytes, tag)"
 		      " VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		      db_str(cid), db_str(sid), db_i64(pid), db_str(q->command), db_str(argv),
-		      db_str(env), db_str(q->cwd),
+		      db_str(cid), db_str(sid), db_i64(pid), db_str(q->command), db_str(t->argv),
+		      db_str(t->env), db_str(q->cwd),
 		      db_blob(q->stdin_buf ? (const void *)q->stdin_buf : "", q->stdin_len),
 		      db_i64(q->stdin_open), db_i64(q->timeout_seconds), db_i64(q->output_bytes),
 		      db_str(q->tag)) < 0 ||
@@ -1197,17 +1223,27 @@ static enum cmd_rc insert_command(struct db *db, const struct cfg *cfg, const ch
 		      "INSERT INTO session_requests (session_id, kind, command_id, args_json)"
 		      " VALUES (?, 'command', ?, '{}')",
 		      db_str(sid), db_str(cid)) < 0)
-		goto rollback;
-	rc = db_commit(db) < 0 ? CM_DB : CM_OK;
-	goto out;
-rollback:
-	db_rollback(db);
-out:
+		return DB_TX_ERROR;
+	t->rc = CM_OK;
+	return DB_TX_COMMIT;
+}
+
+/* The command's rows, retried whole on a conflict. */
+static enum cmd_rc insert_command(struct db *db, const struct cfg *cfg, const char *sid,
+				  const struct cmd_req *q, char cid[UUID_STR_LEN])
+{
+	char *argv = q->argv ? json_dumps(q->argv, JSON_COMPACT) : NULL;
+	char *env = json_dumps(q->env, JSON_COMPACT);
+	struct cmd_tx t = { cfg, sid, cid, argv, env, q, CM_DB };
+
+	if ((q->argv && argv == NULL) || env == NULL || util_uuid7(cid) < 0 ||
+	    db_tx(db, insert_command_body, &t) < 0)
+		t.rc = CM_DB;
 	free(argv);
 	if (env)
 		explicit_bzero(env, strlen(env));
 	free(env);
-	return rc;
+	return t.rc;
 }
 
 static void send_command(struct api_ctx *ctx, struct req *r, const char *sid, const char *cid,
@@ -1269,11 +1305,7 @@ void h_cmd_create(struct api_ctx *ctx, struct req *r, const struct identity *who
 		sess_free(&s);
 		return;
 	}
-	for (int attempt = 0; attempt < TX_ATTEMPTS; attempt++) {
-		rc = insert_command(ctx->db, ctx->cfg, a->id, &q, cid);
-		if (rc != CM_DB || db_conn_lost(ctx->db) || !db_retryable(ctx->db))
-			break;
-	}
+	rc = insert_command(ctx->db, ctx->cfg, a->id, &q, cid);
 	sv_command_free(&q);
 	sess_free(&s);
 	switch (rc) {

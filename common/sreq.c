@@ -81,9 +81,49 @@ static long long answer_row(struct db *db, long long id, const char *from, const
 			 db_blob(rdata, rdata ? rlen : 0), db_i64(id), db_str(from));
 }
 
+struct answer_tx {
+	long long id;
+	const char *sid, *from, *to, *result_json;
+	int http;
+	const void *rdata;
+	size_t rlen;
+	int answered; /* out */
+};
+
+static enum db_tx_end answer_body(struct db *db, void *arg)
+{
+	struct answer_tx *t = arg;
+	struct db_res *res = db_query_p(db, "SELECT id FROM sessions WHERE id = ? FOR UPDATE",
+					db_str(t->sid));
+	long long held;
+
+	t->answered = 0;
+	if (res == NULL)
+		return DB_TX_ERROR;
+	db_res_free(res);
+	res = db_query_p(db,
+			 "SELECT COALESCE(LENGTH(data), 0) AS n FROM session_requests"
+			 " WHERE id = ? AND state = ? FOR UPDATE",
+			 db_i64(t->id), db_str(t->from));
+	if (res == NULL)
+		return DB_TX_ERROR;
+	if (db_res_rows(res) != 1) {
+		db_res_free(res);
+		return DB_TX_ROLLBACK;
+	}
+	held = db_res_i(res, 0, "n", 0);
+	db_res_free(res);
+	if (answer_row(db, t->id, t->from, t->to, t->http, t->result_json, t->rdata, t->rlen) != 1 ||
+	    jd_session_release(db, t->sid, held) < 0)
+		return DB_TX_ERROR;
+	t->answered = 1;
+	return DB_TX_COMMIT;
+}
+
 /* A row without a payload is answered by one statement. One with a payload gives its
- * bytes back in the same transaction, its session's row locked first (the order every
- * session writer takes: the session, then its requests), then the row. */
+ * bytes back in the same transaction (db_tx: retried whole on a conflict), its
+ * session's row locked first (the order every session writer takes: the session,
+ * then its requests), then the row. */
 int sreq_answer(struct db *db, long long id, const char *from, const char *to, int http,
 		const char *result_json, const void *rdata, size_t rlen)
 {
@@ -92,7 +132,7 @@ int sreq_answer(struct db *db, long long id, const char *from, const char *to, i
 					" session_requests WHERE id = ?",
 					db_i64(id));
 	char sid[40];
-	long long held, n;
+	long long n;
 	int has;
 
 	if (res == NULL)
@@ -108,32 +148,10 @@ int sreq_answer(struct db *db, long long id, const char *from, const char *to, i
 		n = answer_row(db, id, from, to, http, result_json, rdata, rlen);
 		return n < 0 ? -1 : n == 1;
 	}
-	if (db_begin(db) < 0)
-		return -1;
-	res = db_query_p(db, "SELECT id FROM sessions WHERE id = ? FOR UPDATE", db_str(sid));
-	if (res == NULL)
-		goto fail;
-	db_res_free(res);
-	res = db_query_p(db,
-			 "SELECT COALESCE(LENGTH(data), 0) AS n FROM session_requests"
-			 " WHERE id = ? AND state = ? FOR UPDATE",
-			 db_i64(id), db_str(from));
-	if (res == NULL)
-		goto fail;
-	if (db_res_rows(res) != 1) {
-		db_res_free(res);
-		db_rollback(db);
-		return 0;
+	{
+		struct answer_tx t = { id, sid, from, to, result_json, http, rdata, rlen, 0 };
+		return db_tx(db, answer_body, &t) < 0 ? -1 : t.answered;
 	}
-	held = db_res_i(res, 0, "n", 0);
-	db_res_free(res);
-	n = answer_row(db, id, from, to, http, result_json, rdata, rlen);
-	if (n != 1 || jd_session_release(db, sid, held) < 0 || db_commit(db) < 0)
-		goto fail;
-	return 1;
-fail:
-	db_rollback(db);
-	return -1;
 }
 
 int sreq_fail_session(struct db *db, const char *sid, int with_taken, int http,
