@@ -309,6 +309,17 @@ int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long
 	return 0;
 }
 
+int ss_host_work(struct db *db, const char *id, const char *runner_id, long long bytes,
+		 long long cpu_ms)
+{
+	return db_exec_p(db,
+			 "UPDATE sessions SET host_read_bytes = ?, host_cpu_ms = ?"
+			 " WHERE id = ? AND runner_id = ?",
+			 db_i64(bytes), db_i64(cpu_ms), db_str(id), db_str(runner_id)) < 0
+		       ? -1
+		       : 0;
+}
+
 struct db_res *ss_requests(struct db *db, const char *id, int max)
 {
 	return db_query_p(db,

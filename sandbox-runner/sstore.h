@@ -59,6 +59,10 @@ struct ss_beat {
 int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,
 		 struct ss_beat *b);
 
+/* The host's work for the session so far (totals, schema 010): 0 or -1. */
+int ss_host_work(struct db *db, const char *id, const char *runner_id, long long bytes,
+		 long long cpu_ms);
+
 /* Pending requests, oldest first (id, kind, command_id, args_json, data), or NULL. */
 struct db_res *ss_requests(struct db *db, const char *id, int max);
 /* The answer to a request: done with result (NULL: none) and result_data, or failed. */
