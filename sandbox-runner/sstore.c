@@ -128,22 +128,14 @@ int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const cha
 	return 1;
 }
 
-int ss_recover_lost(struct db *db)
+struct db_res *ss_expired(struct db *db)
 {
-	struct db_res *res = db_query_p(db,
-					"SELECT id, runner_id FROM sessions WHERE " LIVE
-					" AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT ?",
-					db_i64(50));
-	int count = 0;
-
-	if (res == NULL)
-		return -1;
-	for (size_t i = 0; i < db_res_rows(res); i++)
-		if (ss_mark_lost(db, db_res_s(res, i, "id"), db_res_s(res, i, "runner_id"),
-				 "lease expired: the session's supervisor stopped renewing it") == 1)
-			count++;
-	db_res_free(res);
-	return count;
+	return db_query_p(db,
+			  "SELECT id, runner_id, runner_host, runner_host IN (SELECT host FROM"
+			  " runner_hosts WHERE seen_at >= CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND)"
+			  " AS host_live FROM sessions WHERE " LIVE
+			  " AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT ?",
+			  db_i64(SS_HOST_LIVE_SECONDS), db_i64(50));
 }
 
 int ss_fail_unclaimed(struct db *db, long long timeout_s)
