@@ -511,6 +511,12 @@ static int reclaim_slot(struct disp *d, int slot, const char *kind, const char *
 
 	if (fd >= 0) {
 		clean_slot(d, slot);
+		/* SIGKILL is not instant: dying processes are waited for (a later pass) */
+		if (rc_uid_running((uid_t)(d->cfg->runner_uid_base + slot)) != 0) {
+			kill_slot(d, slot);
+			close(fd);
+			return 0;
+		}
 		close(fd);
 		return 1;
 	}

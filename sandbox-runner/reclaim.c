@@ -87,6 +87,51 @@ static ssize_t root_cmdline(int procfd, const char *pid, char *buf, size_t n)
 	return r;
 }
 
+/* 1 when /proc/PID/stat says the process has exited (zombie or dead). */
+static int exited(int procfd, const char *pid)
+{
+	char path[300], buf[512], *p;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/stat", pid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; /* gone meanwhile */
+	r = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (r <= 0)
+		return 1;
+	buf[r] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold anything */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+int rc_uid_running(uid_t uid)
+{
+	struct dirent *de;
+	struct stat st;
+	int n = 0, procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = procfd >= 0 ? fdopendir(procfd) : NULL;
+
+	if (d == NULL) {
+		if (procfd >= 0)
+			close(procfd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		long long pid;
+
+		if (util_parse_ll(de->d_name, 1, 1LL << 30, &pid) < 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, 0) < 0 || st.st_uid != uid)
+			continue;
+		if (!exited(dirfd(d), de->d_name))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 pid_t rc_find_supervisor(const char *runner_id)
 {
 	char buf[CMDLINE_MAX];

@@ -17,6 +17,9 @@ int rc_slot_of(const char *runner_id, const char *host, const char *kind, long l
  * spaces after a spare rewrote it) holds "--runner-id" followed by runner_id as a
  * whole word. Pure. */
 int rc_cmdline_has(const char *cmdline, size_t len, const char *runner_id);
+/* Processes of uid that have not exited yet (zombies, dead and waiting for a parent to
+ * reap them, are not counted), or -1 when /proc cannot be read. */
+int rc_uid_running(uid_t uid);
 /* The pid of the root process (a supervisor) whose command line names runner_id, or
  * 0 when there is none. */
 pid_t rc_find_supervisor(const char *runner_id);

@@ -518,7 +518,9 @@ if as "$C_TOK" sready "$S9" "$(tscale 30)"; then
 	expect_true "... digests only within session_host_bytes ($nh hashed)" \
 		test "${nh:-999}" -ge 1 -a "${nh:-999}" -le $((HOST_BYTES / 67108864))
 	res=$(sql "SELECT result_json FROM session_requests WHERE session_id = '$S9' AND kind = 'file_list' ORDER BY id DESC LIMIT 1")
-	expect_eq "the supervisor's answer names the limit that cut it" session_host_bytes "$(jq -r .cut <<< "$res" 2> /dev/null)"
+	cut=$(jq -r .cut <<< "$res" 2> /dev/null)
+	expect_true "the supervisor's answer names the limit that cut it (${cut:-none})" \
+		grep -Eqx 'session_host_(bytes|ms)' <<< "$cut"
 	expect_eq "... and gives the unhashed entries sha256 null" $((300 - ${nh:-0})) \
 		"$(jq '[.files[] | select(.sha256 == null)] | length' <<< "$res" 2> /dev/null)"
 	left=$(sql "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), lease_expires_at) DIV 1000000 FROM sessions WHERE id = '$S9'")
@@ -557,7 +559,8 @@ if [ "$(sstatus "$S9")" = ready ]; then
 	sql "UPDATE sessions SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE id = '$S9'"
 	if poll 15 _sstatus_is "$S9" lost; then
 		# at the moment it is lost, nothing of it may run any more
-		np=$(uid_procs "$S9_UID")
+		# (zombies, dead and waiting for the host's init to reap them, do not count)
+		np=$(ps -eo uid=,stat= | awk -v u="$S9_UID" '$1 == u && $2 !~ /^Z/' | wc -l)
 		expect_eq "when it is lost, no process of its slot uid $S9_UID runs" 0 "$np"
 		expect_true "... its stalled supervisor is gone" fails alive "${SUP:-0}"
 		expect_true "... its workspace is removed" test ! -e "$STATE_DIR/work/slot-${S9_SLOT:-x}"
@@ -566,7 +569,8 @@ if [ "$(sstatus "$S9")" = ready ]; then
 		as "$C_TOK" req POST /v1/sessions '{}'
 		expect_status 201
 		S10=$(jq -r .id "$BODY")
-		OPEN+=("$S10")
+		as "$C_TOK" req POST "/v1/sessions/$S10/close" '{}'
+		expect_true "... closed again" poll 15 _sstatus_ended "$S10"
 	else
 		_notok "stalled: the session ends lost" lost "$(sstatus "$S9")" 0
 	fi
