@@ -29,7 +29,7 @@ RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
                sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
                sandbox-runner/workspace.c sandbox-runner/agentproto.c \
-               sandbox-runner/sfiles.c sandbox-runner/hooksign.c
+               sandbox-runner/sfiles.c sandbox-runner/hooksign.c sandbox-runner/reclaim.c
 # The session agent (sandbox-runner/agent.c): its own static binary, not the runner's.
 AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c sandbox-runner/stub.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.

@@ -72,7 +72,8 @@
 	" s.tenant_id, s.subject_type, s.subject_id, s.actor_type, s.actor_id, s.memory_mb," \
 	" s.pids, s.cpu_seconds, s.disk_mb, s.idle_seconds, s.max_seconds, s.network,"      \
 	" s.metadata_json, s.env_meta_json, s.profile_name, s.profile_digest, s.runner_id," \
-	" s.failure_json, s.end_reason, s.cleanup_status, s.close_requested"
+	" s.failure_json, s.end_reason, s.cleanup_status, s.close_requested,"             \
+	" s.host_read_bytes, s.host_cpu_ms"
 
 #define CMD_COLS                                                                           \
 	"c.seq, c.id, c.session_id, c.pid, c.status, c.command, c.argv_json, c.cwd, c.tag,"  \
@@ -174,6 +175,8 @@ static void sess_from_row(const struct db_res *res, size_t i, struct sess_view *
 	v->max_seconds = db_res_i(res, i, "max_seconds", 0);
 	v->network = db_res_i(res, i, "network", 0) != 0;
 	v->close_requested = db_res_i(res, i, "close_requested", 0) != 0;
+	v->host_read_bytes = db_res_i(res, i, "host_read_bytes", 0);
+	v->host_cpu_ms = db_res_i(res, i, "host_cpu_ms", 0);
 }
 
 static void cmd_from_row(const struct db_res *res, size_t i, struct cmd_view *v)
@@ -1667,11 +1670,14 @@ static int file_path(struct api_ctx *ctx, struct req *r, const struct route_args
 }
 
 /* A supervisor's file listing, checked and rebuilt: only {path, size, sha256?} of
- * well-formed entries, at most session_list_max_files. NULL if malformed. */
+ * well-formed entries (sha256 null: not hashed, the host's budget ran out), at most
+ * session_list_max_files, and `cut` when it names one of the two budgets. NULL if
+ * malformed. */
 static json_t *listing(const json_t *res, long long max)
 {
-	json_t *files = json_object_get(res, "files"), *out, *e;
+	json_t *files = json_object_get(res, "files"), *out, *e, *o;
 	int truncated = json_is_true(json_object_get(res, "truncated"));
+	const char *cut = json_string_value(json_object_get(res, "cut"));
 	size_t i;
 
 	if (!json_is_array(files) || (out = json_array()) == NULL)
@@ -1691,11 +1697,15 @@ static json_t *listing(const json_t *res, long long max)
 			return NULL;
 		}
 		item = json_pack("{s:O, s:O}", "path", p, "size", sz);
-		if (item != NULL && json_is_string(h))
-			json_object_set(item, "sha256", h);
+		if (item != NULL && h != NULL)
+			json_object_set(item, "sha256", h); /* a digest, or null: not hashed */
 		json_array_append_new(out, item);
 	}
-	return json_pack("{s:o, s:b}", "files", out, "truncated", truncated);
+	o = json_pack("{s:o, s:b}", "files", out, "truncated", truncated);
+	if (o != NULL && cut != NULL &&
+	    (strcmp(cut, "session_host_bytes") == 0 || strcmp(cut, "session_host_ms") == 0))
+		json_object_set_new(o, "cut", json_string(cut));
+	return o;
 }
 
 void h_files_list(struct api_ctx *ctx, struct req *r, const struct identity *who,

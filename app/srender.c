@@ -82,6 +82,11 @@ json_t *srender_session(const struct sess_view *v)
 		      "failure", stored(v->failure_json, JSON_OBJECT, json_null()), "end_reason",
 		      str_or_null(v->end_reason), "cleanup_status", str_or_null(v->cleanup_status),
 		      "close_requested", v->close_requested);
+	if (o != NULL)
+		json_object_set_new(o, "host_work",
+				    json_pack("{s:I, s:I}", "read_bytes",
+					      (json_int_t)v->host_read_bytes, "cpu_ms",
+					      (json_int_t)v->host_cpu_ms));
 	return o;
 }
 

@@ -19,6 +19,7 @@ struct sess_view {
 	long long limits[SV_LIMIT_COUNT];
 	long long idle_seconds, max_seconds;
 	int network, close_requested;
+	long long host_read_bytes, host_cpu_ms; /* the host's work on its behalf */
 };
 
 struct cmd_view {

@@ -95,6 +95,8 @@ static const struct key keys[] = {
 	{ I(session_request_timeout_ms, 100, 30000) }, /* the waiter's longest wait */
 	{ I(session_file_max_bytes, 0, 1073741824) },
 	{ I(session_list_max_files, 1, 1000000) },
+	{ I(session_host_bytes, 1048576, 68719476736LL) }, /* one file request's host bytes */
+	{ I(session_host_ms, 10, 60000) },                  /* ... and wall time */
 	{ S(runner_agent_path) },
 	{ S(runner_deliver_path) },
 	{ S(bwrap_path) },
@@ -166,6 +168,8 @@ void cfg_defaults(struct cfg *c)
 	c->session_request_timeout_ms = 10000;
 	c->session_file_max_bytes = 8388608;
 	c->session_list_max_files = 10000;
+	c->session_host_bytes = 268435456;
+	c->session_host_ms = 2000;
 	snprintf(c->runner_agent_path, sizeof c->runner_agent_path,
 		 "/usr/lib/sandbox/sandbox-agent");
 	snprintf(c->runner_deliver_path, sizeof c->runner_deliver_path,

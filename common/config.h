@@ -85,6 +85,10 @@ struct cfg {
 	long long session_request_timeout_ms;    /* API waits this long for a file answer */
 	long long session_file_max_bytes;        /* one file through the file API */
 	long long session_list_max_files;        /* entries in one file listing */
+	/* what one file request may make the host read, hash or write (logical bytes: a
+	 * sparse file costs its size) and how long it may take (capped at a tenth of
+	 * runner_lease_seconds): the supervisor serves nothing else meanwhile */
+	long long session_host_bytes, session_host_ms;
 	char runner_agent_path[CFG_PATH_MAX];    /* the static sandbox-agent binary */
 	char runner_deliver_path[CFG_PATH_MAX];  /* the webhook delivery pass binary */
 	char bwrap_path[CFG_PATH_MAX];

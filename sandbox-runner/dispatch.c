@@ -25,6 +25,7 @@
 #include "workspace.h"
 #include "cgroup.h"
 #include "sandbox.h"
+#include "reclaim.h"
 #include "spare.h"
 #include "warm.h"
 
@@ -362,21 +363,29 @@ static int session_slot(int n)
 	return CFG_SESSION_SLOT_BASE + n;
 }
 
-/* What a dead session supervisor left in its slot (we hold the slot's lock): its
- * processes (the slot uid), its cgroup, its workspace. */
-static void clean_slot(struct disp *d, int slot)
+/* Every process of a slot: the slot uid's, and its cgroup's (killed and removed). */
+static void kill_slot(struct disp *d, int slot)
 {
-	char path[CFG_PATH_MAX + 64], err[256];
-	struct stat st;
+	char err[256];
 	struct cg g;
 
-	snprintf(path, sizeof path, "%s/work/slot-%d", d->cfg->runner_state_dir, slot);
-	if (lstat(path, &st) < 0)
-		return; /* a slot never used since the last clean start */
 	sb_kill_uid((uid_t)(d->cfg->runner_uid_base + slot));
 	if (strcmp(d->cfg->runner_limits_mode, "rlimit-only") != 0 &&
 	    cg_setup(&g, d->cfg->runner_cgroup_name, slot, 64LL << 20, 16, err, sizeof err) == 0)
 		cg_destroy(&g);
+}
+
+/* What a dead session supervisor left in its slot (we hold the slot's lock): its
+ * processes (the slot uid), its cgroup, its workspace. */
+static void clean_slot(struct disp *d, int slot)
+{
+	char path[CFG_PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/work/slot-%d", d->cfg->runner_state_dir, slot);
+	if (lstat(path, &st) < 0)
+		return; /* a slot never used since the last clean start */
+	kill_slot(d, slot);
 	if (ws_destroy(path) < 0)
 		log_kv("warn", "slot_clean_failed", "slot", path, "error", strerror(errno),
 		       (char *)NULL);
@@ -407,6 +416,7 @@ static void recover_host_sessions(struct disp *d)
 		fd = take_slot(d->cfg, session_slot((int)n));
 		if (fd < 0)
 			continue; /* its supervisor lives on */
+		clean_slot(d, session_slot((int)n)); /* what it left dies before the quota frees */
 		if (ss_mark_lost(d->db, id, rid,
 				 "runner host restarted: the session's supervisor was gone") == 1)
 			log_kv("warn", "session_lost", "session", id, "reason", "supervisor gone",
@@ -485,11 +495,108 @@ static void clean_free_slots(struct disp *d)
 	}
 }
 
+/* An expired lease of this host in slot (reclaim.h): 1 when nothing of it can run
+ * any more and it may be marked lost (the slot was free, now cleaned; or the slot is
+ * another claim's, whose supervisor cleaned it when it took it), 0 when not yet: its
+ * supervisor is alive but stalled, and is killed with the slot's processes now; the
+ * slot's lock comes free when it is gone and a later pass (a second) cleans the slot
+ * and marks the row. Until then the row stays live: the slot and the key's quota
+ * are not given out again while the old sandbox may run. */
+static int reclaim_slot(struct disp *d, int slot, const char *kind, const char *id,
+			const char *runner_id)
+{
+	int fd = take_slot(d->cfg, slot);
+	pid_t sup;
+	char pidtext[16];
+
+	if (fd >= 0) {
+		clean_slot(d, slot);
+		/* SIGKILL is not instant: dying processes are waited for (a later pass) */
+		if (rc_uid_running((uid_t)(d->cfg->runner_uid_base + slot)) != 0) {
+			kill_slot(d, slot);
+			close(fd);
+			return 0;
+		}
+		close(fd);
+		return 1;
+	}
+	sup = runner_id ? rc_find_supervisor(runner_id) : 0;
+	if (sup <= 0)
+		return 1;
+	kill(sup, SIGKILL);
+	kill_slot(d, slot);
+	snprintf(pidtext, sizeof pidtext, "%d", (int)sup);
+	log_kv("warn", "lease_expired_supervisor_killed", kind, id, "runner", runner_id,
+	       "supervisor", pidtext, (char *)NULL);
+	return 0;
+}
+
+/* Whether an expired lease may be marked lost now (see reclaim_slot): this host's
+ * only once its slot is reclaimed, another live host's never (its own dispatcher
+ * does it, after killing what runs there), a dead host's at once. */
+static int may_mark_lost(struct disp *d, const char *kind, const char *slot_kind,
+			 int slot_base, long long max, const char *id, const char *runner_id,
+			 const char *host, int host_live)
+{
+	int n;
+
+	if (host == NULL || strcmp(host, d->host) != 0)
+		return !host_live;
+	n = rc_slot_of(runner_id, d->host, slot_kind, max);
+	if (n < 0)
+		return 1; /* not a slot of ours: nothing to kill */
+	return reclaim_slot(d, slot_base + n, kind, id, runner_id);
+}
+
+/* Once a second: running jobs whose lease expired -> lost, after their slot is
+ * reclaimed. The count, or -1. */
+static int recover_jobs(struct disp *d)
+{
+	struct db_res *res = store_expired(d->db, SS_HOST_LIVE_SECONDS);
+	int count = 0;
+
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		const char *id = db_res_s(res, i, "id"), *rid = db_res_s(res, i, "runner_id");
+
+		if (may_mark_lost(d, "job", "slot", 0, d->cfg->runner_slots, id, rid,
+				  db_res_s(res, i, "host"), db_res_i(res, i, "host_live", 0) != 0) &&
+		    store_mark_lost(d->db, id, rid) == 1)
+			count++;
+	}
+	db_res_free(res);
+	return count;
+}
+
+/* Sessions whose lease expired -> lost, after their slot is reclaimed: count, or -1. */
+static int recover_lost_sessions(struct disp *d)
+{
+	struct db_res *res = ss_expired(d->db);
+	int count = 0;
+
+	if (res == NULL)
+		return -1;
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		const char *id = db_res_s(res, i, "id"), *rid = db_res_s(res, i, "runner_id");
+
+		if (may_mark_lost(d, "session", "session", CFG_SESSION_SLOT_BASE,
+				  d->cfg->runner_max_sessions, id, rid,
+				  db_res_s(res, i, "runner_host"),
+				  db_res_i(res, i, "host_live", 0) != 0) &&
+		    ss_mark_lost(d->db, id, rid,
+				 "lease expired: the session's supervisor stopped renewing it") == 1)
+			count++;
+	}
+	db_res_free(res);
+	return count;
+}
+
 /* Once a second: expired leases -> lost, sessions nobody took -> failed, dead
  * supervisors' slots cleaned. */
 static void recover_sessions(struct disp *d)
 {
-	int n = ss_recover_lost(d->db), m;
+	int n = recover_lost_sessions(d), m;
 	char c[16];
 
 	if (n < 0) {
@@ -664,7 +771,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			d.packet_ok = 1;
 		}
 		if (util_mono_ms() >= next_recover) {
-			int n = store_recover_lost(d.db);
+			int n = recover_jobs(&d);
 			if (n < 0)
 				db_failed(&d, "recover_lost");
 			else if (n > 0) {
@@ -734,7 +841,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 	}
 	if (o->once) {
 		while (!*o->stop && !all_done(&d)) {
-			if (d.db && store_recover_lost(d.db) < 0)
+			if (d.db && recover_jobs(&d) < 0)
 				db_failed(&d, "recover_lost");
 			nap_ms(100);
 		}

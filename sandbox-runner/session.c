@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -122,6 +123,10 @@ struct ses {
 	int ready, ours;
 	double t0, last_busy, last_cmd_end, next_beat, next_req, next_cg, beat_at;
 	struct ss_beat beat;
+	/* The host's own work for the session's file requests (issue 25): bytes read,
+	 * hashed or written and this process's CPU time; charged to the session's
+	 * cpu_seconds and stored on its row (host_read_bytes, host_cpu_ms). */
+	long long host_bytes, host_cpu_us, saved_bytes, saved_cpu_us;
 	/* the end */
 	const char *end_status;        /* NULL: still running */
 	char end_reason[300];
@@ -894,9 +899,29 @@ static void req_sf_fail(struct ses *s, long long req, const struct sf_err *e)
 	ss_req_fail(s->db, req, e->code, e->msg);
 }
 
-/* The file kinds, host side by fd (sfiles.c). */
-static void req_file(struct ses *s, long long req, const char *kind, const json_t *args,
-		     const struct db_res *res, size_t i)
+/* One file request's wall-time budget: session_host_ms, at most a tenth of the lease,
+ * so that no request keeps the loop from its heartbeat. */
+static long long host_op_ms(const struct ses *s)
+{
+	long long cap = s->cfg->runner_lease_seconds * 100;
+
+	return s->cfg->session_host_ms < cap ? s->cfg->session_host_ms : cap;
+}
+
+/* This process's CPU time (user + system), µs. */
+static long long cpu_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/* The file kinds, host side by fd (sfiles.c), within budget b. */
+static void req_file_do(struct ses *s, long long req, const char *kind, const json_t *args,
+			const struct db_res *res, size_t i, struct sf_budget *b)
 {
 	const char *path = json_string_value(json_object_get(args, "path"));
 	size_t maxp = (size_t)s->cfg->max_path_bytes;
@@ -907,7 +932,7 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 		json_t *out = NULL;
 		if (sf_list(s->wsfd, json_string_value(json_object_get(args, "root")),
 			    rec ? json_is_true(rec) : 1, json_is_true(json_object_get(args, "sha256")),
-			    s->cfg->session_list_max_files, maxp, &out, &e) < 0)
+			    s->cfg->session_list_max_files, maxp, b, &out, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		ss_req_done(s->db, req, out, NULL, 0);
 		json_decref(out);
@@ -920,7 +945,7 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 	if (strcmp(kind, "file_get") == 0) {
 		unsigned char *d = NULL;
 		size_t n = 0;
-		if (sf_get(s->wsfd, path, s->cfg->session_file_max_bytes, maxp, &d, &n, &e) < 0)
+		if (sf_get(s->wsfd, path, s->cfg->session_file_max_bytes, maxp, b, &d, &n, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		json_t *r = json_pack("{s:I}", "size", (json_int_t)n);
 		ss_req_done(s->db, req, r, d ? d : (unsigned char *)"", n);
@@ -939,7 +964,7 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 			return;
 		}
 		if (sf_put(s->wsfd, path, (const unsigned char *)db_res_s(res, i, "data"), n,
-			   (unsigned)mode, s->uid, maxp, &e) < 0)
+			   (unsigned)mode, s->uid, maxp, b, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		json_t *r = json_pack("{s:s, s:I}", "path", path, "size", (json_int_t)n);
 		ss_req_done(s->db, req, r, NULL, 0);
@@ -952,6 +977,23 @@ static void req_file(struct ses *s, long long req, const char *kind, const json_
 		json_decref(r);
 	}
 }
+
+/* A file request within its budget, its cost added to the session's host work. */
+static void req_file(struct ses *s, long long req, const char *kind, const json_t *args,
+		     const struct db_res *res, size_t i)
+{
+	struct sf_budget b;
+	long long c0 = cpu_us();
+
+	sf_budget_init(&b, s->cfg->session_host_bytes, host_op_ms(s));
+	req_file_do(s, req, kind, args, res, i, &b);
+	s->host_bytes += b.bytes;
+	s->host_cpu_us += cpu_us() - c0;
+	if (b.cut)
+		log_kv("info", "session_host_budget", "session", s->id, "kind", kind, "limit", b.cut,
+		       (char *)NULL);
+}
+
 
 /* Whether a request must wait its turn (nothing done, nothing claimed yet): a kill
  * or stdin for a command whose STARTED has not arrived; commands and stdin while
@@ -1013,11 +1055,16 @@ static enum req_rc handle_request(struct ses *s, const struct db_res *res, size_
 	return rc;
 }
 
-/* Pending requests in id order, until one must wait. 1 when any was handled. */
+static void heartbeat(struct ses *s);
+
+/* Pending requests in id order, until one must wait or the round has used its time
+ * (host_op_ms: the rest wait for the next round, a few ms later); the lease is renewed
+ * between requests when due. 1 when any was handled. */
 static int serve_requests(struct ses *s)
 {
 	struct db_res *res;
 	int any = 0;
+	double t0 = util_mono_ms(), now;
 
 	if (db_ready(s) < 0)
 		return 0;
@@ -1034,6 +1081,12 @@ static int serve_requests(struct ses *s)
 		if (handle_request(s, res, i) == REQ_DEFER)
 			break;
 		any = 1;
+		if ((now = util_mono_ms()) >= s->next_beat) {
+			heartbeat(s);
+			s->next_beat = now + BEAT_MS;
+		}
+		if (now - t0 >= (double)host_op_ms(s))
+			break;
 	}
 	db_res_free(res);
 	return any;
@@ -1053,8 +1106,22 @@ static void check_limits(struct ses *s)
 		end(s, "failed", "session exceeded memory limit (memory_mb=%lld)", s->row.memory_mb);
 	else if (u.pids_denied > 0)
 		end(s, "failed", "session exceeded pids limit (pids=%lld)", s->row.pids);
-	else if (u.cpu_ns > s->row.cpu_seconds * 1000000000LL)
+	else if (u.cpu_ns + s->host_cpu_us * 1000 > s->row.cpu_seconds * 1000000000LL)
 		end(s, "failed", "session exceeded cpu limit (cpu_seconds=%lld)", s->row.cpu_seconds);
+}
+
+/* The host work done since the last save, onto the session's row. */
+static void save_host_work(struct ses *s)
+{
+	if (s->host_bytes == s->saved_bytes && s->host_cpu_us == s->saved_cpu_us)
+		return;
+	if (db_ready(s) < 0 || ss_host_work(s->db, s->id, s->runner_id, s->host_bytes,
+					    s->host_cpu_us / 1000) < 0) {
+		db_error_seen(s, "host_work");
+		return;
+	}
+	s->saved_bytes = s->host_bytes;
+	s->saved_cpu_us = s->host_cpu_us;
 }
 
 /* Renews the lease; reads close_requested, last activity and the lifetime. */
@@ -1074,6 +1141,7 @@ static void heartbeat(struct ses *s)
 	}
 	s->beat = b;
 	s->beat_at = util_mono_ms();
+	save_host_work(s);
 	if (b.close_requested)
 		end(s, "closed", "close requested");
 }
@@ -1591,6 +1659,8 @@ static void end_session(struct ses *s)
 	close_fd(&s->statusfd);
 	close_fd(&s->pidfd);
 	cleanup(s);
+	if (s->ours)
+		save_host_work(s);
 	record_end(s);
 	log_end(s);
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #define SF_DEPTH_MAX 32
 #define SF_WALK_MAX 200000 /* entries looked at in one listing (tmpfs inodes bound it too) */
 #define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+#define SF_IO_CHUNK 65536 /* a read or write between two looks at the budget */
 
 static int fail(struct sf_err *e, int http, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -34,6 +36,58 @@ static int fail(struct sf_err *e, int http, const char *code, const char *fmt, .
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* ---- the budget (sfiles.h) */
+
+void sf_budget_init(struct sf_budget *b, long long max_bytes, long long max_ms)
+{
+	memset(b, 0, sizeof *b);
+	b->max_bytes = max_bytes;
+	b->deadline = max_ms > 0 ? util_mono_ms() + (double)max_ms : 0;
+}
+
+long long sf_budget_left(const struct sf_budget *b)
+{
+	if (b == NULL || b->max_bytes <= 0)
+		return LLONG_MAX;
+	return b->max_bytes > b->bytes ? b->max_bytes - b->bytes : 0;
+}
+
+/* 1 once the time is spent (b->cut says so from then on). */
+static int time_out(struct sf_budget *b)
+{
+	if (b == NULL || b->deadline <= 0 || util_mono_ms() < b->deadline)
+		return 0;
+	if (b->cut == NULL)
+		b->cut = SF_CUT_TIME;
+	return 1;
+}
+
+int sf_budget_take(struct sf_budget *b, long long n)
+{
+	if (b == NULL)
+		return 0;
+	if (n < 0 || n > sf_budget_left(b)) {
+		if (b->cut == NULL)
+			b->cut = SF_CUT_BYTES;
+		return -1;
+	}
+	if (time_out(b))
+		return -1;
+	b->bytes += n;
+	return 0;
+}
+
+/* A request cut by its budget: 413, naming the limit (the API passes too_large on). */
+static int fail_budget(struct sf_err *e, const struct sf_budget *b)
+{
+	if (b->cut && strcmp(b->cut, SF_CUT_TIME) == 0)
+		return fail(e, 413, "too_large",
+			    "the host's work for this request ran past its time budget"
+			    " (session_host_ms)");
+	return fail(e, 413, "too_large",
+		    "the request is over the host's byte budget for one request (session_host_bytes)");
 }
 
 /* errno of a failed open or stat -> the refusal; the path is the request's own. */
@@ -184,9 +238,10 @@ static int open_regular(int dir, const char *name, struct stat *st, struct sf_er
 	return fd;
 }
 
-/* Reads up to max bytes; 1 more than max means "too large" (the file grew). */
-static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
-			struct sf_err *e)
+/* Reads up to max bytes; 1 more than max means "too large" (the file grew). Each
+ * chunk is charged to b first. */
+static int read_bounded(int fd, size_t max, struct sf_budget *b, unsigned char **data,
+			size_t *len, struct sf_err *e)
 {
 	size_t cap = 65536, n = 0;
 	unsigned char *buf = malloc(cap);
@@ -210,7 +265,7 @@ static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
 			}
 			buf = nb;
 		}
-		r = read(fd, buf + n, cap - n);
+		r = read(fd, buf + n, cap - n > SF_IO_CHUNK ? SF_IO_CHUNK : cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -220,6 +275,10 @@ static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
 		}
 		if (r == 0)
 			break;
+		if (sf_budget_take(b, r) < 0) {
+			free(buf);
+			return fail_budget(e, b);
+		}
 		n += (size_t)r;
 		if (n > max) {
 			free(buf);
@@ -231,8 +290,8 @@ static int read_bounded(int fd, size_t max, unsigned char **data, size_t *len,
 	return 0;
 }
 
-int sf_get(int wsfd, const char *path, long long max, size_t max_path, unsigned char **data,
-	   size_t *len, struct sf_err *e)
+int sf_get(int wsfd, const char *path, long long max, size_t max_path, struct sf_budget *b,
+	   unsigned char **data, size_t *len, struct sf_err *e)
 {
 	struct stat st;
 	int dir, fd, rc;
@@ -252,20 +311,32 @@ int sf_get(int wsfd, const char *path, long long max, size_t max_path, unsigned 
 		return fail(e, 413, "too_large", "the file is %lld bytes, over %lld",
 			    (long long)st.st_size, max);
 	}
-	rc = read_bounded(fd, (size_t)max, data, len, e);
+	if (st.st_size > sf_budget_left(b)) {
+		close(fd);
+		sf_budget_take(b, st.st_size); /* refused: names the limit */
+		return fail_budget(e, b);
+	}
+	rc = read_bounded(fd, (size_t)max, b, data, len, e);
 	close(fd);
 	return rc;
 }
 
-/* Writes all of data, retrying short writes. 0 or -1 with errno. */
-static int write_all(int fd, const unsigned char *data, size_t len)
+/* Writes all of data in chunks charged to b, retrying short writes. 0, -1 with errno,
+ * or -2 when the budget ran out. */
+static int write_all(int fd, const unsigned char *data, size_t len, struct sf_budget *b)
 {
 	while (len > 0) {
-		ssize_t w = write(fd, data, len);
+		ssize_t w;
+
+		if (time_out(b))
+			return -2;
+		w = write(fd, data, len > SF_IO_CHUNK ? SF_IO_CHUNK : len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
 			return -1;
+		if (sf_budget_take(b, w) < 0)
+			return -2;
 		data += w;
 		len -= (size_t)w;
 	}
@@ -305,16 +376,20 @@ static int target_ok(int dir, const char *name, struct sf_err *e)
 }
 
 int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, unsigned mode,
-	   uid_t uid, size_t max_path, struct sf_err *e)
+	   uid_t uid, size_t max_path, struct sf_budget *b, struct sf_err *e)
 {
 	char tmp[32];
 	const char *name = base_name(path);
-	int dir, fd, err;
+	int dir, fd, err, wr;
 
 	if (check_path(path, max_path, e) < 0)
 		return -1;
 	if (mode > 0777)
 		return fail(e, 400, "invalid_mode", "mode must be 0..0777");
+	if ((long long)len > sf_budget_left(b)) {
+		sf_budget_take(b, (long long)len);
+		return fail_budget(e, b);
+	}
 	if ((dir = open_parent(wsfd, path, 1, uid, e)) < 0)
 		return -1;
 	if (target_ok(dir, name, e) < 0) {
@@ -326,12 +401,18 @@ int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, un
 		close(dir);
 		return fail_errno(e, err);
 	}
-	if (write_all(fd, data, len) < 0 || fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0 ||
-	    close(fd) < 0) {
+	wr = write_all(fd, data, len, b);
+	if (wr == 0 && (fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0))
+		wr = -1;
+	err = errno;
+	if (close(fd) < 0 && wr == 0) {
+		wr = -1;
 		err = errno;
+	}
+	if (wr < 0) {
 		unlinkat(dir, tmp, 0);
 		close(dir);
-		return fail_errno(e, err);
+		return wr == -2 ? fail_budget(e, b) : fail_errno(e, err);
 	}
 	/* A link planted at name since target_ok is replaced by rename, not followed;
 	 * a directory planted there makes rename fail. */
@@ -378,6 +459,7 @@ struct walk {
 	struct entry *v;
 	size_t n, cap, seen;
 	int recursive, overflow;
+	struct sf_budget *b;
 };
 
 static int add_entry(struct walk *w, const char *path, long long size)
@@ -415,7 +497,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (++w->seen > SF_WALK_MAX) {
+		if (++w->seen > SF_WALK_MAX || time_out(w->b)) {
 			w->overflow = 1;
 			break;
 		}
@@ -442,13 +524,14 @@ static int by_path(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
 }
 
-/* sha256 of a regular file under root, by fd (no link, no fifo): NULL when it is
- * no longer a regular file. */
-static json_t *file_sha(int rootfd, const char *rel)
+/* sha256 of a regular file under root, by fd (no link, no fifo), every chunk charged
+ * to b: NULL when it is no longer a regular file or the budget ran out before its end
+ * (it may have grown: a partial digest is never given). */
+static json_t *file_sha(int rootfd, const char *rel, struct sf_budget *b)
 {
 	struct sf_err e;
 	struct stat st;
-	unsigned char buf[65536], out[32];
+	unsigned char buf[SF_IO_CHUNK], out[32];
 	char hex[65];
 	struct sha256 c;
 	const char *slash = strrchr(rel, '/');
@@ -468,10 +551,16 @@ static json_t *file_sha(int rootfd, const char *rel)
 	if (fd < 0)
 		return NULL;
 	sha256_init(&c);
-	while ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
-		if (r > 0)
-			sha256_update(&c, buf, (size_t)r);
+	while ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)) {
+		if (r < 0)
+			continue;
+		if (sf_budget_take(b, r) < 0)
+			break;
+		sha256_update(&c, buf, (size_t)r);
+	}
 	close(fd);
+	if (r != 0)
+		return NULL;
 	sha256_final(&c, out);
 	util_hex(out, sizeof out, hex);
 	return json_string(hex);
@@ -484,6 +573,21 @@ static void walk_free(struct walk *w)
 	free(w->v);
 }
 
+/* An entry's digest within the budget, or null: a file larger than the bytes left is
+ * not begun (smaller ones after it may still fit), none is begun once time is out. */
+static json_t *entry_sha(int rootfd, const struct entry *en, struct sf_budget *b)
+{
+	json_t *h = NULL;
+
+	if (time_out(b))
+		return json_null();
+	if (en->size > sf_budget_left(b))
+		sf_budget_take(b, en->size); /* refused: marks the cut */
+	else
+		h = file_sha(rootfd, en->path, b);
+	return h ? h : json_null();
+}
+
 static json_t *render(struct walk *w, int rootfd, int want_sha, long long max_files)
 {
 	json_t *files = json_array(), *o;
@@ -493,18 +597,20 @@ static json_t *render(struct walk *w, int rootfd, int want_sha, long long max_fi
 		json_t *f = json_pack("{s:s, s:I}", "path", w->v[i].path, "size",
 				      (json_int_t)w->v[i].size);
 		if (f && want_sha)
-			json_object_set_new(f, "sha256", file_sha(rootfd, w->v[i].path));
+			json_object_set_new(f, "sha256", entry_sha(rootfd, &w->v[i], w->b));
 		json_array_append_new(files, f);
 	}
 	o = json_pack("{s:o, s:b}", "files", files, "truncated",
 		      w->n > keep || w->overflow);
+	if (o && w->b && w->b->cut)
+		json_object_set_new(o, "cut", json_string(w->b->cut));
 	return o;
 }
 
 int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long max_files,
-	    size_t max_path, json_t **out, struct sf_err *e)
+	    size_t max_path, struct sf_budget *b, json_t **out, struct sf_err *e)
 {
-	struct walk w = { .recursive = recursive };
+	struct walk w = { .recursive = recursive, .b = b };
 	int rootfd, walkfd;
 
 	*out = NULL;

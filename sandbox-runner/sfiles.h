@@ -18,20 +18,48 @@ struct sf_err {
 	char msg[200];
 };
 
+/* What one request may spend on the host (issue 25). The sandbox controls the tree: a
+ * sparse file of 64 GiB costs no disk and would cost the host minutes to read, so every
+ * read, hash, write and walk over it is bounded in logical bytes (a file's size, not
+ * its blocks) and in wall time, and what was spent is reported to the caller for the
+ * session's accounting. cut names the limit that ran out (the config key). */
+struct sf_budget {
+	long long max_bytes; /* <= 0: none */
+	double deadline;     /* util_mono_ms() past which work stops; 0: none */
+	long long bytes;     /* spent */
+	const char *cut;     /* NULL, SF_CUT_BYTES or SF_CUT_TIME */
+};
+#define SF_CUT_BYTES "session_host_bytes"
+#define SF_CUT_TIME "session_host_ms"
+
+/* max_bytes and max_ms <= 0: no limit of that kind. */
+void sf_budget_init(struct sf_budget *b, long long max_bytes, long long max_ms);
+/* Charges n bytes: 0 while they fit and time is left, else -1 with b->cut set and
+ * nothing charged. */
+int sf_budget_take(struct sf_budget *b, long long n);
+/* Bytes left (LLONG_MAX without a byte limit). */
+long long sf_budget_left(const struct sf_budget *b);
+
 /* Regular files under root ("" or "." for the workspace itself), paths relative to
  * root, sorted bytewise; links, fifos, devices, sockets and names that are not
  * printable UTF-8 skipped; at most max_files ({"files": [...], "truncated": bool});
- * with want_sha each entry has "sha256". 0 and *out, or -1 and e. */
+ * with want_sha each entry has "sha256": the hex digest, or null for a file the
+ * budget did not cover (too large for the bytes left, or the time ran out) or that
+ * was no longer a regular file. A walk cut by the time budget is "truncated"; either
+ * cut adds "cut": the limit's name. b may be NULL (no budget). 0 and *out, or -1
+ * and e. */
 int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long max_files,
-	    size_t max_path, json_t **out, struct sf_err *e);
-/* The bytes of a regular file, at most max (else 413): malloc'd *data. 0 or -1. */
-int sf_get(int wsfd, const char *path, long long max, size_t max_path, unsigned char **data,
-	   size_t *len, struct sf_err *e);
+	    size_t max_path, struct sf_budget *b, json_t **out, struct sf_err *e);
+/* The bytes of a regular file, at most max (else 413): malloc'd *data. Past the
+ * budget, 413 too_large naming the limit. 0 or -1. */
+int sf_get(int wsfd, const char *path, long long max, size_t max_path, struct sf_budget *b,
+	   unsigned char **data, size_t *len, struct sf_err *e);
 /* Creates or replaces a regular file (parents created, owned by uid, mode & 0777)
  * through a temporary file and renameat: a link planted meanwhile is replaced, never
- * followed. 0 or -1. */
+ * followed. Past the budget, 413 too_large naming the limit and nothing replaced.
+ * 0 or -1. */
 int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, unsigned mode,
-	   uid_t uid, size_t max_path, struct sf_err *e);
+	   uid_t uid, size_t max_path, struct sf_budget *b, struct sf_err *e);
 /* Removes a regular file (never a link's target, never a directory). 0 or -1. */
 int sf_delete(int wsfd, const char *path, size_t max_path, struct sf_err *e);
 

@@ -127,22 +127,14 @@ int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const cha
 	return 1;
 }
 
-int ss_recover_lost(struct db *db)
+struct db_res *ss_expired(struct db *db)
 {
-	struct db_res *res = db_query_p(db,
-					"SELECT id, runner_id FROM sessions WHERE " LIVE
-					" AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT ?",
-					db_i64(50));
-	int count = 0;
-
-	if (res == NULL)
-		return -1;
-	for (size_t i = 0; i < db_res_rows(res); i++)
-		if (ss_mark_lost(db, db_res_s(res, i, "id"), db_res_s(res, i, "runner_id"),
-				 "lease expired: the session's supervisor stopped renewing it") == 1)
-			count++;
-	db_res_free(res);
-	return count;
+	return db_query_p(db,
+			  "SELECT id, runner_id, runner_host, runner_host IN (SELECT host FROM"
+			  " runner_hosts WHERE seen_at >= CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND)"
+			  " AS host_live FROM sessions WHERE " LIVE
+			  " AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT ?",
+			  db_i64(SS_HOST_LIVE_SECONDS), db_i64(50));
 }
 
 int ss_fail_unclaimed(struct db *db, long long timeout_s)
@@ -306,6 +298,17 @@ int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long
 	}
 	db_res_free(res);
 	return 0;
+}
+
+int ss_host_work(struct db *db, const char *id, const char *runner_id, long long bytes,
+		 long long cpu_ms)
+{
+	return db_exec_p(db,
+			 "UPDATE sessions SET host_read_bytes = ?, host_cpu_ms = ?"
+			 " WHERE id = ? AND runner_id = ?",
+			 db_i64(bytes), db_i64(cpu_ms), db_str(id), db_str(runner_id)) < 0
+		       ? -1
+		       : 0;
 }
 
 struct db_res *ss_requests(struct db *db, const char *id, int max)

@@ -19,9 +19,14 @@ int ss_candidates(struct db *db, char ids[][UUID_STR_LEN], int max);
 /* Claims one: 1 ours, 0 someone else's, -1 DB error. */
 int ss_claim(struct db *db, const char *id, const char *runner_id, const char *host,
 	     long long lease_s);
-/* Starting/ready sessions whose lease expired -> lost (with their commands and
- * requests): count, or -1. */
-int ss_recover_lost(struct db *db);
+/* A runner host is live while its dispatcher's runner_hosts row is this fresh (the
+ * API's capacity count uses the same window). */
+#define SS_HOST_LIVE_SECONDS 15
+/* Starting/ready sessions whose lease expired (id, runner_id, runner_host, host_live:
+ * 1 while that host's dispatcher is seen), at most 50, or NULL. The dispatcher marks
+ * them lost (ss_mark_lost), its own host's once their slot is reclaimed (reclaim.h),
+ * another host's only once that host is no longer live. */
+struct db_res *ss_expired(struct db *db);
 /* Sessions no host took within timeout_s -> failed: count, or -1. */
 int ss_fail_unclaimed(struct db *db, long long timeout_s);
 /* Marks one live session lost (its runner_id must still be runner_id). 1, 0, -1. */
@@ -58,6 +63,10 @@ struct ss_beat {
 /* Renews the lease and reads what the API may have changed: 0 or -1. */
 int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,
 		 struct ss_beat *b);
+
+/* The host's work for the session so far (totals, schema 010): 0 or -1. */
+int ss_host_work(struct db *db, const char *id, const char *runner_id, long long bytes,
+		 long long cpu_ms);
 
 /* Pending requests, oldest first (id, kind, command_id, args_json, data), or NULL. */
 struct db_res *ss_requests(struct db *db, const char *id, int max);

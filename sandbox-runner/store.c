@@ -635,43 +635,40 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 	return db_conn_lost(db) ? -1 : finish_unstorable(db, id, runner_id, err);
 }
 
-int store_recover_lost(struct db *db)
+struct db_res *store_expired(struct db *db, long long live_s)
+{
+	return db_query_p(db,
+			  "SELECT id, runner_id, SUBSTRING_INDEX(runner_id, '/', 1) AS host,"
+			  " SUBSTRING_INDEX(runner_id, '/', 1) IN (SELECT host FROM runner_hosts"
+			  " WHERE seen_at >= CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND) AS host_live"
+			  " FROM jobs WHERE state = ? AND lease_expires_at < CURRENT_TIMESTAMP(3)"
+			  " LIMIT 50",
+			  db_i64(live_s), STATE(JS_RUNNING));
+}
+
+int store_mark_lost(struct db *db, const char *id, const char *runner_id)
 {
 	const struct js_outcome_row *row = js_outcome(JO_LOST);
-	struct db_res *res = db_query_p(db,
-					"SELECT id, runner_id FROM jobs WHERE state = ?"
-					" AND lease_expires_at < CURRENT_TIMESTAMP(3) LIMIT 50",
-					STATE(JS_RUNNING));
-	int count = 0;
+	long long n, out = 0, err = 0;
 
-	if (res == NULL)
+	if (db_begin(db) < 0)
 		return -1;
-	for (size_t i = 0; i < db_res_rows(res); i++) {
-		const char *id = db_res_s(res, i, "id");
-		long long n, out = 0, err = 0;
-
-		if (db_begin(db) < 0)
-			break;
-		n = db_exec_p(db,
-			      "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
-			      " lease_expires_at = NULL WHERE id = ? AND state = ?"
-			      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
-			      STATE(row->state), db_str(id), STATE(JS_RUNNING));
-		/* The row is locked now: no chunk can follow the lengths read. */
-		if (n == 1 && live_lengths(db, id, &out, &err) == 0 &&
-		    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION,
-				   JS_INSTANCE_UNKNOWN, db_res_s(res, i, "runner_id"),
-				   JS_CLEANUP_UNKNOWN, "lease expired", out, err) == 0 &&
-		    jd_settle(db, id, out + err) == 0 &&
-		    add_event(db, id, JS_RUNNING, row->state, "lease-recovery", "lease expired") == 0 &&
-		    db_commit(db) == 0) {
-			count++;
-		} else {
-			db_rollback(db);
-		}
-	}
-	db_res_free(res);
-	return count;
+	n = db_exec_p(db,
+		      "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
+		      " lease_expires_at = NULL WHERE id = ? AND state = ?"
+		      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
+		      STATE(row->state), db_str(id), STATE(JS_RUNNING));
+	/* The row is locked now: no chunk can follow the lengths read. */
+	if (n == 1 && live_lengths(db, id, &out, &err) == 0 &&
+	    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION,
+			   JS_INSTANCE_UNKNOWN, runner_id, JS_CLEANUP_UNKNOWN, "lease expired", out,
+			   err) == 0 &&
+	    jd_settle(db, id, out + err) == 0 &&
+	    add_event(db, id, JS_RUNNING, row->state, "lease-recovery", "lease expired") == 0 &&
+	    db_commit(db) == 0)
+		return 1;
+	db_rollback(db);
+	return n == 0 ? 0 : -1;
 }
 
 int store_state(struct db *db, const char *id, enum job_state *state)

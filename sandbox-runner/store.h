@@ -85,9 +85,15 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 /* The digest of the profile the job runs under, while it is ours: 0, or -1. */
 int store_set_profile(struct db *db, const char *id, const char *runner_id,
 		      const char *digest);
-/* Marks running jobs whose lease expired as lost: count, or -1. A lost job keeps the
- * output its supervisor stored while it ran (its stored bytes and result say so). */
-int store_recover_lost(struct db *db);
+/* Running jobs whose lease expired (id, runner_id, host: runner_id's part before
+ * its first '/', host_live: 1 while that host's dispatcher is seen within
+ * live_s), at most 50, or NULL. The dispatcher marks them lost, its own host's once
+ * their slot is reclaimed (reclaim.h), another host's once it is no longer live. */
+struct db_res *store_expired(struct db *db, long long live_s);
+/* Marks one running job whose lease expired lost: 1, 0 (no longer so), -1. A lost
+ * job keeps the output its supervisor stored while it ran (its stored bytes and
+ * result say so). */
+int store_mark_lost(struct db *db, const char *id, const char *runner_id);
 /* State of a job, for --once waiting: 0 and state filled, -1. */
 int store_state(struct db *db, const char *id, enum job_state *state);
 

@@ -15,6 +15,11 @@
 #   9. isolation between two sessions
 #  10. runner restart with a live session; supervisor SIGKILL -> lost
 #  11. retention: purge removes ended sessions and their output
+#  12. host work bounded: sha256 over 300 sparse 64 MiB files answers within its
+#      budget, the cut stated, the session ready and answering, its lease renewed,
+#      the host's work recorded
+#  13. a stalled supervisor (SIGSTOP): killed with its slot's processes and the slot
+#      cleaned before the session is lost; the key's max_sessions holds
 #
 # Environment, from $SANDBOX_VAR/env: SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN,
 # SANDBOX_CONFIG, SANDBOX_DB_SOCKET. Must run as root (it inspects processes, mounts
@@ -539,6 +544,107 @@ if as "$A_TOK" sready "$S8" "$(tscale 30)"; then
 	expect_true "its workspace is removed" poll 5 test ! -e "$STATE_DIR/work/slot-${S8_SLOT:-x}"
 else
 	_notok "host reboot: session ready" ready "$(sstatus "$S8")" 0
+fi
+
+# ================================================== 12. host work bounded (issue 25)
+
+ctx "host budget"
+# A few hundred sparse 64 MiB files cost no disk and would cost the session's
+# supervisor (root, outside the session's cgroup) minutes of hashing: the listing
+# answers within its budget (session_host_bytes, session_host_ms) with the cut
+# stated, the session keeps answering a command meanwhile, its lease is renewed, and
+# the host's work is recorded on the session (host_read_bytes, host_cpu_ms).
+mkkey C "it-$RUN" "tenant-c" user carol --max-sessions 1
+as "$C_TOK" screate '{}'
+S9=$SID
+OPEN+=("$S9")
+HOST_BYTES=$(conf_get session_host_bytes 268435456)
+if as "$C_TOK" sready "$S9" "$(tscale 30)"; then
+	as "$C_TOK" sexec_scaled "$S9" 'mkdir sp && for i in $(seq 100 399); do truncate -s 64M sp/f$i || exit 1; done; ls sp | wc -l' "$(tscale 30)"
+	expect_eq "300 sparse 64 MiB files made inside the session" 300 "$OUT"
+	t0=$(now_ms)
+	curl -s --cacert "$SANDBOX_CACERT" -H "Authorization: Bearer $C_TOK" -o "$T_DIR/hlist.json" \
+		-w '%{http_code}' "$SANDBOX_URL/v1/sessions/$S9/files?root=sp&sha256=true" > "$T_DIR/hlist.status" &
+	LISTER=$!
+	sleep 0.5
+	as "$C_TOK" sexec "$S9" 'echo during' "$(tscale 8)"
+	expect_eq "a command runs while the listing is served (within 8 s)" during "$OUT"
+	note "the command answered $(($(now_ms) - t0)) ms after the listing was sent"
+	wait "$LISTER"
+	dt=$(($(now_ms) - t0))
+	note "the listing answered $(cat "$T_DIR/hlist.status") in $dt ms"
+	expect_eq "the listing answers 200" 200 "$(cat "$T_DIR/hlist.status")"
+	expect_true "... within 8 s (took $dt ms)" test "$dt" -le "$(tscale 8000)"
+	expect_eq "... every entry listed" 300 "$(jq '.files | length' "$T_DIR/hlist.json" 2> /dev/null)"
+	nh=$(jq '[.files[] | select(.sha256 != null)] | length' "$T_DIR/hlist.json" 2> /dev/null)
+	expect_true "... digests only within session_host_bytes ($nh hashed)" \
+		test "${nh:-999}" -ge 1 -a "${nh:-999}" -le $((HOST_BYTES / 67108864))
+	res=$(sql "SELECT result_json FROM session_requests WHERE session_id = '$S9' AND kind = 'file_list' ORDER BY id DESC LIMIT 1")
+	cut=$(jq -r .cut <<< "$res" 2> /dev/null)
+	expect_true "the supervisor's answer names the limit that cut it (${cut:-none})" \
+		grep -Eqx 'session_host_(bytes|ms)' <<< "$cut"
+	expect_eq "... and gives the unhashed entries sha256 null" $((300 - ${nh:-0})) \
+		"$(jq '[.files[] | select(.sha256 == null)] | length' <<< "$res" 2> /dev/null)"
+	expect_eq "the client is told too: the same cut, sha256 null on the unhashed entries" \
+		"$cut $((300 - ${nh:-0}))" \
+		"$(jq -r '"\(.cut) \([.files[] | select(has("sha256") and .sha256 == null)] | length)"' "$T_DIR/hlist.json" 2> /dev/null)"
+	left=$(sql "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), lease_expires_at) DIV 1000000 FROM sessions WHERE id = '$S9'")
+	lease=$(conf_get runner_lease_seconds 30)
+	expect_true "the lease was renewed meanwhile (${left:-?} s of $lease left)" test "${left:--1}" -ge $((lease - 8))
+	expect_eq "the session is still ready" ready "$(sstatus "$S9")"
+	as "$C_TOK" sexec_scaled "$S9" 'echo after' "$(tscale 10)"
+	expect_eq "... and answers a command after" after "$OUT"
+	_host_work() { [ "$(sql "SELECT host_read_bytes > 0 AND host_cpu_ms >= 0 FROM sessions WHERE id = '$1'")" = 1 ]; }
+	expect_true "the host's work is recorded on the session" poll 6 _host_work "$S9"
+	hw=$(sql "SELECT host_read_bytes, host_cpu_ms FROM sessions WHERE id = '$S9'" | tr '\t' ' ')
+	note "host work: ${hw:-?} (bytes, cpu ms)"
+	expect_true "... at most session_host_bytes for the one listing (${hw%% *})" test "${hw%% *}" -le "$HOST_BYTES"
+	as "$C_TOK" req GET "/v1/sessions/$S9"
+	expect_eq "... and shown on the session object (host_work)" "$hw" \
+		"$(jq -r '"\(.host_work.read_bytes) \(.host_work.cpu_ms)"' "$BODY")"
+else
+	_notok "host budget: session ready" ready "$(sstatus "$S9")" 0
+fi
+
+# ================================================== 13. a stalled supervisor
+
+ctx "stalled supervisor"
+# A supervisor alive but stalled (SIGSTOP) stops renewing its lease. Before the
+# session is marked lost, every process of its slot is killed and the slot cleaned,
+# so the key (max_sessions 1) never gets a second session while the first sandbox
+# runs.
+if [ "$(sstatus "$S9")" = ready ]; then
+	S9_SLOT=$(sslot "$S9")
+	S9_UID=$((UID_BASE + ${S9_SLOT:-0}))
+	as "$C_TOK" srun "$S9" '{"command":"sleep 600","timeout_seconds":0}'
+	poll 5 _cstatus_is "$CID" running
+	as "$C_TOK" req POST /v1/sessions '{}'
+	expect_status 429
+	SUP=$(sup_pid "$S9")
+	expect_true "its supervisor runs" test -n "$SUP"
+	[ -n "$SUP" ] && kill -STOP "$SUP"
+	# the lease lapses (the stack's is 30 s: expired by SQL here)
+	sql "UPDATE sessions SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE id = '$S9'"
+	if poll 15 _sstatus_is "$S9" lost; then
+		# at the moment it is lost, nothing of it may run any more
+		# (zombies, dead and waiting for the host's init to reap them, do not count)
+		np=$(ps -eo uid=,stat= | awk -v u="$S9_UID" '$1 == u && $2 !~ /^Z/' | wc -l)
+		expect_eq "when it is lost, no process of its slot uid $S9_UID runs" 0 "$np"
+		expect_true "... its stalled supervisor is gone" fails alive "${SUP:-0}"
+		expect_true "... its workspace is removed" test ! -e "$STATE_DIR/work/slot-${S9_SLOT:-x}"
+		expect_true "the dispatcher says it killed the supervisor" \
+			grep -q "lease_expired_supervisor_killed.*$S9" "$SANDBOX_VAR/log/runner.log"
+		as "$C_TOK" req POST /v1/sessions '{}'
+		expect_status 201
+		S10=$(jq -r .id "$BODY")
+		as "$C_TOK" req POST "/v1/sessions/$S10/close" '{}'
+		expect_true "... closed again" poll 15 _sstatus_ended "$S10"
+	else
+		_notok "stalled: the session ends lost" lost "$(sstatus "$S9")" 0
+	fi
+	[ -n "$SUP" ] && alive "$SUP" && kill -CONT "$SUP"
+else
+	skip "stalled supervisor" "S9 is not ready"
 fi
 
 # ================================================== 1c. close S1, retention

@@ -46,6 +46,7 @@ int main(void)
 	suite_agent();
 	suite_warm();
 	suite_sfiles();
+	suite_reclaim();
 	suite_waiter();
 	suite_svalidate();
 	suite_srender();

@@ -32,6 +32,7 @@ void suite_agentproto(void);
 void suite_agent(void);
 void suite_warm(void);
 void suite_sfiles(void);
+void suite_reclaim(void);
 void suite_waiter(void);
 void suite_svalidate(void);
 void suite_srender(void);
