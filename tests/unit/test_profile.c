@@ -302,6 +302,31 @@ static void test_rlimit_values(void)
 	}
 }
 
+/* cgroup v2 (issue 25): whether a process is still in its runner leaf <own>/runner,
+ * or was moved (then it moves back before it makes a slot or claims a job). */
+static void test_cg_moved(void)
+{
+	static const struct {
+		const char *self, *own;
+		int moved;
+	} rows[] = {
+		{ "/runner", "/", 0 },
+		{ "/system.slice/sandbox-runner.service/runner", "/system.slice/sandbox-runner.service", 0 },
+		{ "/system.slice/sandbox-runner.service", "/system.slice/sandbox-runner.service", 1 },
+		{ "/system.slice/other.service", "/system.slice/sandbox-runner.service", 1 },
+		{ "/system.slice/sandbox-runner.service/sandbox/slot-0",
+		  "/system.slice/sandbox-runner.service", 1 },
+		{ "/elsewhere/runner", "/", 1 },  /* a leaf named runner, but not ours */
+		{ "/ctr/runner", "/ctr", 0 },
+		{ "/ctr2/runner", "/ctr", 1 },    /* a prefix, not a parent */
+		{ "/ctr/runner/x", "/ctr", 1 },
+		{ "/", "/", 1 },
+	};
+
+	for (size_t i = 0; i < NELEM(rows); i++)
+		CHECK_INT_AT(rows[i].self, cg_v2_moved(rows[i].self, rows[i].own), rows[i].moved);
+}
+
 static void test_cg_key(void)
 {
 	static const char events[] = "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\n"
@@ -642,6 +667,7 @@ void suite_profile(void)
 					     { "data_masks", test_data_masks },
 					     { "rlimit_values", test_rlimit_values },
 					     { "cgroup_key_readers", test_cg_key },
+					     { "cgroup_v2_moved", test_cg_moved },
 					     { "profile_file_accepts", test_profile_parse_accepts },
 					     { "profile_file_refuses", test_profile_parse_refuses },
 					     { "profile_file_checks", test_profile_files },
