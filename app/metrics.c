@@ -190,6 +190,24 @@ void mx_render_webhooks(struct strbuf *out, const struct mx_hooks *h)
 		total);
 }
 
+void mx_render_window(struct strbuf *out, const struct mx_window *w)
+{
+	long long prev = 0, sum = w->sum_us < 0 ? -w->sum_us : w->sum_us;
+
+	sb_addf(out, "# HELP %s %s\n# TYPE %s histogram\n", w->name, w->help, w->name);
+	for (size_t k = 0; k < w->n; k++) {
+		long long c = w->cum[k] < prev ? prev : w->cum[k];
+
+		if (c > w->count)
+			c = w->count;
+		sb_addf(out, "%s_bucket{le=\"%g\"} %lld\n", w->name, w->le[k], c);
+		prev = c;
+	}
+	sb_addf(out, "%s_bucket{le=\"+Inf\"} %lld\n%s_sum %s%lld.%06lld\n%s_count %lld\n",
+		w->name, w->count, w->name, w->sum_us < 0 ? "-" : "", sum / 1000000,
+		sum % 1000000, w->name, w->count);
+}
+
 static int match_one(const char *rule, const char *addr)
 {
 	char net[64];

@@ -56,6 +56,22 @@ void mx_hooks_add_state(struct mx_hooks *h, const char *state, long long n);
 void mx_hooks_add_outcome(struct mx_hooks *h, const char *outcome, long long n);
 void mx_render_webhooks(struct strbuf *out, const struct mx_hooks *h);
 
+/* A histogram of the jobs finished in a window (GET /metrics: the last 5 minutes).
+ * le[k] are the upper bounds in seconds, ascending; cum[k] how many jobs are at or
+ * under le[k] (cumulative, as SQL's SUM(x <= b) counts them); count all of them;
+ * sum_us their total in microseconds. Rendered as a Prometheus histogram: HELP, TYPE
+ * histogram, a _bucket per bound, le="+Inf" (= count), _sum in seconds, _count. A
+ * bucket read out of order is raised to the one before it and capped at count, so
+ * the text stays a valid histogram whatever the query returned. */
+struct mx_window {
+	const char *name, *help;
+	const double *le;
+	const long long *cum;
+	size_t n;
+	long long count, sum_us;
+};
+void mx_render_window(struct strbuf *out, const struct mx_window *w);
+
 /* 1 when addr (dotted IPv4 or IPv6 text, as nginx sends REMOTE_ADDR) is in list:
  * comma-separated addresses or IPv4 CIDRs ("127.0.0.1,10.1.0.0/16,::1"). */
 int mx_addr_allowed(const char *list, const char *addr);

@@ -1204,12 +1204,56 @@ static int webhook_metrics(struct db *db, struct strbuf *o)
 	return 0;
 }
 
+/* Queue wait and run time of the jobs that finished in the last 5 minutes, as two
+ * histograms (app/metrics.c): whole microseconds in SQL (a DOUBLE sum came back
+ * through the prepared-statement protocol rounded to "0"), seconds in the text. */
+static int recent_metrics(struct db *db, struct strbuf *o)
+{
+	static const double le[] = { 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300 };
+	static const char *const what[2][3] = {
+		{ "sandbox_recent_job_queue_wait_seconds", "Queue wait", "w" },
+		{ "sandbox_recent_job_run_seconds", "Run time", "r" },
+	};
+	struct strbuf q = STRBUF_INIT;
+	struct db_res *res;
+
+	sb_adds(&q, "SELECT COUNT(*) AS n, COALESCE(SUM(w), 0) AS ws, COALESCE(SUM(r), 0) AS rs");
+	for (size_t k = 0; k < sizeof le / sizeof le[0]; k++)
+		sb_addf(&q, ", COALESCE(SUM(w <= %lld), 0) AS w%zu, COALESCE(SUM(r <= %lld), 0)"
+			    " AS r%zu", (long long)(le[k] * 1e6), k, (long long)(le[k] * 1e6), k);
+	sb_adds(&q, " FROM (SELECT TIMESTAMPDIFF(MICROSECOND, created_at, started_at) AS w,"
+		    " TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) AS r"
+		    " FROM jobs WHERE finished_at >= CURRENT_TIMESTAMP(3) - INTERVAL 300 SECOND"
+		    " AND started_at IS NOT NULL) recent");
+	res = q.failed ? NULL : db_querya(db, q.buf, NULL, 0);
+	sb_release(&q);
+	if (res == NULL)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		long long cum[sizeof le / sizeof le[0]];
+		char col[8], help[128];
+		struct mx_window w = { what[i][0], help, le, cum, sizeof le / sizeof le[0],
+				       db_res_i(res, 0, "n", 0), 0 };
+
+		snprintf(col, sizeof col, "%ss", what[i][2]);
+		w.sum_us = db_res_i(res, 0, col, 0);
+		for (size_t k = 0; k < w.n; k++) {
+			snprintf(col, sizeof col, "%s%zu", what[i][2], k);
+			cum[k] = db_res_i(res, 0, col, 0);
+		}
+		snprintf(help, sizeof help, "%s of the jobs finished in the last 5 minutes (a"
+			 " window, not a running total).", what[i][1]);
+		mx_render_window(o, &w);
+	}
+	db_res_free(res);
+	return 0;
+}
+
 /* The job figures of GET /metrics, from the database at scrape time. Costs: one
  * GROUP BY over the jobs table's state index (grows with the table: purge keeps it
  * bounded), the rest through indexes. */
 static int job_metrics(struct db *db, struct strbuf *o)
 {
-	static const double b[] = { 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300 };
 	struct db_res *res;
 
 	res = db_querya(db, "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state", NULL, 0);
@@ -1254,41 +1298,7 @@ static int job_metrics(struct db *db, struct strbuf *o)
 	db_res_free(res);
 	if (host_metrics(db, o) < 0 || webhook_metrics(db, o) < 0)
 		return -1;
-	/* Queue wait and run time of the jobs that finished in the last 5 minutes. */
-	{
-		struct strbuf q = STRBUF_INIT;
-		sb_adds(&q, "SELECT COUNT(*) AS n, COALESCE(SUM(w), 0) AS ws, COALESCE(SUM(r), 0) AS rs");
-		for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
-			sb_addf(&q, ", COALESCE(SUM(w <= %g), 0) AS w%zu, COALESCE(SUM(r <= %g), 0) AS r%zu",
-				b[k], k, b[k], k);
-		sb_adds(&q, " FROM (SELECT TIMESTAMPDIFF(MICROSECOND, created_at, started_at) / 1e6"
-			    " AS w, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 AS r"
-			    " FROM jobs WHERE finished_at >= CURRENT_TIMESTAMP(3) - INTERVAL 300 SECOND"
-			    " AND started_at IS NOT NULL) recent");
-		res = q.failed ? NULL : db_querya(db, q.buf, NULL, 0);
-		sb_release(&q);
-		if (res == NULL)
-			return -1;
-		for (int which = 0; which < 2; which++) {
-			const char *name = which ? "sandbox_recent_job_run_seconds"
-						 : "sandbox_recent_job_queue_wait_seconds";
-			char col[8];
-			sb_addf(o, "# HELP %s %s of the jobs finished in the last 5 minutes (a window,"
-				   " not a running total).\n# TYPE %s gauge\n",
-				name, which ? "Run time" : "Queue wait", name);
-			for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
-				snprintf(col, sizeof col, "%c%zu", which ? 'r' : 'w', k);
-				sb_addf(o, "%s_bucket{le=\"%g\"} %lld\n", name, b[k],
-					db_res_i(res, 0, col, 0));
-			}
-			sb_addf(o, "%s_bucket{le=\"+Inf\"} %lld\n%s_count %lld\n%s_sum %s\n", name,
-				db_res_i(res, 0, "n", 0), name, db_res_i(res, 0, "n", 0), name,
-				db_res_s(res, 0, which ? "rs" : "ws") ? db_res_s(res, 0, which ? "rs" : "ws")
-								       : "0");
-		}
-		db_res_free(res);
-	}
-	return 0;
+	return recent_metrics(db, o);
 }
 
 /* GET /metrics: Prometheus text. Public in the route table (scrapers hold no API

@@ -304,12 +304,74 @@ static int enable_in(const char *dir, struct cg_v2_layout *l, char *err, size_t 
 	return 0;
 }
 
+/* The <own> of the first layout this process made (cg_v2_prepare), "" before: where
+ * it belongs from then on, whoever moves it (an operator's echo into cgroup.procs, a
+ * container manager, systemctl). The dispatcher's is inherited by what it forks
+ * without exec (spares, prewarmed holders, the runtimes probe); a supervisor it
+ * execs is born in its leaf (cg_v2_stay before every claim) and sets its own. */
+static char home[PATH_MAX - 512];
+
+int cg_v2_moved(const char *self, const char *own)
+{
+	size_t n = strlen(own);
+
+	if (strcmp(own, "/") == 0)
+		n = 0; /* the leaf of the root is "/runner" */
+	return !(strncmp(self, own, n) == 0 && strcmp(self + n, "/" CG_V2_LEAF) == 0);
+}
+
+/* Back into home's leaf (made again if someone removed it): 0, or -1 with err. */
+static int return_home(const char *self, char *err, size_t errlen)
+{
+	char leaf[PATH_MAX], pid[24];
+	int e;
+
+	if ((size_t)snprintf(leaf, sizeof leaf, ROOT "%s/" CG_V2_LEAF,
+			     strcmp(home, "/") == 0 ? "" : home) >= sizeof leaf) {
+		snprintf(err, errlen, "cgroup path too long: %s", home);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	if ((mkdir(leaf, 0755) < 0 && errno != EEXIST) || write_file(leaf, "cgroup.procs", pid) < 0) {
+		e = errno;
+		log_kv("error", "cgroup_moved", "from", self, "leaf", leaf, "error", strerror(e),
+		       "action", "could not move back", (char *)NULL);
+		snprintf(err, errlen, "this process was moved out of its cgroup %s into %s and"
+			 " could not move back: %s/cgroup.procs: %s", leaf, self, leaf, strerror(e));
+		errno = e;
+		return -1;
+	}
+	log_kv("warn", "cgroup_moved_back", "from", self, "to", leaf, (char *)NULL);
+	return 0;
+}
+
+int cg_v2_stay(char *err, size_t errlen)
+{
+	char self[PATH_MAX - 512];
+
+	if (home[0] == '\0')
+		return 0; /* no v2 layout made here (v1, rlimit-only) */
+	if (cg_v2_self(self, sizeof self) < 0) {
+		snprintf(err, errlen, "/proc/self/cgroup: no usable 0:: line: %s", strerror(errno));
+		return -1;
+	}
+	if (!cg_v2_moved(self, home))
+		return 0;
+	return return_home(self, err, errlen) < 0 ? -1 : 1;
+}
+
 int cg_v2_prepare(const char *name, struct cg_v2_layout *l, char *err, size_t errlen)
 {
 	char self[PATH_MAX - 512], dir[PATH_MAX], pid[24];
 	size_t n;
 
 	memset(l, 0, sizeof *l);
+	/* Moved since its layout was made: back first, or its slot would go under the
+	 * cgroup it was moved to, where turning controllers on fails (EBUSY: the
+	 * no-internal-processes rule) for every job until a restart. */
+	if (home[0] && cg_v2_stay(err, errlen) < 0)
+		return -1;
 	if (cg_v2_self(self, sizeof self) < 0) {
 		snprintf(err, errlen, "/proc/self/cgroup: no usable 0:: line: %s%s", strerror(errno),
 			 errno == EXDEV ? " (a cgroup namespace: mount cgroup2 inside it)" : "");
@@ -371,7 +433,11 @@ int cg_v2_prepare(const char *name, struct cg_v2_layout *l, char *err, size_t er
 	}
 	if (mkdir(l->base, 0755) < 0 && errno != EEXIST)
 		return fail_v2(err, errlen, l->base, "mkdir", errno);
-	return enable_in(l->base, l, err, errlen);
+	if (enable_in(l->base, l, err, errlen) < 0)
+		return -1;
+	if (home[0] == '\0' && strlen(l->own) < sizeof home)
+		memcpy(home, l->own, strlen(l->own) + 1);
+	return 0;
 }
 
 static int setup_v2(struct cg *g, const char *name, int slot, long long mem, long long pids,

@@ -46,6 +46,15 @@ int cg_v2_self(char *path, size_t n);
  * missing). Every failing write is logged and named in err (file, value, errno).
  * 0 or -1. */
 int cg_v2_prepare(const char *name, struct cg_v2_layout *l, char *err, size_t errlen);
+/* Whether a process in cgroup self (cg_v2_self's form) is outside own's leaf
+ * (<own>/runner): 1 moved, 0 in it. Pure. */
+int cg_v2_moved(const char *self, const char *own);
+/* v2: the process still in the leaf of the first layout it made? 0 yes (or no layout
+ * made: v1, rlimit-only), 1 it had been moved elsewhere and is back now (logged:
+ * event=cgroup_moved_back from=... to=...), -1 it could not move back (logged:
+ * event=cgroup_moved, err names the cgroup it is in and why). cg_v2_prepare does the
+ * same first, so a slot is never made under a cgroup the process was moved to. */
+int cg_v2_stay(char *err, size_t errlen);
 /* 2, 1 or 0 (no usable controllers). */
 int cg_detect(void);
 /* Creates (after cleaning a stale one) the slot's cgroup with the limits. */

@@ -51,6 +51,7 @@ struct disp {
 	int wake_warned; /* wake_socket_unavailable was logged */
 	struct spare_pool spares; /* pre-forked supervisors (daemon only) */
 	struct warm_pool warm;    /* prewarmed sandboxes (daemon only) */
+	int cg_refused;           /* moved out of its cgroup and could not go back: no claims */
 	int probe_wanted;         /* the runtimes probe found every slot taken */
 	double probe_stand_down;  /* no holder asked to stand down for it before */
 };
@@ -181,6 +182,29 @@ static void wake_keep(struct disp *d)
 		log_kv("warn", "wake_socket_unavailable", "error", err, "fallback",
 		       "polling every runner_poll_ms", (char *)NULL);
 	d->wake_warned = d->wakefd < 0;
+}
+
+/* cgroup v2: every supervisor, spare and prewarmed holder starts in the dispatcher's
+ * cgroup, so the dispatcher must still be in its leaf when it claims: moved elsewhere
+ * (an operator, a container manager), it moves back (cg_v2_stay logs it); if it
+ * cannot, it claims nothing, says so once, and tries again every pass. 1: go on. */
+static int cgroup_ok(struct disp *d)
+{
+	char err[1024];
+
+	if (cg_v2_stay(err, sizeof err) >= 0) {
+		if (d->cg_refused)
+			log_kv("info", "runner_cgroup_restored", "action", "claiming again",
+			       (char *)NULL);
+		d->cg_refused = 0;
+		return 1;
+	}
+	if (!d->cg_refused)
+		log_kv("error", "runner_cgroup_moved", "error", err, "action",
+		       "claiming nothing until the runner is back in its cgroup (retried every"
+		       " pass; or restart it)", (char *)NULL);
+	d->cg_refused = 1;
+	return 0;
 }
 
 /* Double fork + setsid: the supervisor belongs to no dispatcher, so restarting or
@@ -748,7 +772,7 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 	log_kv("info", "runner_started", "mode", o->once ? "once" : "daemon", "profile", d.digest,
 	       (char *)NULL);
 	while (!*o->stop) {
-		int started = 0;
+		int started = 0, in_cg;
 
 		if (db_ready(&d) < 0) {
 			nap_ms(1000);
@@ -793,7 +817,9 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 				db_failed(&d, "host_heartbeat");
 			next_beat = util_mono_ms() + HOST_BEAT_MS;
 		}
-		if (d.db && util_mono_ms() >= next_probe) {
+		/* what starts a process in a slot waits while the cgroup is wrong */
+		in_cg = cgroup_ok(&d);
+		if (d.db && in_cg && util_mono_ms() >= next_probe) {
 			/* a cron run (--once) probes only when the last probe is stale */
 			int rc = o->once && !rtp_due(cfg, d.db, d.host) ? 0 : probe_runtimes(&d);
 			/* every slot taken, some by idle holders: one gives its slot back (one
@@ -807,14 +833,14 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 			}
 			next_probe = util_mono_ms() + (rc == 0 ? RTP_EVERY_MS : d.probe_wanted ? 20 : 5000);
 		}
-		if (d.db && !o->once) {
+		if (d.db && in_cg && !o->once) {
 			int ns = fill_sessions(&d);
 			if (ns < 0)
 				db_failed(&d, "session_claim");
 			else
 				started += ns;
 		}
-		if (d.db) {
+		if (d.db && in_cg) {
 			int nj = fill_slots(&d);
 			if (nj < 0)
 				db_failed(&d, "claim");
@@ -824,9 +850,9 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 		if (d.db)
 			deliver_tick(&d);
 		/* --once runners (cron) launch fresh supervisors: no spare outlives them idle */
-		if (d.db)
+		if (d.db && in_cg)
 			warm_tend(&d);
-		if (d.db && !o->once)
+		if (d.db && in_cg && !o->once)
 			spare_tend(&d.spares, cfg, (int)(cfg->runner_spare_supervisors <
 								 cfg->runner_slots
 							 ? cfg->runner_spare_supervisors

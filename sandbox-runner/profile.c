@@ -16,6 +16,7 @@
 #include "scfilter.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "util.h"
 
 /* "@etc" is runner_state_dir/etc, "@ws" the job's workspace, "@tmp" a tmpfs of
  * runner_tmp_mb. Nothing else from the host is visible: no /home, /root, /var,
@@ -47,17 +48,33 @@ static const struct prof_mount mounts[] = {
 };
 
 /* Host facts in a fresh /proc that container runtimes mask (runc's maskedPaths):
- * files get /dev/null bound read-only over them, directories an empty read-only
- * tmpfs. (bwrap itself already makes /proc/sys, sysrq-trigger, irq and bus
- * read-only.) A path the kernel lacks is skipped, or bwrap would fail: the check is
- * made on the host's procfs, which shows the same kernel's entries as the job's
- * and which no job can add to or remove from; only ENOENT counts as absent. */
+ * files get /dev/null bound read-only over them (opening one fails: bwrap mounts it
+ * nodev), directories an empty read-only tmpfs. (bwrap itself already makes
+ * /proc/sys, sysrq-trigger, irq and bus read-only.) Two more are a host fingerprint
+ * that programs do read, so they stay readable files of the sandbox's own: the
+ * kernel command line is a bare newline (a kernel booted with no arguments), boot_id
+ * a fresh random UUID per sandbox (what systemd's tools and journal readers expect:
+ * one UUID, the same on every read). /proc/cpuinfo, meminfo and loadavg stay as they
+ * are: thread pools and build tools size themselves by them. A path the kernel lacks
+ * is skipped, or bwrap would fail: the check is made on the host's procfs, which
+ * shows the same kernel's entries as the job's and which no job can add to or remove
+ * from; only ENOENT counts as absent. */
 static const struct prof_mask masks[] = {
-	{ "/proc/acpi", 1 },         { "/proc/asound", 1 },       { "/proc/scsi", 1 },
-	{ "/proc/config.gz", 0 },    { "/proc/kcore", 0 },        { "/proc/keys", 0 },
-	{ "/proc/key-users", 0 },    { "/proc/kallsyms", 0 },     { "/proc/latency_stats", 0 },
-	{ "/proc/timer_list", 0 },   { "/proc/timer_stats", 0 },  { "/proc/sched_debug", 0 },
-	{ "/proc/sysrq-trigger", 0 },
+	{ "/proc/acpi", PROF_MASK_DIR, NULL },
+	{ "/proc/asound", PROF_MASK_DIR, NULL },
+	{ "/proc/scsi", PROF_MASK_DIR, NULL },
+	{ "/proc/config.gz", PROF_MASK_FILE, NULL },
+	{ "/proc/kcore", PROF_MASK_FILE, NULL },
+	{ "/proc/keys", PROF_MASK_FILE, NULL },
+	{ "/proc/key-users", PROF_MASK_FILE, NULL },
+	{ "/proc/kallsyms", PROF_MASK_FILE, NULL },
+	{ "/proc/latency_stats", PROF_MASK_FILE, NULL },
+	{ "/proc/timer_list", PROF_MASK_FILE, NULL },
+	{ "/proc/timer_stats", PROF_MASK_FILE, NULL },
+	{ "/proc/sched_debug", PROF_MASK_FILE, NULL },
+	{ "/proc/sysrq-trigger", PROF_MASK_FILE, NULL },
+	{ "/proc/cmdline", PROF_MASK_DATA, "\n" },
+	{ "/proc/sys/kernel/random/boot_id", PROF_MASK_DATA, PROF_MASK_UUID },
 };
 
 static const char *const ns_opts[] = { "--unshare-all", "--unshare-user", "--disable-userns",
@@ -738,19 +755,47 @@ static void arg_num(struct strbuf *a, long long v)
 	sb_add(a, "", 1);
 }
 
-/* A path the kernel lacks is skipped, or bwrap would fail (see masks). */
+int prof_mask_present(const struct prof_mask *m)
+{
+	struct stat st;
+
+	return !(lstat(m->path, &st) < 0 && errno == ENOENT);
+}
+
+long prof_mask_data(const struct prof_mask *m, char *buf, size_t n)
+{
+	unsigned char r[16];
+
+	if (strcmp(m->data, PROF_MASK_UUID) != 0)
+		return snprintf(buf, n, "%s", m->data);
+	if (util_random(r, sizeof r) < 0)
+		return -1;
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40); /* version 4 */
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+	return snprintf(buf, n, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x"
+			"%02x\n", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+			r[11], r[12], r[13], r[14], r[15]);
+}
+
+/* A path the kernel lacks is skipped, or bwrap would fail (see masks). The k-th data
+ * mask reads fd SB_FD_DATA + k, which the sandbox child fills (sandbox.c), present or
+ * not, so the numbers never shift. */
 static void add_masks(struct strbuf *a, const struct prof_tables *t)
 {
-	for (size_t i = 0; i < t->n_masks; i++) {
-		struct stat st;
-		const char *p = t->masks[i].path;
+	int k = 0;
 
-		if (lstat(p, &st) < 0 && errno == ENOENT)
+	for (size_t i = 0; i < t->n_masks; i++) {
+		const struct prof_mask *m = &t->masks[i];
+		int fd = m->kind == PROF_MASK_DATA ? SB_FD_DATA + k++ : -1;
+
+		if (!prof_mask_present(m))
 			continue;
-		if (t->masks[i].dir) {
-			arg(a, "--tmpfs"), arg(a, p), arg(a, "--remount-ro"), arg(a, p);
+		if (m->kind == PROF_MASK_DIR) {
+			arg(a, "--tmpfs"), arg(a, m->path), arg(a, "--remount-ro"), arg(a, m->path);
+		} else if (m->kind == PROF_MASK_DATA) {
+			arg(a, "--ro-bind-data"), arg_num(a, fd), arg(a, m->path);
 		} else {
-			arg(a, "--ro-bind"), arg(a, "/dev/null"), arg(a, p);
+			arg(a, "--ro-bind"), arg(a, "/dev/null"), arg(a, m->path);
 		}
 	}
 }
@@ -952,6 +997,27 @@ int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cw
 	return prof_job_args(cfg, &prof_default, &j, err, errlen);
 }
 
+static void print_masks(FILE *f, const struct prof_tables *t)
+{
+	for (size_t k = 0; k < t->n_masks; k++) {
+		const struct prof_mask *m = &t->masks[k];
+
+		fprintf(f, "mask %s: ", m->path);
+		if (m->kind == PROF_MASK_DIR)
+			fprintf(f, "--tmpfs, --remount-ro");
+		else if (m->kind == PROF_MASK_FILE)
+			fprintf(f, "--ro-bind /dev/null");
+		else if (strcmp(m->data, PROF_MASK_UUID) == 0)
+			fprintf(f, "--ro-bind-data <a fresh random UUID per sandbox, then a newline>");
+		else
+			fprintf(f, "--ro-bind-data <%zu bytes%s>", strlen(m->data),
+				strcmp(m->data, "\n") == 0 ? ": a newline" : "");
+		fprintf(f, " (skipped where the kernel lacks it)\n");
+	}
+	fprintf(f, "not masked: /proc/cpuinfo, /proc/meminfo, /proc/loadavg (programs size"
+		   " themselves by them)\n");
+}
+
 static void print_mounts(FILE *f, const struct cfg *cfg, const struct prof_tables *t)
 {
 	for (size_t i = 0; i < t->n_mounts; i++) {
@@ -959,10 +1025,7 @@ static void print_mounts(FILE *f, const struct cfg *cfg, const struct prof_table
 		const char *src = m->src;
 
 		if (strcmp(m->op, "@masks") == 0)
-			for (size_t k = 0; k < t->n_masks; k++)
-				fprintf(f, "mask %s: %s (skipped where the kernel lacks it)\n",
-					t->masks[k].path,
-					t->masks[k].dir ? "--tmpfs, --remount-ro" : "--ro-bind /dev/null");
+			print_masks(f, t);
 		else if (strcmp(m->op, "@extra") == 0)
 			for (size_t k = 0; k < t->n_extra; k++)
 				fprintf(f, "mount %s %s %s (profile %s)\n", t->extra[k].op,

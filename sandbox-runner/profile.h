@@ -25,9 +25,20 @@ struct prof_mount {
 	const char *op, *src, *dst;
 };
 
+/* How a host fact in the sandbox's /proc is masked. */
+enum prof_mask_kind {
+	PROF_MASK_FILE, /* /dev/null bound read-only over it: opening it fails (nodev) */
+	PROF_MASK_DIR,  /* an empty read-only tmpfs over it */
+	PROF_MASK_DATA, /* a read-only file of the sandbox's own (--ro-bind-data) holding
+			 * data, or a fresh random UUID per sandbox for PROF_MASK_UUID */
+};
+#define PROF_MASK_UUID "@uuid"
+#define PROF_MAX_DATA_MASKS 2 /* their fds: SB_FD_DATA, SB_FD_DATA + 1 (sandbox.h) */
+
 struct prof_mask {
 	const char *path;
-	int dir;
+	enum prof_mask_kind kind;
+	const char *data; /* PROF_MASK_DATA */
 };
 
 /* An rlimit of the sandbox's processes: soft = limit << shift + soft_add (fixed
@@ -112,6 +123,13 @@ int prof_digest_tables(const struct cfg *cfg, const struct prof_tables *t,
 int prof_check_host(const struct cfg *cfg, char *err, size_t errlen);
 /* Writes the synthesized /etc under runner_state_dir (root-owned, read-only). */
 int prof_prepare_etc(const struct cfg *cfg, char *err, size_t errlen);
+
+/* Whether mask m's path exists on this kernel (a mask of a missing path is left
+ * out: bwrap would fail on it); only ENOENT from lstat counts as absent. */
+int prof_mask_present(const struct prof_mask *m);
+/* The content of data mask m into buf (n >= 64): its data, or a fresh random v4 UUID
+ * and a newline for PROF_MASK_UUID. Its length, or -1 with errno (no randomness). */
+long prof_mask_data(const struct prof_mask *m, char *buf, size_t n);
 
 /* Writes the synthesized /etc (files and the alternatives mount point) into dir, an
  * empty directory; a network job's resolv.conf names slirp4netns's resolver. 0 or

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -58,14 +59,50 @@ static void set_rlimits(const struct sb_spawn *s)
 	}
 }
 
+/* The profile's data masks (profile.c: the kernel command line, a random boot_id),
+ * one memfd each, for bwrap's --ro-bind-data SB_FD_DATA + k; -1 where the kernel
+ * lacks the path (prof_job_args leaves its mask out then). Made here, so a job, a
+ * session and a prewarmed sandbox each get their own, whoever built the arguments. */
+static void data_masks(int fds[PROF_MAX_DATA_MASKS])
+{
+	const struct prof_tables *t = &prof_default;
+	int k = 0;
+
+	for (size_t i = 0; i < t->n_masks && k < PROF_MAX_DATA_MASKS; i++) {
+		const struct prof_mask *m = &t->masks[i];
+		char data[64];
+		long n;
+
+		if (m->kind != PROF_MASK_DATA)
+			continue;
+		fds[k] = -1;
+		if (!prof_mask_present(m)) {
+			k++;
+			continue;
+		}
+		if ((n = prof_mask_data(m, data, sizeof data)) < 0 || (size_t)n >= sizeof data)
+			child_fail("data mask");
+		if ((fds[k] = memfd_create("sandbox-mask", MFD_CLOEXEC)) < 0 ||
+		    write(fds[k], data, (size_t)n) != n || lseek(fds[k], 0, SEEK_SET) < 0)
+			child_fail("data mask memfd");
+		k++;
+	}
+	while (k < PROF_MAX_DATA_MASKS)
+		fds[k++] = -1;
+}
+
 /* Moves fds to their fixed numbers without clobbering one another; an absent
- * optional one (block, agent) leaves its number closed. The highest placed. */
-static int place_fds(const struct sb_spawn *s, int errw)
+ * optional one (block, agent, ctl, a data mask) leaves its number closed. The
+ * highest placed. */
+static int place_fds(const struct sb_spawn *s, int errw, const int data[PROF_MAX_DATA_MASKS])
 {
 	int ctl = s->has_agent && s->ctl_fd > 0 ? s->ctl_fd : -1;
 	int src[] = { s->stdin_fd, s->stdout_fd, s->stderr_fd, s->args_fd, s->seccomp_fd,
-		      s->status_fd, errw, s->block_fd, s->has_agent ? s->agent_fd : -1, ctl };
-	int tmp[10], n = ctl >= 0 ? 10 : s->has_agent ? 9 : s->block_fd >= 0 ? 8 : 7;
+		      s->status_fd, errw, s->block_fd, s->has_agent ? s->agent_fd : -1, ctl,
+		      data[0], data[1] };
+	_Static_assert(PROF_MAX_DATA_MASKS == 2 && SB_FD_DATA == 10,
+		       "src above lists the data masks' fds from SB_FD_DATA");
+	int tmp[12], n = 12;
 
 	for (int i = 0; i < n; i++) {
 		tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD, 100);
@@ -142,7 +179,9 @@ static void __attribute__((noreturn)) child(const struct sb_spawn *s, int errw, 
 	if (s->etc_dir)
 		private_etc(s);
 	set_rlimits(s);
-	int top = place_fds(s, errw);
+	int data[PROF_MAX_DATA_MASKS];
+	data_masks(data);
+	int top = place_fds(s, errw, data);
 	if (setresgid(s->uid, s->uid, s->uid) < 0)
 		child_fail("setresgid");
 	if (setgroups(0, NULL) < 0)

@@ -16,6 +16,8 @@
 #define SB_FD_AGENT 8 /* sessions: the agent binary (prof_session_args); a prewarmed
 		       * sandbox: the exec stub, run as /proc/self/fd/8 (warm.h) */
 #define SB_FD_CTL 9   /* a prewarmed sandbox: the stub's end of its spec socket */
+#define SB_FD_DATA 10 /* the profile's data masks, one memfd each (PROF_MAX_DATA_MASKS):
+		       * bwrap copies each into a file of its own and closes it */
 
 struct sb_spawn {
 	const char *bwrap;

@@ -21,6 +21,9 @@ PACKAGES=(
     # make test-vm: the QEMU guest (tests/vm/run.sh), its initramfs; the systemd boot
     # runs the host's systemd as the guest's PID 1 with the system bus (systemd-run)
     qemu-system-x86 busybox-static systemd dbus
+    # promtool (api.sh, hooks.sh: `promtool check metrics` on /metrics); the package
+    # also ships the Prometheus server, which the install must not start (below)
+    prometheus
 )
 
 POLICY_RC=/usr/sbin/policy-rc.d
@@ -74,6 +77,20 @@ report_system_services() {
     done
 }
 
+# The prometheus package ships a server, enabled for multi-user.target; only promtool
+# is used. If the install started it anyway (a systemd host, or a policy-rc.d that
+# allowed it), stop it again: nothing here may leave a listener on :9090 behind.
+stop_prometheus_server() {
+    local pid
+    if [[ -d /run/systemd/system ]] && systemctl is-active --quiet prometheus.service 2>/dev/null; then
+        say "stopping prometheus.service, which its package started (only promtool is used)"
+        systemctl stop prometheus.service || say "warning: could not stop prometheus.service"
+    elif read -r pid </run/prometheus/prometheus.pid 2>/dev/null && [[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]]; then
+        say "stopping the prometheus server its package started (pid $pid; only promtool is used)"
+        /etc/init.d/prometheus stop || say "warning: could not stop the prometheus server (pid $pid)"
+    fi
+}
+
 main() {
     local -a missing
     mapfile -t missing < <(missing_packages)
@@ -96,6 +113,7 @@ main() {
     apt-get update || die "apt-get update failed"
     DEBIAN_FRONTEND=noninteractive "${install[@]}" || die "apt-get install failed: ${missing[*]}"
     unblock_service_starts
+    [[ " ${missing[*]} " == *" prometheus "* ]] && stop_prometheus_server
 
     mapfile -t missing < <(missing_packages)
     if ((${#missing[@]} != 0)); then

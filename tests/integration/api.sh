@@ -1060,6 +1060,36 @@ t_identity() {
 	expect_header Allow '^GET$'
 }
 
+# The window histograms of the jobs finished in the last 5 minutes: declared
+# histograms, and their _count and _sum are the database's (read just before and just
+# after the scrape, so a job leaving the window in between cannot fail it). One job
+# that ran 2.5 s makes the sum one that a rounding to whole seconds or to 0 would lose.
+recent_window() {
+	sql "SELECT CONCAT(COUNT(*), ' ', COALESCE(SUM(TIMESTAMPDIFF(MICROSECOND, started_at,
+		finished_at)), 0)) FROM jobs WHERE finished_at >= CURRENT_TIMESTAMP(3) - INTERVAL
+		300 SECOND AND started_at IS NOT NULL"
+}
+t_metrics_recent() {
+	local before after got h
+	as "$A_TOK" submit "$ECHO_JOB"
+	db_finish "$JOB" succeeded 0 NULL '' '' '[]'
+	sql "UPDATE jobs SET started_at = finished_at - INTERVAL 2.5 SECOND WHERE id = '$JOB'"
+	before=$(recent_window)
+	as "" req GET /metrics
+	after=$(recent_window)
+	for h in sandbox_recent_job_queue_wait_seconds sandbox_recent_job_run_seconds; do
+		expect_true "$h is declared a histogram" grep -qx "# TYPE $h histogram" "$BODY"
+		expect_true "$h: its buckets end with le=\"+Inf\", equal to _count" \
+			test "$(sed -n "s/^${h}_bucket{le=\"+Inf\"} //p" "$BODY")" = \
+			"$(sed -n "s/^${h}_count //p" "$BODY")"
+	done
+	got="$(sed -n 's/^sandbox_recent_job_run_seconds_count //p' "$BODY") $(sed -n \
+		's/^sandbox_recent_job_run_seconds_sum //p' "$BODY" | awk '{ printf "%.0f", $1 * 1e6 }')"
+	if [ "$got" = "$after" ]; then before=$after; fi
+	expect_eq "run time's _count and _sum (µs) are the database's window (one job of 2.5 s in it)" \
+		"$before" "$got"
+}
+
 # GET /metrics (Prometheus text, no key, loopback only through nginx).
 t_metrics() {
 	ctx "metrics"
@@ -1077,6 +1107,8 @@ t_metrics() {
 		grep -Eq '^sandbox_api_request_duration_seconds_count\{route="GET /v1/identity"\} [1-9]' "$BODY"
 	expect_true "the queue head age is exposed" grep -Eq '^sandbox_queue_head_age_seconds [0-9.]+$' "$BODY"
 	expect_true "no tenant name appears in the metrics" fails grep -q -- "$TA" "$BODY"
+	expect_promtool "promtool check metrics accepts the whole text" "$BODY"
+	t_metrics_recent
 	as "$A_TOK" req POST /metrics '{}'
 	expect_status 405
 }

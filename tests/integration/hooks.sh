@@ -445,6 +445,7 @@ expect_eq "attempts_all_total: the sum of the classes" \
 	"$(awk '/^sandbox_webhook_attempts_total\{/ { s += $2 } END { print s }' "$BODY")" \
 	"$(metric sandbox_webhook_attempts_all_total "$BODY")"
 expect_true "no tenant namespace in the metrics" fails grep -qF "$NS" "$BODY"
+expect_promtool "promtool check metrics accepts the whole text" "$BODY"
 expect_true "no callback URL in the metrics" fails grep -qF "127.0.0.1:$PORT" "$BODY"
 
 ctx "purge"

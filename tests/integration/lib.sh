@@ -371,6 +371,19 @@ mkkey() {
 	printf -v "${var}_TOK" '%s' "$(jq -r .token <<< "$out")"
 }
 
+# expect_promtool NAME FILE: `promtool check metrics` (Debian's prometheus package,
+# tests/deps.sh) finds nothing wrong in FILE, a GET /metrics body: its own output
+# (each refused series and why) is what the failure shows.
+expect_promtool() {
+	local out
+	if ! command -v promtool > /dev/null; then
+		_notok "$1" "promtool installed" "no promtool: bash tests/deps.sh (prometheus)" 0
+		return
+	fi
+	out=$(promtool check metrics < "$2" 2>&1)
+	expect_eq "$1" "rc=0" "rc=$?${out:+ $out}"
+}
+
 # SQL_DB names another database of the stack's server (default: the service's).
 sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B "${SQL_DB:-sandbox}" -e "$1"; }
 hexs() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }

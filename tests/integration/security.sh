@@ -14,7 +14,11 @@
 #      scsi are empty and read-only; a path this kernel lacks is a visible skip), the
 #      masks are in --print-profile and its digest, and /proc/self/mountinfo names no
 #      host path (checkout, state dir, config, DB socket): every mount's source root
-#      is /usr, /etc/alternatives, a device node or a filesystem root.
+#      is /usr, /etc/alternatives, a device node, a filesystem root or a file bwrap
+#      made (its deleted /bindfileXXXXXX). Host facts: /proc/cmdline is a bare newline
+#      and /proc/sys/kernel/random/boot_id a UUID of the sandbox's own (the same on
+#      every read, another in the next job, never the host's; a session's too, in 9);
+#      /proc/cpuinfo and /proc/loadavg stay readable (the profile says so).
 #   2. network: the stack's nginx, a host listener on 127.0.0.1 and one on the host's
 #      own address, and a host abstract unix socket are unreachable; only `lo` exists;
 #      AF_VSOCK is refused. (Only the suite's own listeners and its own stack's nginx
@@ -429,7 +433,7 @@ done
 if [ "$present" = 0 ]; then
 	note "skip: none of the masked paths exists on this kernel: the masks are untested here"
 fi
-PROFILE_TXT=$("$REPO/build/sandbox-runner" --config "$SANDBOX_CONFIG" --print-profile 2> /dev/null)
+PROFILE_TXT=$("${SANDBOX_BIN:-$REPO/build}/sandbox-runner" --config "$SANDBOX_CONFIG" --print-profile 2> /dev/null)
 for p in $MASK_FILES; do
 	expect_match "$CASE: --print-profile lists the mask of $p" "^mask $p: --ro-bind /dev/null" "$PROFILE_TXT"
 done
@@ -441,6 +445,51 @@ expect_eq "$CASE: the job's profile digest is the printed profile's (masks inclu
 expect_eq "$CASE: the digest is the sha256 of the printed profile" \
 	"$(printf '%s\n' "$PROFILE_TXT" | sed -n 's/^digest //p')" \
 	"sha256:$(printf '%s\n' "$PROFILE_TXT" | grep -v '^digest ' | sha256sum | cut -d' ' -f1)"
+
+CASE="host facts"
+# The kernel command line and the boot id identify the host (issue 25): the job must
+# get its own. Read twice in one job (a boot id does not change while it runs) and in
+# a second job (each sandbox gets a fresh one); compared with the host's own values.
+HOST_CMDLINE=$(cat /proc/cmdline)
+HOST_BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
+FACTS='printf "CMDLINE <%s> rc=%s\n" "$(cat /proc/cmdline 2>&1)" "$?"
+echo "BOOT_ID1 $(cat /proc/sys/kernel/random/boot_id 2>&1)"
+echo "BOOT_ID2 $(cat /proc/sys/kernel/random/boot_id 2>&1)"
+echo "CPUS $(grep -c ^processor /proc/cpuinfo)"
+echo "LOADAVG $(cat /proc/loadavg)"'
+run "$CASE" "$FACTS"
+expect_state succeeded
+out=$(stdout)
+boot1=$(sed -n 's/^BOOT_ID1 //p' <<< "$out")
+expect_true "$CASE: the host has a kernel command line and a boot id to hide" \
+	test -n "$HOST_CMDLINE" -a -n "$HOST_BOOT_ID"
+expect_eq "$CASE: /proc/cmdline is a bare newline, readable (the host's: ${#HOST_CMDLINE} bytes)" \
+	"CMDLINE <> rc=0" "$(grep '^CMDLINE ' <<< "$out")"
+expect_absent "$CASE: the host's kernel command line is nowhere in the job's output" \
+	"$HOST_CMDLINE" "$out"
+expect_true "$CASE: boot_id is not the host's ($boot1)" test "$boot1" != "$HOST_BOOT_ID"
+expect_match "$CASE: boot_id is a v4 UUID" \
+	'^BOOT_ID1 [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' "$out"
+expect_eq "$CASE: boot_id is the same on a second read" "BOOT_ID2 $boot1" \
+	"$(grep '^BOOT_ID2 ' <<< "$out")"
+expect_match "$CASE: /proc/cpuinfo stays readable (programs size thread pools by it)" \
+	'^CPUS [1-9][0-9]*$' "$out"
+expect_match "$CASE: /proc/loadavg stays readable" '^LOADAVG [0-9.]+ [0-9.]+ [0-9.]+ ' "$out"
+run "$CASE: second job" "$FACTS"
+boot2=$(stdout | sed -n 's/^BOOT_ID1 //p')
+expect_true "$CASE: the next sandbox gets another boot_id ($boot2)" \
+	test -n "$boot2" -a "$boot2" != "$boot1" -a "$boot2" != "$HOST_BOOT_ID"
+ctx "$CASE"
+for p in /proc/cmdline /proc/sys/kernel/random/boot_id; do
+	expect_true "$CASE: $p is a mount point (masked) in the job" \
+		test "${mpoints#* "$p" }" != "$mpoints"
+done
+expect_match "$CASE: --print-profile lists the mask of /proc/cmdline" \
+	'^mask /proc/cmdline: --ro-bind-data <1 bytes: a newline>' "$PROFILE_TXT"
+expect_match "$CASE: --print-profile lists the mask of boot_id" \
+	'^mask /proc/sys/kernel/random/boot_id: --ro-bind-data <a fresh random UUID per sandbox' "$PROFILE_TXT"
+expect_match "$CASE: --print-profile says cpuinfo and loadavg are not masked" \
+	'^not masked: /proc/cpuinfo, /proc/meminfo, /proc/loadavg ' "$PROFILE_TXT"
 
 CASE="mountinfo"
 note "job's mountinfo: $(printf '%s\n' "$mountinfo" | cut -d' ' -f4,5,9,10 | tr '\n' ';')"
@@ -457,6 +506,9 @@ unexpected=
 for r in $roots; do
 	case $r in
 	/ | /newroot | /usr | /etc/alternatives | /null | /zero | /full | /random | /urandom | /tty) ;;
+	# --ro-bind-data (the /proc/cmdline and boot_id masks): a file bwrap made in its own
+	# tmpfs and unlinked once bound
+	/bindfile??????//deleted) ;;
 	*) unexpected+="$r " ;;
 	esac
 done
@@ -1101,6 +1153,23 @@ expect_true "A sees few processes (its own pid namespace): $(head -n 1 <<< "$OUT
 expect_true "A cannot signal B's process" grep -q cannot-signal <<< "$OUT"
 expect_true "A cannot find B's file" fails grep -q "secret-of-b" <<< "$OUT"
 expect_true "A's workspace mount is not B's" fails grep -q "slot-${S2_SLOT:-x}" <<< "$(as "$A_TOK" sexec "$S1" 'cat /proc/self/mountinfo' "$(tscale 30)"; echo "$OUT")"
+# host facts (section 1): a session's sandbox has its own boot_id and no kernel
+# command line, like a job's; each session its own boot_id
+as "$A_TOK" sexec "$S1" "$FACTS" "$(tscale 30)"
+S1_FACTS=$OUT
+as "$B_TOK" sexec "$S2" "$FACTS" "$(tscale 30)"
+s1_boot=$(sed -n 's/^BOOT_ID1 //p' <<< "$S1_FACTS")
+s2_boot=$(sed -n 's/^BOOT_ID1 //p' <<< "$OUT")
+expect_eq "host facts: a session's /proc/cmdline is a bare newline" "CMDLINE <> rc=0" \
+	"$(grep '^CMDLINE ' <<< "$S1_FACTS")"
+expect_match "host facts: a session's boot_id is a v4 UUID" \
+	'^BOOT_ID1 [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' "$S1_FACTS"
+expect_true "host facts: a session's boot_id is not the host's ($s1_boot)" \
+	test -n "$s1_boot" -a "$s1_boot" != "$HOST_BOOT_ID"
+expect_true "host facts: another session has another boot_id ($s2_boot)" \
+	test -n "$s2_boot" -a "$s2_boot" != "$s1_boot" -a "$s2_boot" != "$HOST_BOOT_ID"
+expect_eq "host facts: a session's boot_id is the same on a second read" "BOOT_ID2 $s1_boot" \
+	"$(grep '^BOOT_ID2 ' <<< "$S1_FACTS")"
 
 # a closed session leaves nothing: processes, mounts, workspace, cgroup, supervisor
 ctx "$CASE: close"
@@ -1186,7 +1255,8 @@ echo "--- left"; for f in /tmp /dev/shm /workspace; do echo "$f: $(ls -A "$f" | 
 VIEW_CPU=$(tscale 7 300)
 VIEW_JOB=$(jq -cn --arg c "$VIEW" --argjson cpu "$VIEW_CPU" --argjson w "$(tscale 10 300)" '{command: $c, cwd: "sub/dir", env: {JOBVAR: "job value"},
 	limits: {memory_mb: 128, pids: 32, disk_mb: 16, cpu_seconds: $cpu}} | if $w != 10 then .limits.wall_seconds = $w else . end')
-normalise() { sed -E 's/(shared|master|propagate_from):[0-9]+/\1:N/g'; }
+# (the deleted files bwrap made for --ro-bind-data have a random name per sandbox)
+normalise() { sed -E 's/(shared|master|propagate_from):[0-9]+/\1:N/g; s#/bindfile[A-Za-z0-9]{6}//deleted#/bindfileN//deleted#'; }
 
 if stack stop-runner; then
 	own_start "$W_CONF"

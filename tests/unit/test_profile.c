@@ -12,6 +12,7 @@
 #include "cgroup.h"
 #include "profile.h"
 #include "tests.h"
+#include "util.h"
 
 /* The arguments of an fd from prof_job_args, as one string with '\n' for each NUL. */
 static char *args_fd(int fd, const char *err)
@@ -172,6 +173,79 @@ static void test_digest_follows_tables(void)
 	c.runner_tmp_mb++;
 	prof_digest_tables(&c, &t, d);
 	CHECK(strcmp(d, base) != 0, "the /tmp size must change the digest");
+	c.runner_tmp_mb--;
+
+	t.n_masks--; /* drop the boot_id mask */
+	prof_digest_tables(&c, &t, d);
+	CHECK(strcmp(d, base) != 0, "a mask must change the digest");
+}
+
+/* Host facts in /proc (issue 25): the kernel command line and boot_id are files of
+ * the sandbox's own, read by bwrap from the fds the sandbox child fills; boot_id is a
+ * fresh v4 UUID each time. */
+static void test_data_masks(void)
+{
+	static const char *const want[][2] = {
+		{ "/proc/cmdline", "\n" },
+		{ "/proc/sys/kernel/random/boot_id", PROF_MASK_UUID },
+	};
+	const struct prof_tables *t = &prof_default;
+	char a[64], b[64], seen = 0;
+	int k = 0;
+	struct cfg c;
+	char *printed = NULL, *args;
+	size_t len = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < t->n_masks; i++) {
+		const struct prof_mask *m = &t->masks[i];
+		if (m->kind != PROF_MASK_DATA)
+			continue;
+		if (!CHECK(k < (int)NELEM(want), "more data masks than PROF_MAX_DATA_MASKS"))
+			return;
+		CHECK_STR(m->path, want[k][0]);
+		CHECK_STR(m->data, want[k][1]);
+		k++;
+	}
+	CHECK_INT(k, PROF_MAX_DATA_MASKS);
+	for (size_t i = 0; i < t->n_masks; i++) {
+		const struct prof_mask *m = &t->masks[i];
+		if (m->kind != PROF_MASK_DATA || strcmp(m->data, PROF_MASK_UUID) != 0)
+			continue;
+		seen = 1;
+		CHECK_INT(prof_mask_data(m, a, sizeof a), 37);
+		CHECK_INT(prof_mask_data(m, b, sizeof b), 37);
+		a[36] = b[36] = '\0';
+		CHECK(util_is_uuid(a) && a[14] == '4' && strchr("89ab", a[19]) != NULL,
+		      "boot_id is a v4 UUID: %s", a);
+		CHECK(strcmp(a, b) != 0, "each sandbox gets a fresh boot_id: %s twice", a);
+	}
+	CHECK(seen, "a boot_id mask");
+
+	cfg_defaults(&c);
+	f = open_memstream(&printed, &len);
+	if (!CHECK(f != NULL, "open_memstream"))
+		return;
+	prof_print(f, &c);
+	fclose(f);
+	CHECK_HAS(printed, "\nmask /proc/cmdline: --ro-bind-data <1 bytes: a newline>");
+	CHECK_HAS(printed, "\nmask /proc/sys/kernel/random/boot_id: --ro-bind-data <a fresh "
+			   "random UUID per sandbox, then a newline>");
+	CHECK_HAS(printed, "\nnot masked: /proc/cpuinfo, /proc/meminfo, /proc/loadavg ");
+	free(printed);
+	{
+		char err[256] = "";
+		args = args_fd(prof_bwrap_args(&c, "/ws", "", 16, NULL, 4, 5, -1, err, sizeof err),
+			       err);
+	}
+	if (args == NULL)
+		return;
+	/* after /proc is mounted, before anything else */
+	CHECK_HAS(args, "\n--ro-bind-data\n10\n/proc/cmdline\n--ro-bind-data\n11\n"
+			"/proc/sys/kernel/random/boot_id\n--dev\n");
+	CHECK(strstr(args, "\n--proc\n/proc\n") < strstr(args, "/proc/cmdline"),
+	      "the masks follow --proc");
+	free(args);
 }
 
 /* What a job gets is in the printout: the very argument list, network or not. */
@@ -226,6 +300,31 @@ static void test_rlimit_values(void)
 		if (strcmp(r->name, "core") == 0)
 			CHECK(soft == 0 && hard == 0, "core: 0");
 	}
+}
+
+/* cgroup v2 (issue 25): whether a process is still in its runner leaf <own>/runner,
+ * or was moved (then it moves back before it makes a slot or claims a job). */
+static void test_cg_moved(void)
+{
+	static const struct {
+		const char *self, *own;
+		int moved;
+	} rows[] = {
+		{ "/runner", "/", 0 },
+		{ "/system.slice/sandbox-runner.service/runner", "/system.slice/sandbox-runner.service", 0 },
+		{ "/system.slice/sandbox-runner.service", "/system.slice/sandbox-runner.service", 1 },
+		{ "/system.slice/other.service", "/system.slice/sandbox-runner.service", 1 },
+		{ "/system.slice/sandbox-runner.service/sandbox/slot-0",
+		  "/system.slice/sandbox-runner.service", 1 },
+		{ "/elsewhere/runner", "/", 1 },  /* a leaf named runner, but not ours */
+		{ "/ctr/runner", "/ctr", 0 },
+		{ "/ctr2/runner", "/ctr", 1 },    /* a prefix, not a parent */
+		{ "/ctr/runner/x", "/ctr", 1 },
+		{ "/", "/", 1 },
+	};
+
+	for (size_t i = 0; i < NELEM(rows); i++)
+		CHECK_INT_AT(rows[i].self, cg_v2_moved(rows[i].self, rows[i].own), rows[i].moved);
 }
 
 static void test_cg_key(void)
@@ -565,8 +664,10 @@ void suite_profile(void)
 	static const CU_TestInfo tests[] = { { "bwrap_args_sample_job", test_bwrap_args },
 					     { "digest_follows_tables", test_digest_follows_tables },
 					     { "print_shows_args", test_print_shows_args },
+					     { "data_masks", test_data_masks },
 					     { "rlimit_values", test_rlimit_values },
 					     { "cgroup_key_readers", test_cg_key },
+					     { "cgroup_v2_moved", test_cg_moved },
 					     { "profile_file_accepts", test_profile_parse_accepts },
 					     { "profile_file_refuses", test_profile_parse_refuses },
 					     { "profile_file_checks", test_profile_files },

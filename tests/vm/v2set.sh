@@ -8,6 +8,8 @@
 #   a. bare v2: started in the root cgroup, whose subtree_control is empty at boot;
 #   (systemd's Delegate=yes layout: systemd itself as PID 1 with the installed unit,
 #      tests/vm/guide.sh and sdset.sh, the second boot of make test-vm;)
+#   b. bare v2 again, its processes moved into /elsewhere while it runs: they move
+#      back into the leaf (logged) and a job succeeds in its slot;
 #   c. a container-like cgroup namespace: moved into /ctr, `unshare -C` with its own
 #      cgroup2 mount, so the namespace's root holds the runner's process at start.
 # In each: where the runner and the slots are, then jobs (hello with usage, memory
@@ -214,7 +216,43 @@ run_layout bare /runner "$CG/$CG_NAME" all
 ctx "bare: after"
 expect_true "bare: memory and pids on in the root's subtree_control" grep -q 'memory.*pids\|pids.*memory' $CG/cgroup.subtree_control
 expect_true "bare: cpu not asked for (no cpu control file is used)" fails grep -qw cpu $CG/cgroup.subtree_control
-rmdir "$CG/$CG_NAME" "$CG/runner" 2> /dev/null
+
+# ---------------------------------------------------------------- b. moved while it runs
+# An operator or a container manager moves the running runner's processes (the
+# dispatcher, its spare supervisors) into another cgroup (issue 25): each moves back
+# into its leaf before it claims or makes a slot (logged), and a job then runs in a
+# slot under the runner's own subtree. Before, every job failed 125 naming the
+# no-internal-processes rule (EBUSY on /elsewhere's subtree_control) until a restart.
+ctx "moved: runner started"
+: > "$LOGDIR/runner-moved.log"
+"$RUNNER" --config "$SANDBOX_CONFIG" >> "$LOGDIR/runner-moved.log" 2>&1 &
+RPID=$!
+poll 120 grep -q 'event=runner_started' "$LOGDIR/runner-moved.log"
+poll 30 _in_leaf "$RPID" /runner
+sleep 2 # its spare supervisors are up
+mkdir -p $CG/elsewhere
+MOVED=$(cat $CG/runner/cgroup.procs | tr '\n' ' ')
+RMOVED=no
+for p in $MOVED; do
+	echo "$p" 2> /dev/null > $CG/elsewhere/cgroup.procs && [ "$p" = "$RPID" ] && RMOVED=yes
+done
+# (not its /proc/PID/cgroup: the dispatcher may be back already, its next pass is ms away)
+expect_eq "moved: the kernel moved the dispatcher into /elsewhere (with $(wc -w <<< "$MOVED") processes)" \
+	yes "$RMOVED"
+submit '{"command":"echo moved","limits":{"wall_seconds":120}}'
+ctx "moved: a job"
+await "$JOB" 300
+expect_json '.status' succeeded
+expect_json '.result.stdout | split("\n")[0]' moved
+expect_json '.failure' null
+expect_v2_common
+expect_eq "moved: the dispatcher is back in its leaf" /runner "$(cg_of "$RPID")"
+expect_true "moved: the move back is logged (from, to)" \
+	grep -q "event=cgroup_moved_back from=/elsewhere to=$CG/runner" "$LOGDIR/runner-moved.log"
+expect_true "moved: nothing made under /elsewhere" test ! -e "$CG/elsewhere/$CG_NAME" -a ! -e "$CG/elsewhere/runner"
+layout_end moved "$CG/$CG_NAME" "$SECONDS"
+note "moved: /elsewhere holds $(wc -l < $CG/elsewhere/cgroup.procs) processes at the end"
+rmdir "$CG/$CG_NAME" "$CG/runner" "$CG/elsewhere" 2> /dev/null
 
 # systemd's Delegate=yes layout is tested under systemd itself (tests/vm/guide.sh and
 # sdset.sh, the second boot of make test-vm); the copy made by hand here was dropped
