@@ -89,6 +89,11 @@ stop_prometheus_server() {
         say "stopping the prometheus server its package started (pid $pid; only promtool is used)"
         /etc/init.d/prometheus stop || say "warning: could not stop the prometheus server (pid $pid)"
     fi
+    # and not at the next boot either: we installed it for promtool alone
+    if [[ -d /run/systemd/system ]] && systemctl is-enabled --quiet prometheus.service 2>/dev/null; then
+        say "disabling prometheus.service (installed here for promtool only)"
+        systemctl disable --quiet prometheus.service || say "warning: could not disable prometheus.service"
+    fi
 }
 
 main() {
