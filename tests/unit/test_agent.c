@@ -581,6 +581,20 @@ static void test_child_state(void)
 	stop_agent();
 }
 
+/* A fresh agent running argv as command 1 with a stdin pipe: 1 once it started, else
+ * 0 with the agent stopped. */
+static int agent_with_stdin_cmd(char *const *argv)
+{
+	if (!start_agent())
+		return 0;
+	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
+	if (!until_started(1)) {
+		stop_agent();
+		return 0;
+	}
+	return 1;
+}
+
 /* The window (issue 25 item 3): a host that keeps at most AP_STDIN_WINDOW bytes in
  * flight (sent, not acknowledged) can pour any amount through a command that reads:
  * every byte is acknowledged, none dropped, no GONE. */
@@ -591,13 +605,8 @@ static void test_stdin_window(void)
 	const size_t total = 6u << 20; /* more than the window */
 	size_t sent = 0;
 
-	if (!start_agent())
+	if (!agent_with_stdin_cmd(argv))
 		return;
-	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
-	if (!until_started(1)) {
-		stop_agent();
-		return;
-	}
 	while (sent < total) {
 		while (sent < total && sent - R[1].acked + sizeof chunk <= AP_STDIN_WINDOW) {
 			send_frame(AP_STDIN, 1, chunk, sizeof chunk);
@@ -624,13 +633,8 @@ static void test_stdin_gone(void)
 	static unsigned char chunk[AP_MAX_PAYLOAD];
 	char *argv[] = { S("sh"), S("-c"), S("exec 0<&-; sleep 1; echo done"), NULL };
 
-	if (!start_agent())
+	if (!agent_with_stdin_cmd(argv))
 		return;
-	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
-	if (!until_started(1)) {
-		stop_agent();
-		return;
-	}
 	usleep(300000); /* the command has closed its stdin */
 	for (int i = 0; i < 4; i++)
 		send_frame(AP_STDIN, 1, chunk, sizeof chunk);
@@ -651,13 +655,8 @@ static void test_stdin_backlog(void)
 	char *argv[] = { S("sleep"), S("10"), NULL };
 	char err[512];
 
-	if (!start_agent())
+	if (!agent_with_stdin_cmd(argv))
 		return;
-	spawn(1, AP_SPAWN_STDIN, "/", argv, NULL);
-	if (!until_started(1)) {
-		stop_agent();
-		return;
-	}
 	for (int i = 0; i < 70; i++) /* 4.4 MiB */
 		send_frame(AP_STDIN, 1, chunk, sizeof chunk);
 	send_frame(AP_STDIN, 1, "late", 4); /* after the close: ignored */
