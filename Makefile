@@ -1,4 +1,5 @@
-# sandbox: job API (app/), runner (sandbox-runner/), shared code (common/).
+# sandbox: job API (app/), runner (sandbox-runner/), the in-sandbox agent (agent/),
+# shared code (common/).
 # `make` builds build/sandbox-api and build/sandboxctl; `make test` runs every suite
 # against a real MariaDB, nginx and bubblewrap; `make run` starts the local stack.
 
@@ -11,7 +12,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Icli -Itests/unit \
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Iagent -Icli -Itests/unit \
               $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -28,10 +29,12 @@ CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/purge.c app/auth.c a
 RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/policy.c \
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
                sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
-               sandbox-runner/workspace.c sandbox-runner/agentproto.c \
+               sandbox-runner/workspace.c agent/agentproto.c \
                sandbox-runner/sfiles.c sandbox-runner/hooksign.c sandbox-runner/reclaim.c
-# The session agent (sandbox-runner/agent.c): its own static binary, not the runner's.
-AGENT_SRC  := sandbox-runner/agent.c sandbox-runner/agentproto.c sandbox-runner/stub.c
+# agent/: what runs inside a sandbox (the session agent, and the exec stub of a
+# prewarmed job sandbox: one static binary, not the runner's) and the wire formats the
+# runner speaks with them (agentproto, stubproto).
+AGENT_SRC  := agent/agent.c agent/agentproto.c agent/stub.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
 FAULT_SRC  := sandbox-runner/fault.c
 # The webhook sender (sandbox-runner/callback.c) reads and renders a job as the API
@@ -52,22 +55,23 @@ CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+HDRS := $(wildcard common/*.h app/*.h sandbox-runner/*.h agent/*.h cli/*.h tests/unit/*.h)
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install test-vm
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
      $(BUILD)/sandbox $(BUILD)/sandbox-deliver
 
-$(BUILD)/rel/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
+$(BUILD)/rel/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
 
-$(BUILD)/asan/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
+$(BUILD)/asan/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(asan) $<"; $(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined \
 	  -fno-omit-frame-pointer -fno-sanitize-recover=undefined -c $< -o $@
 
 # The fault-injecting test build of the runner (sandbox-runner/fault.h).
-$(BUILD)/fault/%.o: %.c $(wildcard common/*.h app/*.h sandbox-runner/*.h cli/*.h tests/unit/*.h)
+$(BUILD)/fault/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(fault) $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -DSANDBOX_FAULT_INJECTION -c $< -o $@
 
@@ -90,9 +94,9 @@ $(BUILD)/sandbox: $(call obj,rel,$(CLI_SRC))
 
 # Runs inside a session's sandbox with the sandbox's /usr: static (libc only), so it
 # needs no file in there. Static PIE keeps ASLR.
-$(BUILD)/sandbox-agent: $(AGENT_SRC) sandbox-runner/agentproto.h sandbox-runner/stubproto.h sandbox-runner/stub.h
+$(BUILD)/sandbox-agent: $(AGENT_SRC) $(wildcard agent/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isandbox-runner $(HARDEN) -static-pie \
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iagent $(HARDEN) -static-pie \
 	  -Wl,-z,relro,-z,now -o $@ $(AGENT_SRC)
 
 # The runner with ASan+LSan, for the job-loop leak check (tests/integration/leaks.sh).
