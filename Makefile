@@ -12,7 +12,8 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Iagent -Icli -Itests/unit \
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Isandbox-runner/deliver -Iagent -Icli \
+              -Itests/unit \
               $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -30,22 +31,23 @@ RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
                sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
                sandbox-runner/workspace.c agent/agentproto.c \
-               sandbox-runner/sfiles.c sandbox-runner/hooksign.c sandbox-runner/reclaim.c
+               sandbox-runner/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/reclaim.c
 # agent/: what runs inside a sandbox (the session agent, and the exec stub of a
 # prewarmed job sandbox: one static binary, not the runner's) and the wire formats the
 # runner speaks with them (agentproto, stubproto).
 AGENT_SRC  := agent/agent.c agent/agentproto.c agent/stub.c
 # SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
 FAULT_SRC  := sandbox-runner/fault.c
-# The webhook sender (sandbox-runner/callback.c) reads and renders a job as the API
+# The webhook sender (sandbox-runner/deliver/) reads and renders a job as the API
 # does and links libcurl: it is a binary of its own (build/sandbox-deliver), exec'd by
 # the dispatcher, so that the runner binary, exec'd again for every supervisor, loads
 # neither.
 RUN_APP_SRC := app/jobs.c app/quota.c app/render.c app/validate.c app/auth.c app/http_util.c
-DELIVER_SRC := sandbox-runner/deliver_main.c sandbox-runner/callback.c sandbox-runner/hooksign.c \
+DELIVER_SRC := sandbox-runner/deliver/deliver_main.c sandbox-runner/deliver/callback.c \
+               sandbox-runner/deliver/hooksign.c \
                $(RUN_APP_SRC)
-RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC) sandbox-runner/deliver_main.c \
-                sandbox-runner/callback.c,$(wildcard sandbox-runner/*.c)) $(RUN_LIB_SRC)
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c)) \
+              $(RUN_LIB_SRC)
 RUN_LIBS   := $(LIBS)
 DELIVER_LIBS := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
 # The command-line client (cli/): its pure parts are also linked into the unit tests.
@@ -55,7 +57,8 @@ CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
-HDRS := $(wildcard common/*.h app/*.h sandbox-runner/*.h agent/*.h cli/*.h tests/unit/*.h)
+HDRS := $(wildcard common/*.h app/*.h sandbox-runner/*.h sandbox-runner/deliver/*.h agent/*.h \
+          cli/*.h tests/unit/*.h)
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install test-vm
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
@@ -84,7 +87,7 @@ $(BUILD)/sandboxctl: $(call obj,rel,$(CTL_SRC) $(COMMON_SRC))
 $(BUILD)/sandbox-runner: $(call obj,rel,$(RUN_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(RUN_LIBS)
 
-# The webhook delivery pass (sandbox-runner/deliver_main.c), exec'd by the dispatcher.
+# The webhook delivery pass (sandbox-runner/deliver/deliver_main.c), exec'd by the dispatcher.
 $(BUILD)/sandbox-deliver: $(call obj,rel,$(DELIVER_SRC) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(DELIVER_LIBS)
 
@@ -127,7 +130,7 @@ $(BUILD)/seccomp-probe: tests/security/probe.c
 
 # Benchmarks (tests/bench/): the launch path without the DB, and claim latency.
 BENCH_RUN_OBJ := $(filter-out sandbox-runner/runner_main.c sandbox-runner/dispatch.c \
-                 sandbox-runner/callback.c $(RUN_APP_SRC),$(RUN_SRC))
+                 $(RUN_APP_SRC),$(RUN_SRC))
 $(BUILD)/bench-launch: $(call obj,rel,tests/bench/launch.c $(BENCH_RUN_OBJ) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 

@@ -249,7 +249,7 @@ static int keys_create(struct db *db, int argc, char **argv)
 	struct key_opts o;
 	unsigned char raw[TOKEN_HEX / 2], hash[32];
 	char token[sizeof TOKEN_PREFIX + TOKEN_HEX], hex[TOKEN_HEX + 1], id[UUID_STR_LEN];
-	/* Signs the webhooks of the key's jobs (sandbox-runner/callback.c). The runner
+	/* Signs the webhooks of the key's jobs (sandbox-runner/deliver/callback.c). The runner
 	 * needs it to sign, so it is stored as is; it is shown here once. */
 	unsigned char wraw[32];
 	char whsec[2 * sizeof wraw + 1];

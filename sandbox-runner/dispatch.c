@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "callback.h"
 #include "db.h"
 #include "jobdata.h"
 #include "log.h"

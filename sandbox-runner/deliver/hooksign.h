@@ -1,4 +1,4 @@
-/* Webhook signature and retry schedule (pure; sandbox-runner/callback.c sends). */
+/* Webhook signature and retry schedule (pure; sandbox-runner/deliver/callback.c sends). */
 #ifndef SANDBOX_HOOKSIGN_H
 #define SANDBOX_HOOKSIGN_H
 

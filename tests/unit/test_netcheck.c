@@ -1,5 +1,5 @@
 /* common/netcheck (webhook destinations: URL shape, address classes, allowlist) and
- * sandbox-runner/hooksign (signature, backoff). */
+ * sandbox-runner/deliver/hooksign (signature, backoff). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
