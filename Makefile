@@ -12,7 +12,8 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Isandbox-runner/deliver -Iagent -Icli \
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Isandbox-runner/session -Isandbox-runner/deliver \
+              -Iagent -Icli \
               -Itests/unit \
               $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
@@ -31,7 +32,7 @@ RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/
                sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
                sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
                sandbox-runner/workspace.c agent/agentproto.c \
-               sandbox-runner/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/reclaim.c
+               sandbox-runner/session/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/reclaim.c
 # agent/: what runs inside a sandbox (the session agent, and the exec stub of a
 # prewarmed job sandbox: one static binary, not the runner's) and the wire formats the
 # runner speaks with them (agentproto, stubproto).
@@ -46,8 +47,8 @@ RUN_APP_SRC := app/jobs.c app/quota.c app/render.c app/validate.c app/auth.c app
 DELIVER_SRC := sandbox-runner/deliver/deliver_main.c sandbox-runner/deliver/callback.c \
                sandbox-runner/deliver/hooksign.c \
                $(RUN_APP_SRC)
-RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c)) \
-              $(RUN_LIB_SRC)
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c \
+                sandbox-runner/session/*.c)) $(RUN_LIB_SRC)
 RUN_LIBS   := $(LIBS)
 DELIVER_LIBS := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
 # The command-line client (cli/): its pure parts are also linked into the unit tests.
@@ -57,7 +58,8 @@ CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
-HDRS := $(wildcard common/*.h app/*.h sandbox-runner/*.h sandbox-runner/deliver/*.h agent/*.h \
+HDRS := $(wildcard common/*.h app/*.h sandbox-runner/*.h sandbox-runner/session/*.h \
+          sandbox-runner/deliver/*.h agent/*.h \
           cli/*.h tests/unit/*.h)
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install test-vm

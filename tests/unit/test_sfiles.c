@@ -1,4 +1,4 @@
-/* sandbox-runner/sfiles.c: the session file API on a real tree in a temporary
+/* sandbox-runner/session/sfiles.c: the session file API on a real tree in a temporary
  * directory (no root needed): links never followed (as target or parent), fifos never
  * blocked on, directories refused, listings sorted, filtered and capped. */
 #include <fcntl.h>

@@ -116,8 +116,8 @@ static void scan(const char *path, const char *call, int with_status)
 
 static void test_sources(void)
 {
-	scan("sandbox-runner/session.c", "ss_req_fail(s->db, req, ", 0);
-	scan("sandbox-runner/sfiles.c", "fail(e, ", 1);
+	scan("sandbox-runner/session/session.c", "ss_req_fail(s->db, req, ", 0);
+	scan("sandbox-runner/session/sfiles.c", "fail(e, ", 1);
 }
 
 void suite_sreq(void)
