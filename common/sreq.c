@@ -154,26 +154,28 @@ int sreq_answer(struct db *db, long long id, const char *from, const char *to, i
 	}
 }
 
+/* The statements that end a session's open rows: `pending` ones, and `taken` too. */
+#define OPEN_SUM(states)                                                             \
+	"SELECT COALESCE(SUM(LENGTH(data)), 0) AS n FROM session_requests"          \
+	" WHERE session_id = ? AND state IN (" states ") FOR UPDATE"
+#define OPEN_FAIL(states)                                                            \
+	"UPDATE session_requests SET state = 'failed', http_status = ?, result_json = ?," \
+	" done_at = CURRENT_TIMESTAMP(3)," ERASE_DATA " WHERE session_id = ? AND state IN (" \
+	states ")"
+
 int sreq_fail_session(struct db *db, const char *sid, int with_taken, int http,
 		      const char *result_json)
 {
-	const char *states = with_taken ? "taken" : "pending";
-	struct db_res *res = db_query_p(db,
-					"SELECT COALESCE(SUM(LENGTH(data)), 0) AS n FROM"
-					" session_requests WHERE session_id = ? AND state IN"
-					" ('pending', ?) FOR UPDATE",
-					db_str(sid), db_str(states));
+	const char *sum = with_taken ? OPEN_SUM("'pending', 'taken'") : OPEN_SUM("'pending'");
+	const char *fail = with_taken ? OPEN_FAIL("'pending', 'taken'") : OPEN_FAIL("'pending'");
+	struct db_res *res = db_query_p(db, sum, db_str(sid));
 	long long held;
 
 	if (res == NULL)
 		return -1;
 	held = db_res_rows(res) ? db_res_i(res, 0, "n", 0) : 0;
 	db_res_free(res);
-	if (db_exec_p(db,
-		      "UPDATE session_requests SET state = 'failed', http_status = ?,"
-		      " result_json = ?, done_at = CURRENT_TIMESTAMP(3)," ERASE_DATA
-		      " WHERE session_id = ? AND state IN ('pending', ?)",
-		      db_i64(http), db_str(result_json), db_str(sid), db_str(states)) < 0)
+	if (db_exec_p(db, fail, db_i64(http), db_str(result_json), db_str(sid)) < 0)
 		return -1;
 	return jd_session_release(db, sid, held);
 }
