@@ -12,8 +12,13 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wwrite-strings -Werror
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Icommon -Iapp -Isandbox-runner -Isandbox-runner/session -Isandbox-runner/deliver \
-              -Iagent -Icli \
+# One folder per subsystem (docs/ARCHITECTURE.md, "Folders"); each is on the include
+# path, and tools/includes.sh checks that the includes between them run one way.
+RUNNER_DIRS := sandbox-runner/dispatch sandbox-runner/launch sandbox-runner/job \
+               sandbox-runner/session sandbox-runner/deliver
+APP_DIRS    := app/http app/jobs app/sessions app/mcp app/admin
+SRC_DIRS    := common agent $(APP_DIRS) $(RUNNER_DIRS) cli
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(addprefix -I,$(SRC_DIRS)) \
               -Itests/unit \
               $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 LDHARD  := -pie -Wl,-z,relro,-z,now
@@ -23,32 +28,32 @@ CLI_LIBS := $(shell pkg-config --libs jansson libcurl 2>/dev/null)
 
 COMMON_SRC := $(wildcard common/*.c)
 # Pure logic, linked into the unit tests (no FastCGI, no DB I/O at link time).
-APP_LIB_SRC := app/metrics.c app/validate.c app/render.c app/http_util.c app/jobcache.c app/router.c \
-               app/waiter.c app/svalidate.c app/srender.c app/mcp.c
-API_SRC    := app/api_main.c app/http.c app/routes.c app/auth.c app/jobs.c app/quota.c app/sessions.c app/mcp_tools.c app/runtimes.c \
-              $(APP_LIB_SRC)
-CTL_SRC    := app/sandboxctl.c app/keys.c app/migrate.c app/purge.c app/auth.c app/http_util.c
-RUN_LIB_SRC := sandbox-runner/outcome.c sandbox-runner/artname.c sandbox-runner/policy.c \
-               sandbox-runner/pump.c sandbox-runner/bwstatus.c sandbox-runner/retry.c \
-               sandbox-runner/profile.c sandbox-runner/scfilter.c sandbox-runner/cgroup.c \
-               sandbox-runner/workspace.c agent/agentproto.c \
-               sandbox-runner/session/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/reclaim.c
+APP_LIB_SRC := app/http/metrics.c app/jobs/validate.c app/jobs/render.c app/http/http_util.c \
+               app/jobs/jobcache.c app/http/router.c app/http/waiter.c app/sessions/svalidate.c \
+               app/sessions/srender.c app/mcp/mcp.c
+API_SRC    := $(wildcard app/http/*.c app/jobs/*.c app/sessions/*.c app/mcp/*.c)
+CTL_SRC    := $(wildcard app/admin/*.c) app/http/auth.c app/http/http_util.c
+RUN_LIB_SRC := sandbox-runner/job/outcome.c sandbox-runner/launch/artname.c sandbox-runner/job/policy.c \
+               sandbox-runner/launch/pump.c sandbox-runner/launch/bwstatus.c sandbox-runner/launch/retry.c \
+               sandbox-runner/launch/profile.c sandbox-runner/launch/scfilter.c sandbox-runner/launch/cgroup.c \
+               sandbox-runner/launch/workspace.c agent/agentproto.c \
+               sandbox-runner/session/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/dispatch/reclaim.c
 # agent/: what runs inside a sandbox (the session agent, and the exec stub of a
 # prewarmed job sandbox: one static binary, not the runner's) and the wire formats the
 # runner speaks with them (agentproto, stubproto).
 AGENT_SRC  := agent/agent.c agent/agentproto.c agent/stub.c
-# SANDBOX_FAULTS (sandbox-runner/fault.h): only in build/fault-runner and the unit tests.
-FAULT_SRC  := sandbox-runner/fault.c
+# SANDBOX_FAULTS (sandbox-runner/launch/fault.h): only in build/fault-runner and the unit tests.
+FAULT_SRC  := sandbox-runner/launch/fault.c
 # The webhook sender (sandbox-runner/deliver/) reads and renders a job as the API
 # does and links libcurl: it is a binary of its own (build/sandbox-deliver), exec'd by
 # the dispatcher, so that the runner binary, exec'd again for every supervisor, loads
 # neither.
-RUN_APP_SRC := app/jobs.c app/quota.c app/render.c app/validate.c app/auth.c app/http_util.c
-DELIVER_SRC := sandbox-runner/deliver/deliver_main.c sandbox-runner/deliver/callback.c \
-               sandbox-runner/deliver/hooksign.c \
-               $(RUN_APP_SRC)
-RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC) $(AGENT_SRC),$(wildcard sandbox-runner/*.c \
-                sandbox-runner/session/*.c)) $(RUN_LIB_SRC)
+RUN_APP_SRC := app/jobs/jobs.c app/jobs/quota.c app/jobs/render.c app/jobs/validate.c app/http/auth.c \
+               app/http/http_util.c
+DELIVER_SRC := $(wildcard sandbox-runner/deliver/*.c) $(RUN_APP_SRC)
+RUN_SRC    := $(filter-out $(RUN_LIB_SRC) $(FAULT_SRC),$(wildcard sandbox-runner/dispatch/*.c \
+                sandbox-runner/launch/*.c sandbox-runner/job/*.c sandbox-runner/session/*.c)) \
+              $(RUN_LIB_SRC)
 RUN_LIBS   := $(LIBS)
 DELIVER_LIBS := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
 # The command-line client (cli/): its pure parts are also linked into the unit tests.
@@ -58,9 +63,7 @@ CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
-HDRS := $(wildcard common/*.h app/*.h sandbox-runner/*.h sandbox-runner/session/*.h \
-          sandbox-runner/deliver/*.h agent/*.h \
-          cli/*.h tests/unit/*.h)
+HDRS := $(wildcard $(addsuffix /*.h,$(SRC_DIRS)) tests/unit/*.h)
 
 .PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install test-vm
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
@@ -75,7 +78,7 @@ $(BUILD)/asan/%.o: %.c $(HDRS)
 	@echo "  CC(asan) $<"; $(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined \
 	  -fno-omit-frame-pointer -fno-sanitize-recover=undefined -c $< -o $@
 
-# The fault-injecting test build of the runner (sandbox-runner/fault.h).
+# The fault-injecting test build of the runner (sandbox-runner/launch/fault.h).
 $(BUILD)/fault/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(fault) $<"; $(CC) $(ALL_CFLAGS) $(HARDEN) -DSANDBOX_FAULT_INJECTION -c $< -o $@
@@ -131,12 +134,12 @@ $(BUILD)/seccomp-probe: tests/security/probe.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
 # Benchmarks (tests/bench/): the launch path without the DB, and claim latency.
-BENCH_RUN_OBJ := $(filter-out sandbox-runner/runner_main.c sandbox-runner/dispatch.c \
+BENCH_RUN_OBJ := $(filter-out sandbox-runner/dispatch/runner_main.c sandbox-runner/dispatch/dispatch.c \
                  $(RUN_APP_SRC),$(RUN_SRC))
 $(BUILD)/bench-launch: $(call obj,rel,tests/bench/launch.c $(BENCH_RUN_OBJ) $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
-$(BUILD)/bench-claim: $(call obj,rel,tests/bench/claim.c sandbox-runner/store.c $(COMMON_SRC))
+$(BUILD)/bench-claim: $(call obj,rel,tests/bench/claim.c sandbox-runner/job/store.c $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS)
 
 # The job command of the job-start figure: no libc, a few hundred bytes, sent as an

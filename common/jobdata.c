@@ -326,7 +326,7 @@ long long jd_cmd_inputs(struct db *db, const char *session_id, enum jd_cmds whic
 			const char *cid)
 {
 	/* The statuses are the ones the callers' UPDATEs end (sstore.c end_commands and
-	 * ss_cmd_finish, close_unclaimed in app/sessions.c and app/keys.c). */
+	 * ss_cmd_finish, close_unclaimed in app/sessions/sessions.c and app/admin/keys.c). */
 	switch (which) {
 	case JD_CMDS_QUEUED:
 		return one_count(db_query_p(db,

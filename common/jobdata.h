@@ -58,7 +58,7 @@ long long jd_key_stored(struct db *db, const char *key_id);
 int jd_settle(struct db *db, const char *job_id, long long kept);
 
 /* Session inputs at rest (schema 005). The API counts them on sessions.stored_bytes and
- * on the key's total when it writes them (app/sessions.c): the session's env_json text
+ * on the key's total when it writes them (app/sessions/sessions.c): the session's env_json text
  * (an empty env is '{}', 2 bytes) and its session_files at create, each command's
  * env_json text and stdin. When one is erased its bytes are released, in the
  * transaction that erases it and only in the one whose guarded UPDATE moved the row

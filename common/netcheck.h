@@ -1,7 +1,7 @@
 /* Where the service may send a webhook (issue 12): URL shape, address classes and the
  * operator allowlist (config callback_allow). Pure: no I/O, no DNS; the runner resolves,
  * then asks here about each address, then connects to exactly the address it asked about
- * (sandbox-runner/deliver/callback.c). The API uses the URL check at submit (app/validate.c). */
+ * (sandbox-runner/deliver/callback.c). The API uses the URL check at submit (app/jobs/validate.c). */
 #ifndef SANDBOX_NETCHECK_H
 #define SANDBOX_NETCHECK_H
 

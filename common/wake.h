@@ -22,7 +22,7 @@ int wake_send(const char *path);
  * message in err (the caller logs it and polls only). A live socket of another
  * dispatcher at path is left alone (-1); a stale one is replaced. */
 int wake_listen(const char *path, char *err, size_t errlen);
-/* The API's result wake-up (api_wake_socket, app/waiter.h): binds path like
+/* The API's result wake-up (api_wake_socket, app/http/waiter.h): binds path like
  * wake_listen, but the socket is mode 0220 and gets the group of its directory
  * (which the operator sets up: owned by the API's user, group of the runner's user,
  * not world-writable), so the API's user, that group and root can send. key names

@@ -536,7 +536,7 @@ static enum db_tx_end revoke_body(struct db *db, void *arg)
 }
 
 /* Every API worker on this host drops its cached identities before we return
- * (app/auth.h); API hosts elsewhere refuse the key within AUTH_CACHE_TTL_MS. */
+ * (app/http/auth.h); API hosts elsewhere refuse the key within AUTH_CACHE_TTL_MS. */
 static void push_revocation(const struct cfg *cfg)
 {
 	char path[CFG_PATH_MAX + 32];

@@ -27,7 +27,7 @@
  * blocking in its own accept(). Each drop is one log line. Every worker has its own
  * MariaDB connection, opened lazily after the fork.
  *
- * Long-poll (app/waiter.h): a handler that waits hands the request to the waiter; the
+ * Long-poll (app/http/waiter.h): a handler that waits hands the request to the waiter; the
  * worker keeps the request (its own FCGX_Request, so libfcgi's streams stay valid),
  * watches its connection for a hang-up (POLLRDHUP: the slot is freed, nothing is
  * answered), and runs the handler again when the waiter marks it ready or its
@@ -864,14 +864,14 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("FCGX_Init failed");
-	/* The long-poll board (app/waiter.h): shared by the workers, entries of a dead
+	/* The long-poll board (app/http/waiter.h): shared by the workers, entries of a dead
 	 * worker freed by the master. */
 	board = wt_board_create(cfg.api_wait_capacity, cfg.api_wait_slots_per_key,
 				(int)cfg.api_workers, cfg.api_wait_tick_ms);
 	if (board == NULL)
 		die("wait board: %s", strerror(errno));
 	raise_fd_limit();
-	/* The key cache's generation (app/auth.h): mapped here, inherited by every
+	/* The key cache's generation (app/http/auth.h): mapped here, inherited by every
 	 * worker; `sandboxctl keys revoke` bumps it. */
 	if (auth_cache_init(&cfg) < 0) {
 		char gp[CFG_PATH_MAX + 32];

@@ -1,5 +1,5 @@
 /* The API's routes, in one table: X(method, pattern, handler, is_public). Expanded
- * by app/routes.c into its dispatch table, and by tests/unit/test_router.c to test
+ * by app/http/routes.c into its dispatch table, and by tests/unit/test_router.c to test
  * the same table. Order matters only for the Allow header (table order). */
 #ifndef SANDBOX_API_ROUTES_H
 #define SANDBOX_API_ROUTES_H
@@ -7,7 +7,7 @@
 #include "mcp.h"      /* POST /v1/mcp */
 #include "sessions.h" /* the session handlers (the job handlers are routes.c's own) */
 
-/* GET /v1/runtimes (app/runtimes.c) */
+/* GET /v1/runtimes (app/jobs/runtimes.c) */
 route_fn h_runtimes;
 
 #define API_ROUTES(X)                                                    \

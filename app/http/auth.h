@@ -70,7 +70,7 @@ void auth_parse_max_limits(const char *json, long long out[LIM_COUNT]);
  * a key that lists none, or whose list cannot be read, may use "default" only. */
 void auth_parse_profiles(const char *json, struct identity *id);
 /* A profile name: [a-z0-9][a-z0-9_-]*, at most AUTH_PROFILE_NAME_MAX bytes (the runner
- * looks for runner_profiles_dir/NAME.profile; sandbox-runner/profile.c has the same
+ * looks for runner_profiles_dir/NAME.profile; sandbox-runner/launch/profile.c has the same
  * rule). */
 static inline int auth_profile_name_ok(const char *s)
 {

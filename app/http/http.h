@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* Long-poll state of a request (app/waiter.h): set by wt_defer, kept by the worker
+/* Long-poll state of a request (app/http/waiter.h): set by wt_defer, kept by the worker
  * while the request waits, read by the handler on the re-dispatch. */
 struct req_wait {
 	int deferred;       /* the handler handed the request to the waiter: answer nothing */

@@ -691,7 +691,7 @@ out:
 	json_decref(root);
 }
 
-/* Hands the request to the waiter (app/waiter.h) until the job ends or `wait`
+/* Hands the request to the waiter (app/http/waiter.h) until the job ends or `wait`
  * seconds pass: 1 when it did (answer nothing now). A re-dispatch after the wait, a
  * full board or a key that holds its share (api_wait_slots_per_key) gives 0: answer
  * at once with the current state, so one key cannot take every slot. */
@@ -1014,7 +1014,7 @@ static void h_artifact(struct api_ctx *ctx, struct req *r, const struct identity
 /* The slice of a stream at off; when it has no bytes there and the job has not
  * ended, and the request waits (secs > 0) and the waiter takes it, *deferred = 1 and
  * nothing is answered now: the waiter runs the handler again once the stream has
- * more than off bytes, the job ended, or secs passed (app/waiter.h). */
+ * more than off bytes, the job ended, or secs passed (app/http/waiter.h). */
 static enum jobs_rc wait_output(struct api_ctx *ctx, struct req *r, const struct identity *who,
 				const char *id, int sid, long long off, long long limit,
 				long long secs, struct jobs_slice *sl, int *deferred)
@@ -1181,7 +1181,7 @@ static int host_metrics(struct db *db, struct strbuf *o)
 
 /* Webhook deliveries by state (a GROUP BY over the job_callbacks_due index of a table
  * purge keeps bounded: 15 ms for 100k rows) and attempts by outcome class (the sums of
- * webhook_attempt_counts, at most 128 rows); app/metrics.c renders them. */
+ * webhook_attempt_counts, at most 128 rows); app/http/metrics.c renders them. */
 static int webhook_metrics(struct db *db, struct strbuf *o)
 {
 	struct mx_hooks h = { { 0 }, { 0 } };
@@ -1205,7 +1205,7 @@ static int webhook_metrics(struct db *db, struct strbuf *o)
 }
 
 /* Queue wait and run time of the jobs that finished in the last 5 minutes, as two
- * histograms (app/metrics.c): whole microseconds in SQL (a DOUBLE sum came back
+ * histograms (app/http/metrics.c): whole microseconds in SQL (a DOUBLE sum came back
  * through the prepared-statement protocol rounded to "0"), seconds in the text. */
 static int recent_metrics(struct db *db, struct strbuf *o)
 {

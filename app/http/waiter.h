@@ -127,7 +127,7 @@ void wt_unreserve(struct req *r);
 int wt_defer_all(struct req *r, const char *key_id, enum wt_kind kind, const char *const *ids,
 		 size_t n, long long seconds);
 
-/* ---- the worker's side (app/api_main.c) ---- */
+/* ---- the worker's side (app/http/api_main.c) ---- */
 
 struct wt_board;
 

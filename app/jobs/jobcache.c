@@ -28,7 +28,7 @@ static int same(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-/* The same rule as the SQL scope of app/jobs.c: tenant admins see their tenant,
+/* The same rule as the SQL scope of app/jobs/jobs.c: tenant admins see their tenant,
  * everyone else their own subject. */
 static int visible(json_t *job, const struct identity *who)
 {

@@ -2,7 +2,7 @@
  * changes again (the runner writes a result only into a running job, a cancel of a
  * finished job is a no-op), so its object can be served without the two queries
  * that build it. Scope is still checked on every hit; the identity comes from
- * auth_identify, whose own cache refuses a revoked key at once (app/auth.h). */
+ * auth_identify, whose own cache refuses a revoked key at once (app/http/auth.h). */
 #ifndef SANDBOX_JOBCACHE_H
 #define SANDBOX_JOBCACHE_H
 

@@ -1,6 +1,6 @@
 /* Job storage and reads for the API, always scoped to the caller's identity: a job
  * outside the scope is indistinguishable from one that does not exist. Reads return
- * rows (struct job_set of job_views); app/render.c turns them into JSON. */
+ * rows (struct job_set of job_views); app/jobs/render.c turns them into JSON. */
 #ifndef SANDBOX_JOBS_H
 #define SANDBOX_JOBS_H
 

@@ -1,6 +1,6 @@
 /* A key's quotas at submit: queued+running jobs (max_queued) and stored bytes
  * (max_stored_mb). The policy that keeps the check cheap far from a quota and exact
- * near it lives here; app/jobs.c only asks. */
+ * near it lives here; app/jobs/jobs.c only asks. */
 #ifndef SANDBOX_QUOTA_H
 #define SANDBOX_QUOTA_H
 

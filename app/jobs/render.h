@@ -1,4 +1,4 @@
-/* Rendering of stored jobs as the API's JSON (pure: no I/O). app/jobs.c reads the rows
+/* Rendering of stored jobs as the API's JSON (pure: no I/O). app/jobs/jobs.c reads the rows
  * into these views; nothing here knows SQL, nothing there knows JSON. */
 #ifndef SANDBOX_RENDER_H
 #define SANDBOX_RENDER_H

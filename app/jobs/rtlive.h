@@ -1,4 +1,4 @@
-/* A job's runtime against what the live runner hosts reported (app/runtimes.c). */
+/* A job's runtime against what the live runner hosts reported (app/jobs/runtimes.c). */
 #ifndef SANDBOX_RTLIVE_H
 #define SANDBOX_RTLIVE_H
 

@@ -1,6 +1,6 @@
 /* GET /v1/runtimes: what jobs can name as "runtime", as the runner hosts found it.
  * The list comes from runner_runtimes (schema 008), which each runner host refreshes
- * by probing its sandbox (sandbox-runner/rtprobe.c): only hosts seen in the last 5
+ * by probing its sandbox (sandbox-runner/dispatch/rtprobe.c): only hosts seen in the last 5
  * minutes (runner_hosts.seen_at, the dispatcher's heartbeat) count, a runtime no
  * such host provides is not listed, and each distinct version across hosts is its
  * own entry. Any authenticated key may read it. The same rows decide whether a

@@ -1,4 +1,4 @@
-/* MCP's JSON-RPC layer and tool table (pure: unit-tested). See app/mcp.h. */
+/* MCP's JSON-RPC layer and tool table (pure: unit-tested). See app/mcp/mcp.h. */
 #include "mcp.h"
 
 #include <stdarg.h>

@@ -3,12 +3,12 @@
  * no Mcp-Session-Id; every call is authenticated by the bearer key and scoped to its
  * identity exactly as the REST endpoints are, because the tools run through them.
  *
- * app/mcp.c is the protocol (pure, unit-tested): message parsing, JSON-RPC errors, the
+ * app/mcp/mcp.c is the protocol (pure, unit-tested): message parsing, JSON-RPC errors, the
  * version, the tool table and its schemas, tool results from job and command objects.
- * app/mcp_tools.c is the handler: each tool is the REST API's own code path (job
+ * app/mcp/mcp_tools.c is the handler: each tool is the REST API's own code path (job
  * validation and insert of POST /v1/jobs; the session handlers, called with a
  * sub-request whose answer is captured), and a tool that waits hands the request to
- * the waiter (app/waiter.h) like POST /v1/jobs?wait=S. */
+ * the waiter (app/http/waiter.h) like POST /v1/jobs?wait=S. */
 #ifndef SANDBOX_MCP_H
 #define SANDBOX_MCP_H
 
@@ -90,7 +90,7 @@ json_t *mcp_command_result(const json_t *cmd, const json_t *out, const json_t *e
 /* A REST error body {"error":{code,message,field}} as a tool error result. */
 json_t *mcp_rest_error_result(int http_status, const json_t *body);
 
-/* The handler (app/mcp_tools.c). */
+/* The handler (app/mcp/mcp_tools.c). */
 route_fn h_mcp;
 
 #endif

@@ -1,4 +1,4 @@
-/* POST /v1/mcp: the MCP tools over the REST API's own code (see app/mcp.h).
+/* POST /v1/mcp: the MCP tools over the REST API's own code (see app/mcp/mcp.h).
  *
  * Jobs (run_command, get_job) go through validate.c and jobs.c as POST /v1/jobs and
  * GET /v1/jobs/{id} do. Session tools call the session handlers themselves with a

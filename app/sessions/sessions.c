@@ -18,7 +18,7 @@
  * are written, never read back.
  *
  * Waits (?wait=S: session ready, command end, output growth) go to the waiter
- * (app/waiter.h): the worker is free while they wait, and the handler runs again
+ * (app/http/waiter.h): the worker is free while they wait, and the handler runs again
  * with the state as it is then. Close waits for the end the same way
  * (WT_SESSION_ENDED), with the same polling fallback.
  *
@@ -28,7 +28,7 @@
  * (sstore.c ss_output). Inputs are released when they are erased (files at ready, a
  * command's env and stdin at its end, the session's env at the end: jd_session_erase,
  * jd_cmd_inputs), exactly once; purge takes off what is left. Writes are refused with
- * 429 when the key has no room left (app/quota.c). */
+ * 429 when the key has no room left (app/jobs/quota.c). */
 #include "sessions.h"
 #include "waiter.h"
 
@@ -957,7 +957,7 @@ void h_sess_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		return;
 	if (open_session(ctx, r, who, a->id, &s) < 0)
 		return;
-	/* the waiter runs this again when it is no longer starting (app/waiter.h) */
+	/* the waiter runs this again when it is no longer starting (app/http/waiter.h) */
 	if (wait > 0 && strcmp(s.v.status, "starting") == 0 &&
 	    wt_defer(r, who->key_id, &(struct wt_cond){ WT_SESSION_READY, a->id, 0, 0 }, wait)) {
 		sess_free(&s);
@@ -1633,7 +1633,7 @@ void h_cmd_output(struct api_ctx *ctx, struct req *r, const struct identity *who
 			break;
 		free(data);
 		db_res_free(res);
-		return; /* the waiter runs this again when there is more (app/waiter.h) */
+		return; /* the waiter runs this again when there is more (app/http/waiter.h) */
 	}
 	if (rc < 0)
 		route_db_error(ctx, r);

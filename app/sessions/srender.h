@@ -1,5 +1,5 @@
 /* Rendering of stored sessions and session commands as the API's JSON (pure: no
- * I/O). app/sessions.c reads rows into these views; nothing here knows SQL. Env
+ * I/O). app/sessions/sessions.c reads rows into these views; nothing here knows SQL. Env
  * values never reach a view: a session shows its env names (from env_meta_json). */
 #ifndef SANDBOX_SRENDER_H
 #define SANDBOX_SRENDER_H

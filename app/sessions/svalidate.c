@@ -10,7 +10,7 @@
 #include "pathrules.h"
 #include "util.h"
 
-/* The same bounds as app/validate.c's for jobs. */
+/* The same bounds as app/jobs/validate.c's for jobs. */
 #define MAX_ENV_BYTES 65536
 #define MAX_META_KEY 64
 #define MAX_META_KEYS 64

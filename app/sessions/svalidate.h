@@ -1,7 +1,7 @@
 /* Validation of the session API's inputs (pure but for the profile look-up that
  * val_profile_exists does): the session-create and command-create bodies, the kill
  * and stdin bodies, file paths and modes, status names. Every rejection names the
- * field, as app/validate.c does for jobs, and the same rules apply where the fields
+ * field, as app/jobs/validate.c does for jobs, and the same rules apply where the fields
  * are the same (env, files, metadata, network, profile, command/argv, cwd, stdin). */
 #ifndef SANDBOX_SVALIDATE_H
 #define SANDBOX_SVALIDATE_H

@@ -4,7 +4,7 @@
  * The job chooses every byte of an artifact's name. A name is collected only if the
  * API can list it (JSON: valid UTF-8) and serve it back (GET .../artifacts/{path}:
  * common/pathrules.c pr_rel_path refuses control characters and backslashes, at most
- * 1024 bytes; app/http.h keeps at most 2047 bytes of the raw request path), and if it
+ * 1024 bytes; app/http/http.h keeps at most 2047 bytes of the raw request path), and if it
  * cannot be mistaken for service text anywhere it is shown. */
 #ifndef SANDBOX_ARTNAME_H
 #define SANDBOX_ARTNAME_H

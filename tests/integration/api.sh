@@ -193,7 +193,7 @@ t_auth() {
 
 # ---------------------------------------------------------------- submit
 
-# The submit's answer is rendered from the request (no read back, app/jobs.c
+# The submit's answer is rendered from the request (no read back, app/jobs/jobs.c
 # jobs_create_job): it must be exactly what GET reads from the database.
 same_as_get() { # the answer of a POST /v1/jobs just made (in $BODY)
 	local j

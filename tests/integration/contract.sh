@@ -3,7 +3,7 @@
 # 13): every error 125 and blocked 126 path is reached by a real job through the API,
 # not by a row written into the database. The faults that production cannot be made
 # to produce come from build/fault-runner, the test build of the runner that reads
-# SANDBOX_FAULTS (sandbox-runner/fault.h); the release build has no such code path.
+# SANDBOX_FAULTS (sandbox-runner/launch/fault.h); the release build has no such code path.
 # For each case: status, exit code, the exact diagnostics (and their order) and the
 # failure facts (stage, instance_status, runtime_id, cleanup_status, cleanup_error).
 #

@@ -764,7 +764,7 @@ pin_pool() {
 	first=$(sed -n 's/^closed //p' "$T_DIR/pin.out" | sort -n | head -n 1)
 	expect_eq "the HTTPS request behind them gets its answer (HTTP status)" 200 "$code"
 	if [ "$mode" = idle ]; then
-		# Silent connections wait in the workers' connection pools (app/api_main.c):
+		# Silent connections wait in the workers' connection pools (app/http/api_main.c):
 		# they hold no worker, so the request is served at once.
 		expect_true "it was answered before the server dropped any of them (silent connections hold no worker: first drop ${first:-none}, answer $curl_end)" \
 			test -n "$first" -a "$curl_end" -lt "${first:-0}"

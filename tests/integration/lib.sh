@@ -427,7 +427,7 @@ wait_db_state() { poll "$3" _state_is db_state "$1" "$2"; }
 # The API suite needs a frozen queue (no runner), yet running and finished jobs: it
 # writes what the runner's claim and result transactions write (docs/ARCHITECTURE.md,
 # "Claim contract"), as root over the socket, with runner_id 'itest-runner'. These are
-# deliberate stand-ins for sandbox-runner/store.c: when its transactions change, change
+# deliberate stand-ins for sandbox-runner/job/store.c: when its transactions change, change
 # these with them.
 #
 #   db_run ID                    the claim: queued -> running, lease 10 min, attempt 1,

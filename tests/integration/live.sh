@@ -19,7 +19,7 @@
 #   6. a job whose runner loses it keeps (and counts) the output stored until then.
 #   7. storage: the key's stored bytes equal the sum of its jobs' stored_bytes, which
 #      equals the bytes in their chunks. wait outside 0..30 is a 400 naming it.
-#   8. the result wake-up (api_wake_socket, app/waiter.h): the stack's API binds it
+#   8. the result wake-up (api_wake_socket, app/http/waiter.h): the stack's API binds it
 #      beside its FastCGI socket, mode 0220 (nobody else can send); with the suite's own
 #      API ticking every 10 s, POST /v1/jobs?wait=25 of a quick job answers succeeded
 #      within half a tick (the supervisor's datagram), and with api_wake_socket empty

@@ -640,7 +640,7 @@ elif [ -n "$NET_TOKEN" ]; then
 	# net unreachable (libslirp's tcp_input when the connect to the host fails).
 	expect_probe connect_alias ENETUNREACH
 	# The runner routes every address of this host "unreachable" in the job's netns
-	# (sandbox-runner/net.c, net_batch): the kernel's answer for such a route.
+	# (sandbox-runner/launch/net.c, net_batch): the kernel's answer for such a route.
 	if [ -n "$HOST_IP" ]; then
 		expect_probe connect_host EHOSTUNREACH
 	else

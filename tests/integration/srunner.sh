@@ -247,7 +247,7 @@ expect_eq "GET of ..: 400" "failed 400 invalid_path" "$(answer "$RG6")"
 # (issue 25 item 2: the API's 504 request_timeout fails a row that is still pending;
 # a supervisor that had read it before must not act on it after). The test build of
 # the runner stops itself right after reading its first pending rows (fault point
-# `requests`, sandbox-runner/fault.h); meanwhile the row is failed with the API's own
+# `requests`, sandbox-runner/launch/fault.h); meanwhile the row is failed with the API's own
 # statement; once continued, the supervisor's claim must find nothing to do.
 ctx "a request failed while the supervisor held it"
 FAULT_BIN=${SANDBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build}/fault-runner
@@ -278,7 +278,7 @@ else
 	FSUP=
 	expect_true "the supervisor stopped after reading the delete (still pending)" poll 10 fsup_stopped
 	expect_eq "the row is still pending" pending "$(r_field "$RFD" state)"
-	# app/sessions.c sreq_settle -> common/sreq.c sreq_answer: pending -> failed 504
+	# app/sessions/sessions.c sreq_settle -> common/sreq.c sreq_answer: pending -> failed 504
 	expect_eq "the API's timeout fails it while pending (1 row)" 1 \
 		"$(sql "UPDATE session_requests SET state = 'failed', http_status = 504,
 		        result_json = '{\"error\":\"request_timeout\"}', done_at = NOW(3)

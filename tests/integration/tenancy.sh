@@ -481,7 +481,7 @@ expect_true "the running job ends on its own" wait_db_state "$J_K1" succeeded 30
 expect_true "the queued job still runs" wait_db_state "$J_K2" succeeded 30
 
 
-# Each API worker caches key lookups (app/auth.h); a revocation must still reach every
+# Each API worker caches key lookups (app/http/auth.h); a revocation must still reach every
 # worker before `keys revoke` returns. PAR GETs at a time from one curl (many
 # connections, so every worker serves some): the count of each status.
 par_get() { # TOKEN PATH N

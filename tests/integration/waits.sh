@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long-polls at scale (app/waiter.h): 500 concurrent GET /v1/jobs/{id}?wait=20 on
+# Long-polls at scale (app/http/waiter.h): 500 concurrent GET /v1/jobs/{id}?wait=20 on
 # queued jobs are all held (none answered early), all answered once the jobs end;
 # MariaDB's query count while 500 wait is within 2x of the count while 5 wait (same
 # window); a key at its share is answered at once while another key still waits; a

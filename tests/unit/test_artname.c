@@ -1,5 +1,5 @@
-/* Artifact name rules and diagnostic escaping (sandbox-runner/artname.c).
- * The Makefile links only sandbox-runner/outcome.c of the runner into the unit tests,
+/* Artifact name rules and diagnostic escaping (sandbox-runner/launch/artname.c).
+ * The Makefile links only sandbox-runner/job/outcome.c of the runner into the unit tests,
  * so the file under test is compiled in here. */
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* SANDBOX_FAULTS of the test runner (sandbox-runner/fault.h): the parser and the
+/* SANDBOX_FAULTS of the test runner (sandbox-runner/launch/fault.h): the parser and the
  * countdown. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* app/http_util: percent-decoding, query strings, headers, error bodies. */
+/* app/http/http_util: percent-decoding, query strings, headers, error bodies. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

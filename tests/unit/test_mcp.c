@@ -1,4 +1,4 @@
-/* app/mcp.c: JSON-RPC message parsing and errors, version negotiation, the tool
+/* app/mcp/mcp.c: JSON-RPC message parsing and errors, version negotiation, the tool
  * table and its schemas, argument checks (the field named), tool results. */
 #include <string.h>
 

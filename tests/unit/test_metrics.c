@@ -1,4 +1,4 @@
-/* app/metrics.c: address allow list, request counters and their text exposition. */
+/* app/http/metrics.c: address allow list, request counters and their text exposition. */
 #include <stdlib.h>
 #include <string.h>
 

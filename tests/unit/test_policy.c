@@ -1,4 +1,4 @@
-/* The operator's command policy (sandbox-runner/policy.c): the file format, the
+/* The operator's command policy (sandbox-runner/job/policy.c): the file format, the
  * first word of a shell command, path normalization, the PATH lookup that follows
  * links only inside /usr, and the match against a job. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* sandbox-runner/reclaim.c: which slot a runner id names, and which command line is a
+/* sandbox-runner/dispatch/reclaim.c: which slot a runner id names, and which command line is a
  * lost lease's supervisor (a wrong match would kill another claim's supervisor). */
 #include <string.h>
 

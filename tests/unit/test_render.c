@@ -1,4 +1,4 @@
-/* app/render: the job object the API returns, built from a stored row. */
+/* app/jobs/render: the job object the API returns, built from a stored row. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* app/router with the API's own route table (app/api_routes.h): every route, every
+/* app/http/router with the API's own route table (app/http/api_routes.h): every route, every
  * method, 404 against 405 + Allow, and what the captures hold. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* app/srender: session and command objects from rows (env names only, never values;
+/* app/sessions/srender: session and command objects from rows (env names only, never values;
  * corrupt stored JSON falls back), lists, and output slices (text, base64, a split
  * character at the end of a live stream, eof). */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* app/svalidate: the session-create and command-create bodies (every field's error
+/* app/sessions/svalidate: the session-create and command-create bodies (every field's error
  * names the field), defaults and maxima, kill signals, stdin bodies, file modes. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* app/validate: every rule of the validation table in docs/ARCHITECTURE.md, with the
+/* app/jobs/validate: every rule of the validation table in docs/ARCHITECTURE.md, with the
  * exact status, code and field of each rejection, and the decoded result of each
  * accepted request. Every request is released with val_job_free (ASan checks leaks). */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* sandbox-runner/workspace.c: the artifact walker's decisions on a real tree made in
+/* sandbox-runner/launch/workspace.c: the artifact walker's decisions on a real tree made in
  * a temporary directory (no root needed): what is collected, what is noted and how,
  * what is counted, and that nothing outside the directory or behind a link is read. */
 #include <fcntl.h>
