@@ -352,11 +352,11 @@ static int perform(const char *method, const char *path, const void *body, size_
 	if (cc != CURLE_OK) {
 		if (up && up->err)
 			cli_say("%s: %s", up->err_name ? up->err_name : "upload",
-			      up->err == EIO ? "the file changed (shrank) while it was sent"
-			      : strerror(up->err));
+				up->err == EIO ? "the file changed (shrank) while it was sent"
+				: strerror(up->err));
 		else if (r->werr)
 			cli_say("%s %s: writing the download failed: %s", method, path,
-			      strerror(r->werr));
+				strerror(r->werr));
 		else
 			cli_say("%s %s: %s", method, path, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 		return -1;
