@@ -58,7 +58,9 @@ RUN_LIBS   := $(LIBS)
 DELIVER_LIBS := $(LIBS) $(shell pkg-config --libs libcurl 2>/dev/null)
 # The command-line client (cli/): its pure parts are also linked into the unit tests.
 CLI_LIB_SRC := cli/cliargs.c
-CLI_SRC    := cli/sandbox.c cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/util.c \
+CLI_SRC    := cli/sandbox.c cli/clirun.c cli/clijobs.c cli/clisession.c cli/cliexec.c \
+              cli/clifiles.c cli/clireq.c cli/cliupload.c cli/cliwait.c cli/climsg.c \
+              cli/clihttp.c $(CLI_LIB_SRC) common/strbuf.c common/util.c \
               common/sha256.c common/pathrules.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 

@@ -1,7 +1,6 @@
 #include "clihttp.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "cliargs.h"
+#include "climsg.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -22,18 +22,6 @@ static struct {
 	struct curl_slist *hdr_json, *hdr_bin;
 	CURL *h;
 } C;
-
-static void warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("sandbox: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static struct curl_slist *hdrs_with(const char *auth, const char *extra)
 {
@@ -80,13 +68,13 @@ int ch_init(const char *url, const char *cacert, const char *token)
 	size_t n = strlen(url);
 
 	if (strncmp(url, "https://", 8) != 0 || n <= 8) {
-		warnx("the API URL must start with https:// (SANDBOX_URL or --url)");
+		cli_say("the API URL must start with https:// (SANDBOX_URL or --url)");
 		return -1;
 	}
 	while (n > 8 && url[n - 1] == '/')
 		n--;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		warnx("libcurl initialisation failed");
+		cli_say("libcurl initialisation failed");
 		return -1;
 	}
 	C.base = strndup(url, n);
@@ -99,7 +87,7 @@ int ch_init(const char *url, const char *cacert, const char *token)
 	    !(C.h = new_handle())) {
 		explicit_bzero(auth.buf, auth.len);
 		sb_release(&auth);
-		warnx("out of memory");
+		cli_say("out of memory");
 		return -1;
 	}
 	explicit_bzero(auth.buf, auth.len);
@@ -355,7 +343,7 @@ static int perform(const char *method, const char *path, const void *body, size_
 	CURLcode cc;
 
 	if (setup(C.h, method, path, body, len, ctype, timeout_s, r, errbuf, up) < 0) {
-		warnx("could not set up the request");
+		cli_say("could not set up the request");
 		return -1;
 	}
 	cc = curl_easy_perform(C.h);
@@ -363,14 +351,14 @@ static int perform(const char *method, const char *path, const void *body, size_
 	curl_easy_setopt(C.h, CURLOPT_ERRORBUFFER, NULL);
 	if (cc != CURLE_OK) {
 		if (up && up->err)
-			warnx("%s: %s", up->err_name ? up->err_name : "upload",
-			      up->err == EIO ? "the file changed (shrank) while it was sent"
-			      : strerror(up->err));
+			cli_say("%s: %s", up->err_name ? up->err_name : "upload",
+				up->err == EIO ? "the file changed (shrank) while it was sent"
+				: strerror(up->err));
 		else if (r->werr)
-			warnx("%s %s: writing the download failed: %s", method, path,
-			      strerror(r->werr));
+			cli_say("%s %s: writing the download failed: %s", method, path,
+				strerror(r->werr));
 		else
-			warnx("%s %s: %s", method, path, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+			cli_say("%s %s: %s", method, path, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 		return -1;
 	}
 	return 0;
@@ -389,7 +377,7 @@ int ch_request_parts(const char *method, const char *path, const struct ch_part 
 	int rc;
 
 	if (!u) {
-		warnx("out of memory");
+		cli_say("out of memory");
 		return -1;
 	}
 	u->p = parts;
@@ -419,6 +407,15 @@ int ch_print_error(const char *what, const struct resp *r)
 	return CLI_EXIT_API;
 }
 
+int ch_download(const char *path, struct resp *r)
+{
+	if (ch_request("GET", path, NULL, 0, NULL, 600, r) < 0)
+		return r->werr ? CLI_EXIT_LOCAL : CLI_EXIT_API;
+	if (r->status != 200)
+		return ch_print_error(path, r);
+	return 0;
+}
+
 static json_t *json_answer(const char *method, const char *path, const char *text,
 			   const struct ch_part *parts, size_t nparts, long timeout_s, long ok1,
 			   long ok2)
@@ -440,7 +437,7 @@ static json_t *json_answer(const char *method, const char *path, const char *tex
 		goto out;
 	}
 	if (!(j = json_loadb(r.body.buf, r.body.len, 0, &err)))
-		warnx("%s: the answer is not JSON (%s)", what.buf, err.text);
+		cli_say("%s: the answer is not JSON (%s)", what.buf, err.text);
 out:
 	sb_release(&what);
 	resp_release(&r);
@@ -454,7 +451,7 @@ json_t *ch_json(const char *method, const char *path, const json_t *body, long t
 	json_t *j;
 
 	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
-		warnx("out of memory");
+		cli_say("out of memory");
 		return NULL;
 	}
 	j = json_answer(method, path, text, NULL, 0, timeout_s, ok1, ok2);
@@ -542,11 +539,11 @@ static int take_slice(struct stream *s)
 	}
 	s->retries = 0;
 	if (!json_is_integer(next) || json_integer_value(next) < s->off) {
-		warnx("%s: the answer has no usable next_offset", s->name);
+		cli_say("%s: the answer has no usable next_offset", s->name);
 		goto out;
 	}
 	if (b64 && !(bytes = util_b64_decode(b64, strlen(b64), &n))) {
-		warnx("%s: bad base64 in the answer", s->name);
+		cli_say("%s: bad base64 in the answer", s->name);
 		goto out;
 	}
 	if (!b64 && txt) {
@@ -556,7 +553,7 @@ static int take_slice(struct stream *s)
 		memcpy(bytes, txt, n);
 	}
 	if (n && write_all(s->fd, bytes, n) < 0) {
-		warnx("writing the job's %s failed: %s", s->name, strerror(errno));
+		cli_say("writing the job's %s failed: %s", s->name, strerror(errno));
 		rc = CLI_EXIT_LOCAL;
 		goto out;
 	}
@@ -581,7 +578,7 @@ static int start_read(CURLM *m, struct stream *s, ch_url_fn url_of, const void *
 	if (url_of(&s->path, ctx, s->name, s->off, s->follow ? 20 : 0) < 0 ||
 	    setup(s->h, "GET", s->path.buf, NULL, 0, NULL, 60, &s->r, s->errbuf, NULL) < 0 ||
 	    curl_multi_add_handle(m, s->h) != CURLM_OK) {
-		warnx("could not set up the output request");
+		cli_say("could not set up the output request");
 		return -1;
 	}
 	s->busy = 1;
@@ -613,7 +610,7 @@ static int follow_loop(CURLM *m, struct stream *st, ch_url_fn url_of, const void
 			curl_multi_remove_handle(m, s->h);
 			s->busy = 0;
 			if (msg->data.result != CURLE_OK) {
-				warnx("%s: %s", s->path.buf, s->errbuf[0] ? s->errbuf
+				cli_say("%s: %s", s->path.buf, s->errbuf[0] ? s->errbuf
 						: curl_easy_strerror(msg->data.result));
 				return CLI_EXIT_API;
 			}
@@ -651,7 +648,7 @@ int ch_follow_from(ch_url_fn url_of, const void *ctx, int streams, const long lo
 		st[i].h = new_handle();
 	}
 	if (!m || !st[0].h || !st[1].h) {
-		warnx("out of memory");
+		cli_say("out of memory");
 		goto out;
 	}
 	rc = follow_loop(m, st, url_of, ctx);

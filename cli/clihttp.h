@@ -63,6 +63,11 @@ int ch_request_parts(const char *method, const char *path, const struct ch_part 
  * "sandbox: " line; returns CLI_EXIT_API. */
 int ch_print_error(const char *what, const struct resp *r);
 
+/* A download: GET path with a 200 body written to r->fd as it arrives (r->sha fed
+ * with it). 0, or the exit code to leave with (error printed): CLI_EXIT_LOCAL when
+ * writing to the fd failed, else CLI_EXIT_API. */
+int ch_download(const char *path, struct resp *r);
+
 /* Request + status check + JSON parse: the parsed body (caller decrefs) when the
  * status is one of ok1/ok2 (0: unused), else NULL with the error printed. */
 json_t *ch_json(const char *method, const char *path, const json_t *body, long timeout_s,
