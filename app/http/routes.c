@@ -143,6 +143,19 @@ static void host_label(char *out, size_t n, const char *host)
 			*c = '_';
 }
 
+/* A gauge by runner host: its HELP and TYPE lines, then one sample per row of res
+ * (its "host" column the label, col the value). */
+static void host_gauge(struct strbuf *o, const char *name, const char *help,
+		       const struct db_res *res, const char *col)
+{
+	sb_addf(o, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	for (size_t i = 0; i < db_res_rows(res); i++) {
+		char host[130];
+		host_label(host, sizeof host, db_res_s(res, i, "host"));
+		sb_addf(o, "%s{runner_host=\"%s\"} %lld\n", name, host, db_res_i(res, i, col, 0));
+	}
+}
+
 /* Capacity per live runner host (runner_hosts, refreshed every 5 s by each
  * dispatcher; hosts silent for a minute are left out), sessions by status, and the
  * long-polls this API instance holds. */
@@ -160,22 +173,9 @@ static int host_metrics(struct db *db, struct strbuf *o)
 
 	if (res == NULL)
 		return -1;
-	sb_adds(o, "# HELP sandbox_runner_slots Job slots per live runner host.\n"
-		   "# TYPE sandbox_runner_slots gauge\n");
-	for (size_t i = 0; i < db_res_rows(res); i++) {
-		char host[130];
-		host_label(host, sizeof host, db_res_s(res, i, "host"));
-		sb_addf(o, "sandbox_runner_slots{runner_host=\"%s\"} %lld\n", host,
-			db_res_i(res, i, "slots", 0));
-	}
-	sb_adds(o, "# HELP sandbox_runner_max_sessions Session places per live runner host.\n"
-		   "# TYPE sandbox_runner_max_sessions gauge\n");
-	for (size_t i = 0; i < db_res_rows(res); i++) {
-		char host[130];
-		host_label(host, sizeof host, db_res_s(res, i, "host"));
-		sb_addf(o, "sandbox_runner_max_sessions{runner_host=\"%s\"} %lld\n", host,
-			db_res_i(res, i, "max_sessions", 0));
-	}
+	host_gauge(o, "sandbox_runner_slots", "Job slots per live runner host.", res, "slots");
+	host_gauge(o, "sandbox_runner_max_sessions", "Session places per live runner host.", res,
+		   "max_sessions");
 	db_res_free(res);
 	res = db_querya(db, "SELECT status, COUNT(*) AS n FROM sessions GROUP BY status", NULL, 0);
 	if (res == NULL)
@@ -305,14 +305,7 @@ static int job_metrics(struct db *db, struct strbuf *o)
 			NULL, 0);
 	if (res == NULL)
 		return -1;
-	sb_adds(o, "# HELP sandbox_runner_busy_slots Running jobs per runner host.\n"
-		   "# TYPE sandbox_runner_busy_slots gauge\n");
-	for (size_t i = 0; i < db_res_rows(res); i++) {
-		char host[130];
-		host_label(host, sizeof host, db_res_s(res, i, "host"));
-		sb_addf(o, "sandbox_runner_busy_slots{runner_host=\"%s\"} %lld\n", host,
-			db_res_i(res, i, "n", 0));
-	}
+	host_gauge(o, "sandbox_runner_busy_slots", "Running jobs per runner host.", res, "n");
 	db_res_free(res);
 	if (host_metrics(db, o) < 0 || webhook_metrics(db, o) < 0)
 		return -1;
