@@ -166,23 +166,34 @@ static int add_callback(struct db *db, const char *job_id)
 		       : 0;
 }
 
-int jd_settle(struct db *db, const char *job_id, long long kept)
+/* The key and the stored bytes of the one row that `select` (its "SELECT key_id,
+ * stored_bytes ... FOR UPDATE", one ? for id) reads, locked for the caller's
+ * transaction: 1 found, 0 no such row, -1 error. */
+static int owner_bytes(struct db *db, const char *select, const char *id, char key[40],
+		       long long *bytes)
 {
-	struct db_res *res = db_query_p(db,
-					"SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
-					db_str(job_id));
-	char key[40];
-	long long old;
+	struct db_res *res = db_query_p(db, select, db_str(id));
 
 	if (res == NULL)
 		return -1;
 	if (db_res_rows(res) != 1) {
 		db_res_free(res);
-		return -1;
+		return 0;
 	}
-	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
-	old = db_res_i(res, 0, "stored_bytes", 0);
+	snprintf(key, 40, "%s", db_res_s(res, 0, "key_id"));
+	*bytes = db_res_i(res, 0, "stored_bytes", 0);
 	db_res_free(res);
+	return 1;
+}
+
+int jd_settle(struct db *db, const char *job_id, long long kept)
+{
+	char key[40];
+	long long old;
+
+	if (owner_bytes(db, "SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
+			job_id, key, &old) <= 0)
+		return -1;
 	/* Sizes and digests are kept; the values go (MariaDB assigns left to right, so
 	 * the digest is taken before the value is cleared). */
 	if (db_exec_p(db,
@@ -201,11 +212,23 @@ int jd_settle(struct db *db, const char *job_id, long long kept)
 	return jd_add_stored(db, key, kept - old);
 }
 
+int jd_delete_owned(struct db *db, const char *select, const char *id,
+		    const char *const *del, size_t ndel)
+{
+	char key[40];
+	long long bytes;
+	int found = owner_bytes(db, select, id, key, &bytes);
+
+	if (found <= 0)
+		return found;
+	for (size_t i = 0; i < ndel; i++)
+		if (db_exec_p(db, del[i], db_str(id)) < 0)
+			return -1;
+	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
+}
+
 int jd_delete_job(struct db *db, const char *job_id)
 {
-	struct db_res *res = db_query_p(db,
-					"SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
-					db_str(job_id));
 	static const char *const del[] = {
 		"DELETE FROM job_output WHERE job_id = ?",
 		"DELETE FROM job_artifact_chunks WHERE job_id = ?",
@@ -217,22 +240,9 @@ int jd_delete_job(struct db *db, const char *job_id)
 		"DELETE FROM job_callbacks WHERE job_id = ?",
 		"DELETE FROM jobs WHERE id = ?",
 	};
-	char key[40];
-	long long bytes;
 
-	if (res == NULL)
-		return -1;
-	if (db_res_rows(res) != 1) {
-		db_res_free(res);
-		return 0;
-	}
-	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
-	bytes = db_res_i(res, 0, "stored_bytes", 0);
-	db_res_free(res);
-	for (size_t i = 0; i < sizeof del / sizeof del[0]; i++)
-		if (db_exec_p(db, del[i], db_str(job_id)) < 0)
-			return -1;
-	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
+	return jd_delete_owned(db, "SELECT key_id, stored_bytes FROM jobs WHERE id = ? FOR UPDATE",
+			       job_id, del, sizeof del / sizeof del[0]);
 }
 
 int jd_permanent_error(unsigned err)
@@ -267,23 +277,14 @@ static long long one_count(struct db_res *res, const char *col)
 
 int jd_session_release(struct db *db, const char *session_id, long long bytes)
 {
-	struct db_res *res;
 	char key[40];
 	long long held;
 
 	if (bytes <= 0)
 		return bytes < 0 ? -1 : 0;
-	res = db_query_p(db, "SELECT key_id, stored_bytes FROM sessions WHERE id = ? FOR UPDATE",
-			 db_str(session_id));
-	if (res == NULL)
+	if (owner_bytes(db, "SELECT key_id, stored_bytes FROM sessions WHERE id = ? FOR UPDATE",
+			session_id, key, &held) <= 0)
 		return -1;
-	if (db_res_rows(res) != 1) {
-		db_res_free(res);
-		return -1;
-	}
-	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
-	held = db_res_i(res, 0, "stored_bytes", 0);
-	db_res_free(res);
 	/* A session written before its inputs were counted holds less than them. */
 	if (bytes > held)
 		bytes = held > 0 ? held : 0;
@@ -322,6 +323,11 @@ int jd_session_erase(struct db *db, const char *session_id, unsigned parts)
 	return jd_session_release(db, session_id, env + files);
 }
 
+/* The inputs of a session's commands in some statuses (the condition follows). */
+#define CMDS_INPUTS                                                                     \
+	"SELECT COALESCE(SUM(LENGTH(env_json) + LENGTH(stdin)), 0) AS n FROM session_commands" \
+	" WHERE session_id = ? AND"
+
 long long jd_cmd_inputs(struct db *db, const char *session_id, enum jd_cmds which,
 			const char *cid)
 {
@@ -329,17 +335,12 @@ long long jd_cmd_inputs(struct db *db, const char *session_id, enum jd_cmds whic
 	 * ss_cmd_finish, close_unclaimed in app/sessions/sessions.c and app/admin/keys.c). */
 	switch (which) {
 	case JD_CMDS_QUEUED:
-		return one_count(db_query_p(db,
-					    "SELECT COALESCE(SUM(LENGTH(env_json) + LENGTH(stdin)), 0)"
-					    " AS n FROM session_commands WHERE session_id = ? AND"
-					    " status = 'queued' FOR UPDATE",
-					    db_str(session_id)),
-				 "n");
 	case JD_CMDS_LIVE:
 		return one_count(db_query_p(db,
-					    "SELECT COALESCE(SUM(LENGTH(env_json) + LENGTH(stdin)), 0)"
-					    " AS n FROM session_commands WHERE session_id = ? AND"
-					    " status IN ('queued', 'running') FOR UPDATE",
+					    which == JD_CMDS_QUEUED
+						    ? CMDS_INPUTS " status = 'queued' FOR UPDATE"
+						    : CMDS_INPUTS " status IN ('queued', 'running')"
+								  " FOR UPDATE",
 					    db_str(session_id)),
 				 "n");
 	case JD_CMD_ONE:

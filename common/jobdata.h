@@ -85,6 +85,13 @@ int jd_session_release(struct db *db, const char *session_id, long long bytes);
 /* Deletes a job and everything hanging off it, and takes its bytes off its key's
  * total. Inside the caller's transaction. 1 deleted, 0 not there, -1 error. */
 int jd_delete_job(struct db *db, const char *job_id);
+/* The one delete-with-accounting behind jd_delete_job and purge's sessions: the row
+ * that `select` ("SELECT key_id, stored_bytes ... FOR UPDATE", one ? for id) finds is
+ * locked, the statements del[0 .. ndel) run with id as their one parameter, and the
+ * row's stored bytes come off its key's total. Inside the caller's transaction. 1
+ * deleted, 0 not there (nothing run), -1 error. */
+int jd_delete_owned(struct db *db, const char *select, const char *id,
+		    const char *const *del, size_t ndel);
 
 /* The error is a property of the data, not of the moment (packet or value too large,
  * bad value): retrying the same statement cannot succeed. */

@@ -110,6 +110,16 @@ static int field_ok(const char *what, const char *v, size_t max, int required)
 	return 1;
 }
 
+/* A --max-* count: 1 to max into *out, else the message and -1. */
+static int opt_count(const char *arg, const char *name, long long max, long long *out)
+{
+	if (util_parse_ll(arg, 1, max, out) < 0) {
+		fprintf(stderr, "sandboxctl: %s must be 1..%lld\n", name, max);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_create(int argc, char **argv, struct key_opts *o)
 {
 	static const struct option opts[] = {
@@ -155,28 +165,20 @@ static int parse_create(int argc, char **argv, struct key_opts *o)
 				return -1;
 			break;
 		case 'S':
-			if (util_parse_ll(optarg, 1, 100000000, &o->max_stored_mb) < 0) {
-				fprintf(stderr, "sandboxctl: --max-stored-mb must be 1..100000000\n");
+			if (opt_count(optarg, "--max-stored-mb", 100000000, &o->max_stored_mb) < 0)
 				return -1;
-			}
 			break;
 		case 'R':
-			if (util_parse_ll(optarg, 1, 1000000, &o->max_running) < 0) {
-				fprintf(stderr, "sandboxctl: --max-running must be 1..1000000\n");
+			if (opt_count(optarg, "--max-running", 1000000, &o->max_running) < 0)
 				return -1;
-			}
 			break;
 		case 'M':
-			if (util_parse_ll(optarg, 1, 100000, &o->max_sessions) < 0) {
-				fprintf(stderr, "sandboxctl: --max-sessions must be 1..100000\n");
+			if (opt_count(optarg, "--max-sessions", 100000, &o->max_sessions) < 0)
 				return -1;
-			}
 			break;
 		case 'q':
-			if (util_parse_ll(optarg, 1, 1000000, &o->max_queued) < 0) {
-				fprintf(stderr, "sandboxctl: --max-queued must be 1..1000000\n");
+			if (opt_count(optarg, "--max-queued", 1000000, &o->max_queued) < 0)
 				return -1;
-			}
 			break;
 		default: return -1;
 		}
@@ -551,20 +553,30 @@ static void push_revocation(const struct cfg *cfg)
 		path, strerror(errno), AUTH_CACHE_TTL_MS);
 }
 
-static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **argv)
+/* The arguments `ID [flag]` of a command: the ID, *set whether flag was given; NULL
+ * for anything else (the caller prints its usage). */
+static const char *id_and_flag(int argc, char **argv, const char *flag, int *set)
 {
 	const char *id = NULL;
-	int keep = 0;
-	struct revoke_tx t = { 0 };
 
+	*set = 0;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--keep-jobs") == 0)
-			keep = 1;
+		if (strcmp(argv[i], flag) == 0)
+			*set = 1;
 		else if (id == NULL && argv[i][0] != '-')
 			id = argv[i];
 		else
-			id = NULL, i = argc;
+			return NULL;
 	}
+	return id;
+}
+
+static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **argv)
+{
+	int keep;
+	const char *id = id_and_flag(argc, argv, "--keep-jobs", &keep);
+	struct revoke_tx t = { 0 };
+
 	if (id == NULL) {
 		fprintf(stderr, "usage: sandboxctl keys revoke ID [--keep-jobs]\n");
 		return 2;
@@ -596,20 +608,12 @@ static int keys_revoke(struct db *db, const struct cfg *cfg, int argc, char **ar
  * new one. No grace period: a receiver verifies with the secret it was given. */
 static int keys_webhook_secret(struct db *db, int argc, char **argv)
 {
-	const char *id = NULL;
 	unsigned char raw[32];
 	char whsec[2 * sizeof raw + 1];
-	int json = 0;
+	int json;
+	const char *id = id_and_flag(argc, argv, "--json", &json);
 	long long n;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (id == NULL && argv[i][0] != '-')
-			id = argv[i];
-		else
-			id = NULL, i = argc;
-	}
 	if (id == NULL) {
 		fprintf(stderr, "usage: sandboxctl keys webhook-secret ID [--json]\n");
 		return 2;

@@ -26,10 +26,6 @@
  * transaction: 1 deleted, 0 not there (or not ended), -1 error. */
 static int delete_session(struct db *db, const char *id)
 {
-	struct db_res *res = db_query_p(db,
-					"SELECT key_id, stored_bytes FROM sessions WHERE id = ?"
-					" AND status NOT IN ('starting', 'ready') FOR UPDATE",
-					db_str(id));
 	static const char *const del[] = {
 		"DELETE o FROM job_output o JOIN session_commands c ON c.id = o.job_id"
 		" WHERE c.session_id = ?",
@@ -38,22 +34,11 @@ static int delete_session(struct db *db, const char *id)
 		"DELETE FROM session_files WHERE session_id = ?",
 		"DELETE FROM sessions WHERE id = ?",
 	};
-	char key[40];
-	long long bytes;
 
-	if (res == NULL)
-		return -1;
-	if (db_res_rows(res) != 1) {
-		db_res_free(res);
-		return 0;
-	}
-	snprintf(key, sizeof key, "%s", db_res_s(res, 0, "key_id"));
-	bytes = db_res_i(res, 0, "stored_bytes", 0);
-	db_res_free(res);
-	for (size_t i = 0; i < sizeof del / sizeof del[0]; i++)
-		if (db_exec_p(db, del[i], db_str(id)) < 0)
-			return -1;
-	return jd_add_stored(db, key, -bytes) < 0 ? -1 : 1;
+	return jd_delete_owned(db,
+			       "SELECT key_id, stored_bytes FROM sessions WHERE id = ?"
+			       " AND status NOT IN ('starting', 'ready') FOR UPDATE",
+			       id, del, sizeof del / sizeof del[0]);
 }
 
 /* One item per transaction (db_tx: retried whole when it loses a conflict). */
@@ -79,14 +64,15 @@ static int purge_one(struct db *db, int (*del)(struct db *, const char *), const
 	return db_tx(db, purge_body, &t) < 0 ? -1 : t.rc;
 }
 
-/* Ended sessions before the cutoff, in batches: 0, or -1 (message printed). */
-static int purge_sessions(struct db *db, long long secs, long long *n_out, long long *bytes_out)
+/* The rows `select` names (id, stored_bytes; bound to secs and PURGE_BATCH), each
+ * deleted by del in its own transaction, batch after batch until none is left: the
+ * count and bytes added to *n_out and *bytes_out as they go. 0, -1 when a batch
+ * could not be read, -2 when a delete failed (message printed). */
+static int purge_rows(struct db *db, const char *select, int (*del)(struct db *, const char *),
+		      long long secs, long long *n_out, long long *bytes_out)
 {
 	for (;;) {
-		struct db_res *r = db_query_p(db,
-					      "SELECT id, stored_bytes FROM sessions"
-					      PURGE_SESSIONS_WHERE " ORDER BY ended_at LIMIT ?",
-					      db_i64(secs), db_i64(PURGE_BATCH));
+		struct db_res *r = db_query_p(db, select, db_i64(secs), db_i64(PURGE_BATCH));
 		size_t n;
 
 		if (r == NULL) {
@@ -95,11 +81,11 @@ static int purge_sessions(struct db *db, long long secs, long long *n_out, long 
 		}
 		n = db_res_rows(r);
 		for (size_t i = 0; i < n; i++) {
-			int rc = purge_one(db, delete_session, db_res_s(r, i, "id"));
+			int rc = purge_one(db, del, db_res_s(r, i, "id"));
 			if (rc < 0) {
 				fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
 				db_res_free(r);
-				return -1;
+				return -2;
 			}
 			*n_out += rc;
 			*bytes_out += rc ? db_res_i(r, i, "stored_bytes", 0) : 0;
@@ -110,11 +96,28 @@ static int purge_sessions(struct db *db, long long secs, long long *n_out, long 
 	}
 }
 
+/* --dry-run for one table: what `count` (n, bytes; bound to secs) finds. 0, or -1
+ * (message printed). */
+static int would_purge(struct db *db, const char *count, long long secs, const char *what,
+		       const char *ended)
+{
+	struct db_res *r = db_query_p(db, count, db_i64(secs));
+
+	if (r == NULL) {
+		fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
+		return -1;
+	}
+	printf("would purge %lld %s (%lld bytes stored), %s more than %lld s ago\n",
+	       db_res_i(r, 0, "n", 0), what, db_res_i(r, 0, "bytes", 0), ended, secs);
+	db_res_free(r);
+	return 0;
+}
+
 int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 {
 	long long sessions = 0, sbytes = 0;
 	long long secs = cfg->retention_days * 86400, jobs = 0, bytes = 0;
-	int dry = 0;
+	int dry = 0, rc;
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--dry-run") == 0) {
@@ -133,60 +136,30 @@ int ctl_purge(struct db *db, const struct cfg *cfg, int argc, char **argv)
 		}
 	}
 	if (dry) {
-		struct db_res *r = db_query_p(db,
-					      "SELECT COUNT(*) AS n, COALESCE(SUM(stored_bytes), 0)"
-					      " AS bytes FROM jobs" PURGE_WHERE,
-					      db_i64(secs));
-		if (r == NULL) {
-			fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
+		if (would_purge(db,
+				"SELECT COUNT(*) AS n, COALESCE(SUM(stored_bytes), 0)"
+				" AS bytes FROM jobs" PURGE_WHERE,
+				secs, "jobs", "finished") < 0 ||
+		    would_purge(db,
+				"SELECT COUNT(*) AS n, COALESCE(SUM(stored_bytes), 0) AS bytes"
+				" FROM sessions" PURGE_SESSIONS_WHERE,
+				secs, "sessions", "ended") < 0)
 			return 1;
-		}
-		printf("would purge %lld jobs (%lld bytes stored), finished more than %lld s ago\n",
-		       db_res_i(r, 0, "n", 0), db_res_i(r, 0, "bytes", 0), secs);
-		db_res_free(r);
-		r = db_query_p(db,
-			       "SELECT COUNT(*) AS n, COALESCE(SUM(stored_bytes), 0) AS bytes"
-			       " FROM sessions" PURGE_SESSIONS_WHERE,
-			       db_i64(secs));
-		if (r == NULL) {
-			fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
-			return 1;
-		}
-		printf("would purge %lld sessions (%lld bytes stored), ended more than %lld s ago\n",
-		       db_res_i(r, 0, "n", 0), db_res_i(r, 0, "bytes", 0), secs);
-		db_res_free(r);
 		return 0;
 	}
-	for (;;) {
-		struct db_res *r = db_query_p(db,
-					      "SELECT id, stored_bytes FROM jobs" PURGE_WHERE
-					      " ORDER BY finished_at LIMIT ?",
-					      db_i64(secs), db_i64(PURGE_BATCH));
-		size_t n;
-
-		if (r == NULL) {
-			fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
-			return 1;
-		}
-		n = db_res_rows(r);
-		for (size_t i = 0; i < n; i++) {
-			/* One job per transaction: locks last one job's deletes. */
-			int rc = purge_one(db, jd_delete_job, db_res_s(r, i, "id"));
-			if (rc < 0) {
-				fprintf(stderr, "sandboxctl: purge: %s\n", db_error(db));
-				db_res_free(r);
-				printf("purged %lld jobs (%lld bytes) before the error\n", jobs, bytes);
-				return 1;
-			}
-			jobs += rc;
-			bytes += rc ? db_res_i(r, i, "stored_bytes", 0) : 0;
-		}
-		db_res_free(r);
-		if (n < PURGE_BATCH)
-			break;
-	}
+	/* One job per transaction: locks last one job's deletes. */
+	rc = purge_rows(db,
+			"SELECT id, stored_bytes FROM jobs" PURGE_WHERE " ORDER BY finished_at LIMIT ?",
+			jd_delete_job, secs, &jobs, &bytes);
+	if (rc == -2)
+		printf("purged %lld jobs (%lld bytes) before the error\n", jobs, bytes);
+	if (rc < 0)
+		return 1;
 	printf("purged %lld jobs (%lld bytes), finished more than %lld s ago\n", jobs, bytes, secs);
-	if (purge_sessions(db, secs, &sessions, &sbytes) < 0)
+	if (purge_rows(db,
+		       "SELECT id, stored_bytes FROM sessions" PURGE_SESSIONS_WHERE
+		       " ORDER BY ended_at LIMIT ?",
+		       delete_session, secs, &sessions, &sbytes) < 0)
 		return 1;
 	printf("purged %lld sessions (%lld bytes), ended more than %lld s ago\n", sessions, sbytes,
 	       secs);

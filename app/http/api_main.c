@@ -58,11 +58,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_routes.h"
 #include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "http.h"
-#include "jobcache.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -622,7 +622,7 @@ static void worker_loop(const struct cfg *cfg, int listen_fd, struct wt_board *b
 		held_free(pool[npool - 1].h);
 		npool--;
 	}
-	jc_clear();
+	routes_release();
 	db_close(ctx.db);
 	exit(0);
 }

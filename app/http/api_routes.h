@@ -1,14 +1,19 @@
 /* The API's routes, in one table: X(method, pattern, handler, is_public). Expanded
  * by app/http/routes.c into its dispatch table, and by tests/unit/test_router.c to test
- * the same table. Order matters only for the Allow header (table order). */
+ * the same table. Order matters only for the Allow header (table order).
+ *
+ * A handler lives with its subsystem: the job routes in app/jobs (jobroutes.c,
+ * joblist.c, batch.c, outputs.c, identity.c, runtimes.c), the session routes in
+ * app/sessions, MCP in app/mcp, health and metrics in routes.c. Each is declared here,
+ * from the table itself, as a route_fn: the dispatcher includes no subsystem's
+ * header, the subsystems include app/http's (one direction). So are the three other
+ * calls the worker makes into the job routes (app/jobs/jobroutes.c, identity.c). */
 #ifndef SANDBOX_API_ROUTES_H
 #define SANDBOX_API_ROUTES_H
 
-#include "mcp.h"      /* POST /v1/mcp */
-#include "sessions.h" /* the session handlers (the job handlers are routes.c's own) */
+#include <stddef.h>
 
-/* GET /v1/runtimes (app/jobs/runtimes.c) */
-route_fn h_runtimes;
+#include "router.h"
 
 #define API_ROUTES(X)                                                    \
 	X("GET", "/v1/health", h_health, 1)                              \
@@ -39,5 +44,19 @@ route_fn h_runtimes;
 	X("DELETE", "/v1/sessions/{id}/files/{path*}", h_file_delete, 0) \
 	X("GET", "/v1/mcp", h_mcp, 1)                                   \
 	X("POST", "/v1/mcp", h_mcp, 0)
+
+#define API_ROUTE_DECL(method, pattern, handler, is_public) route_fn handler;
+API_ROUTES(API_ROUTE_DECL)
+#undef API_ROUTE_DECL
+
+/* Before a worker answers several held long-polls at once (a tick that found many
+ * jobs ended): the finished jobs they name, read in one scoped query per key into the
+ * worker's job cache, so that each answer needs no query of its own. Only a cache
+ * fill: every request is then answered by routes_handle as before. */
+void routes_prefetch(struct api_ctx *ctx, struct req *const *rs, size_t n);
+/* The RateLimit header lines of an authenticated request, ahead of its handler's. */
+void routes_ratelimit(struct api_ctx *ctx, struct req *r, const struct identity *who);
+/* A worker that exits releases what the job routes keep (its job cache). */
+void routes_release(void);
 
 #endif

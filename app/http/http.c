@@ -1,3 +1,4 @@
+/* One FastCGI request: its CGI parameters and body read, its answer written. */
 #include "http.h"
 
 #include <errno.h>
@@ -6,7 +7,6 @@
 #include <string.h>
 
 #include "http_util.h"
-#include "jobcache.h"
 #include "strbuf.h"
 
 static const char *param(FCGX_Request *f, const char *name)
@@ -106,18 +106,9 @@ static int to_strbuf(const char *buf, size_t size, void *sb)
 
 void http_send_json(struct req *r, int status, json_t *body, const char *extra)
 {
-	const char *cached;
-	size_t len;
-
 	if (body == NULL) {
 		http_send_error(r, 500, "internal_error", "could not render the response", NULL,
 				NULL);
-		return;
-	}
-	if ((cached = jc_text(body, &len)) != NULL) {
-		/* a finished job from the worker's cache: serialized once, when cached */
-		http_send_bytes(r, status, "application/json", cached, len, extra);
-		json_decref(body);
 		return;
 	}
 	/* One pass into the worker's buffer (json_dumpb would serialize twice: once to

@@ -1,4 +1,5 @@
-/* URL dispatch and the endpoint handlers. */
+/* URL dispatch (app/http/routes.c): a worker's context, the dispatcher, and what every
+ * handler shares with it (the database connection, the answer to a storage failure). */
 #ifndef SANDBOX_ROUTES_H
 #define SANDBOX_ROUTES_H
 
@@ -23,11 +24,9 @@ struct api_ctx {
 
 void routes_handle(struct api_ctx *ctx, struct req *r);
 
-/* Before a worker answers several held long-polls at once (a tick that found many
- * jobs ended): the finished jobs they name, read in one scoped query per key into the
- * worker's job cache, so that each answer needs no query of its own. Only a cache
- * fill: every request is then answered by routes_handle as before. */
-void routes_prefetch(struct api_ctx *ctx, struct req *const *rs, size_t n);
+/* The worker's database connection, opened (again) if needed; NULL when the database
+ * is unreachable (logged). A connection idle for over a second is pinged first. */
+struct db *route_db(struct api_ctx *ctx);
 /* A storage failure: counted, logged (errno and message, never a query's data), then a
  * 503 with Retry-After and the connection dropped when it is gone, a 503 with
  * Retry-After for a transaction that kept losing conflicts (db_tx_lost, or a last

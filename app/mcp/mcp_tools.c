@@ -183,6 +183,15 @@ static void send_rpc_error(struct req *r, json_t *id, const struct mcp_err *e)
 			    ? 400 : 200, mcp_error(id, e));
 }
 
+/* An invalid-params error about one argument: "invalid params: <field> <what>". */
+static void send_bad_arg(struct req *r, json_t *id, const char *field, const char *what)
+{
+	struct mcp_err e;
+
+	mcp_fail(&e, MCP_INVALID_PARAMS, field, "invalid params: %s %s", field, what);
+	send_rpc_error(r, id, &e);
+}
+
 static void send_result(struct req *r, json_t *id, json_t *result)
 {
 	struct mcp_err e;
@@ -552,10 +561,7 @@ static void tool_read_file(struct api_ctx *ctx, struct req *r, const struct iden
 	json_t *sc;
 
 	if (enc_path(p, ep, sizeof ep) < 0) {
-		struct mcp_err e;
-		mcp_fail(&e, MCP_INVALID_PARAMS, "arguments.path",
-			 "invalid params: arguments.path is too long");
-		send_rpc_error(r, rpc_id, &e);
+		send_bad_arg(r, rpc_id, "arguments.path", "is too long");
 		return;
 	}
 	snprintf(path, sizeof path, "/v1/sessions/%s/files/%s", sid, ep);
@@ -589,7 +595,6 @@ static void tool_write_file(struct api_ctx *ctx, struct req *r, const struct ide
 	unsigned char *data = NULL;
 	size_t len;
 	struct sub s;
-	struct mcp_err e;
 
 	if (c != NULL) {
 		len = json_string_length(c);
@@ -598,17 +603,13 @@ static void tool_write_file(struct api_ctx *ctx, struct req *r, const struct ide
 		data = util_b64_decode(b, strlen(b), &len);
 	}
 	if (c == NULL && data == NULL) {
-		mcp_fail(&e, MCP_INVALID_PARAMS, "arguments.content_base64",
-			 "invalid params: arguments.content_base64 is not valid base64");
-		send_rpc_error(r, rpc_id, &e);
+		send_bad_arg(r, rpc_id, "arguments.content_base64", "is not valid base64");
 		return;
 	}
 	if (enc_path(p, ep, sizeof ep) < 0 ||
 	    (mode != NULL && enc_path(mode, query + 5, sizeof query - 5) < 0)) {
 		free(data);
-		mcp_fail(&e, MCP_INVALID_PARAMS, "arguments.path",
-			 "invalid params: arguments.path is too long");
-		send_rpc_error(r, rpc_id, &e);
+		send_bad_arg(r, rpc_id, "arguments.path", "is too long");
 		return;
 	}
 	if (mode != NULL)
@@ -637,10 +638,7 @@ static void tool_list_files(struct api_ctx *ctx, struct req *r, const struct ide
 
 	if (root != NULL) {
 		if (enc_path(root, er, sizeof er) < 0) {
-			struct mcp_err e;
-			mcp_fail(&e, MCP_INVALID_PARAMS, "arguments.root",
-				 "invalid params: arguments.root is too long");
-			send_rpc_error(r, rpc_id, &e);
+			send_bad_arg(r, rpc_id, "arguments.root", "is too long");
 			return;
 		}
 		snprintf(query, sizeof query, "root=%s", er);
