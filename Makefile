@@ -35,8 +35,9 @@ API_SRC    := $(wildcard app/http/*.c app/jobs/*.c app/sessions/*.c app/mcp/*.c)
 CTL_SRC    := $(wildcard app/admin/*.c) app/http/auth.c app/http/http_util.c
 RUN_LIB_SRC := sandbox-runner/job/outcome.c sandbox-runner/launch/artname.c sandbox-runner/job/policy.c \
                sandbox-runner/launch/pump.c sandbox-runner/launch/bwstatus.c sandbox-runner/launch/retry.c \
-               sandbox-runner/launch/profile.c sandbox-runner/launch/scfilter.c sandbox-runner/launch/cgroup.c \
-               sandbox-runner/launch/workspace.c agent/agentproto.c \
+               sandbox-runner/launch/profile.c sandbox-runner/launch/profile_file.c \
+               sandbox-runner/launch/profile_host.c sandbox-runner/launch/scfilter.c \
+               sandbox-runner/launch/cgroup.c sandbox-runner/launch/workspace.c agent/agentproto.c \
                sandbox-runner/session/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/dispatch/reclaim.c
 # agent/: what runs inside a sandbox (the session agent, and the exec stub of a
 # prewarmed job sandbox: one static binary, not the runner's) and the wire formats the

@@ -1,3 +1,5 @@
+/* Webhook signatures (HMAC-SHA256, RFC 2104) and the delivery retry schedule: pure
+ * functions, sent by callback.c. */
 #include "hooksign.h"
 
 #include <stdio.h>
@@ -6,8 +8,10 @@
 #include "sha256.h"
 #include "util.h"
 
-void hs_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
-		    unsigned char out[32])
+/* HMAC-SHA256 over the message a then b (b may be empty), without copying them
+ * together: a signature covers "<t>." and the body. */
+static void hmac2(const void *key, size_t klen, const void *a, size_t alen, const void *b,
+		  size_t blen, unsigned char out[32])
 {
 	unsigned char k[64] = { 0 }, ipad[64], opad[64], inner[32];
 	struct sha256 c;
@@ -22,44 +26,32 @@ void hs_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
 	}
 	sha256_init(&c);
 	sha256_update(&c, ipad, sizeof ipad);
-	sha256_update(&c, msg, mlen);
+	sha256_update(&c, a, alen);
+	sha256_update(&c, b, blen);
 	sha256_final(&c, inner);
 	sha256_init(&c);
 	sha256_update(&c, opad, sizeof opad);
 	sha256_update(&c, inner, sizeof inner);
 	sha256_final(&c, out);
+	memset(k, 0, sizeof k);
+}
+
+void hs_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+		    unsigned char out[32])
+{
+	hmac2(key, klen, msg, mlen, NULL, 0, out);
 }
 
 int hs_signature(const char *secret, long long t, const void *body, size_t len, char *out,
 		 size_t outlen)
 {
-	unsigned char k[64] = { 0 }, ipad[64], opad[64], inner[32], mac[32];
+	unsigned char mac[32];
 	char ts[24], hex[65];
-	size_t klen = strlen(secret);
-	struct sha256 c;
 	int n;
 
-	/* HMAC over "<t>." then the body, without copying the body. */
-	if (klen > sizeof k)
-		sha256_buf(secret, klen, k);
-	else
-		memcpy(k, secret, klen);
-	for (size_t i = 0; i < 64; i++) {
-		ipad[i] = k[i] ^ 0x36;
-		opad[i] = k[i] ^ 0x5c;
-	}
 	n = snprintf(ts, sizeof ts, "%lld.", t);
-	sha256_init(&c);
-	sha256_update(&c, ipad, sizeof ipad);
-	sha256_update(&c, ts, (size_t)n);
-	sha256_update(&c, body, len);
-	sha256_final(&c, inner);
-	sha256_init(&c);
-	sha256_update(&c, opad, sizeof opad);
-	sha256_update(&c, inner, sizeof inner);
-	sha256_final(&c, mac);
+	hmac2(secret, strlen(secret), ts, (size_t)n, body, len, mac);
 	util_hex(mac, sizeof mac, hex);
-	memset(k, 0, sizeof k);
 	n = snprintf(out, outlen, "t=%lld,v1=%s", t, hex);
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }

@@ -1,7 +1,9 @@
 /* The fixed, audited sandbox profile: mount table, namespaces, environment
  * allowlist, seccomp rules and limit caps. Requests can never add to it. The operator
  * may name a few more profiles (runner_profiles_dir/NAME.profile): the same tables
- * plus read-only binds of host directories under /usr or /opt, nothing else. */
+ * plus read-only binds of host directories under /usr or /opt, nothing else.
+ * profile.c: the tables and the bwrap arguments made from them; profile_file.c: named
+ * profile files; profile_host.c: host path checks and the synthesized /etc. */
 #ifndef SANDBOX_PROFILE_H
 #define SANDBOX_PROFILE_H
 
@@ -131,6 +133,8 @@ int prof_mask_present(const struct prof_mask *m);
  * and a newline for PROF_MASK_UUID. Its length, or -1 with errno (no randomness). */
 long prof_mask_data(const struct prof_mask *m, char *buf, size_t n);
 
+/* A network job's /etc/resolv.conf (prof_write_etc; --print-profile shows it). */
+extern const char prof_net_resolv[];
 /* Writes the synthesized /etc (files and the alternatives mount point) into dir, an
  * empty directory; a network job's resolv.conf names slirp4netns's resolver. 0 or
  * -1 with errno. Called in the sandbox child before it drops root (sandbox.c). */

@@ -16,22 +16,21 @@
 # the runner's claim and result transactions do (docs/ARCHITECTURE.md, "Claim contract").
 # On exit it cancels the run's jobs still queued or running, so that a runner started
 # afterwards has none of them to execute.
+#
+# tests/integration/api/ holds some of its cases (validation.sh, identity.sh): function
+# definitions, called from the main section below in its order.
 
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
-
 . "$HERE/lib.sh"
+stack_env
 
 RUN="$RANDOM$RANDOM"
 NS="itest-$RUN"
 TA="t-a-$RUN"
 TB="t-b-$RUN"
 ECHO_JOB='{"command":"echo hi"}'
-UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-TS_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{3}Z$'
 JOB_FIELDS='["id","status","created_at","started_at","finished_at","identity","command",
  "argv","cwd","limits","network","artifacts","metadata","profile","cancel_requested",
  "result","failure"]'
@@ -39,11 +38,9 @@ JOB_FIELDS='["id","status","created_at","started_at","finished_at","identity","c
 # ---------------------------------------------------------------- helpers
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-uuid() { cat /proc/sys/kernel/random/uuid; }
 jid() { jq -r '.id // empty' "$BODY"; }
 ids() { jq -r '[.jobs[]?.id] | join(" ")' "$BODY"; }
 same_json() { cmp -s <(jq -S . "$1") <(jq -S . "$2"); }
-in_range() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 uri() { jq -rn --arg s "$1" '$s | @uri'; }
 
 LIMIT_NAMES=(wall_seconds cpu_seconds memory_mb pids output_bytes disk_mb)
@@ -334,217 +331,7 @@ t_idempotency() {
 	expect_error 400 invalid_request Idempotency-Key
 }
 
-# ---------------------------------------------------------------- validation
-
-# bad FIELD BODY [curl args]: one submission that must be a 400 naming FIELD
-# (FIELD '' = invalid_json without a field). BAD_NAME names a check whose body is a file.
-bad() {
-	local field=$1 body=$2
-	shift 2
-	ctx "validation: $(printf '%s' "${BAD_NAME:-$body}" | tr '\n\t' '  ' | head -c 90)"
-	as "$A_TOK" req POST /v1/jobs "$body" "$@"
-	if [ -n "$field" ]; then
-		expect_error 400 invalid_request "$field"
-	else
-		expect_error 400 invalid_json ''
-	fi
-}
-# badf FIELD FILES_JSON: a submission with the given "files" value.
-badf() { bad "$1" "{\"command\":\"true\",\"files\":$2}"; }
-okay() { # okay NAME BODY: a submission that must be accepted
-	ctx "validation: $1"
-	as "$A_TOK" req POST /v1/jobs "$2"
-	expect_status 202
-}
-
-t_validation_json() {
-	local f=$T_DIR/v
-	bad '' '{'
-	bad '' '{"command":"true",}'
-	bad '' "{\"command\":'true'}"
-	printf '{"command":"echo \xff\xfe"}' > "$f.utf8"
-	BAD_NAME='invalid UTF-8 in a string' bad '' "@$f.utf8"
-	printf '{"command":"true","metadata":{"k\xc0\xaf":"x"}}' > "$f.utf8b"
-	BAD_NAME='overlong UTF-8 in a key' bad '' "@$f.utf8b"
-	printf '{"command":"echo \xed\xa0\x80"}' > "$f.utf8c"
-	BAD_NAME='UTF-8 encoded surrogate' bad '' "@$f.utf8c"
-	bad '' '{"command":"a","command":"b"}'
-	bad '' '{"command":"true","metadata":{"a":"1","a":"2"}}'
-	bad '' '{"command":"echo \u0000"}'
-	bad '' '{"command":"true","env":{"A":"x\u0000y"}}'
-	local b
-	for b in '[{"command":"true"}]' '"x"' 'null' '42'; do
-		ctx "validation: body $b is not an object"
-		as "$A_TOK" req POST /v1/jobs "$b"
-		expect_error 400 'invalid_request|invalid_json' ''
-	done
-	bad foo '{"command":"true","foo":1}'
-	bad identity '{"command":"true","identity":{"tenant_id":"x"}}'
-	bad tenant_id '{"command":"true","tenant_id":"x"}'
-}
-
-t_validation_command() {
-	bad command '{"command":"true","argv":["true"]}'
-	bad command '{}'
-	bad command '{"stdin":"x"}'
-	bad command '{"command":""}'
-	bad command '{"command":5}'
-	bad command '{"command":["true"]}'
-	bad argv '{"argv":[]}'
-	bad argv '{"argv":[1]}'
-	bad argv '{"argv":["a",null]}'
-	bad argv '{"argv":"true"}'
-	bad stdin '{"command":"true","stdin":"a","stdin_base64":"YQ=="}'
-	bad stdin '{"command":"true","stdin":5}'
-	bad stdin_base64 '{"command":"true","stdin_base64":"!!!!"}'
-	bad stdin_base64 '{"command":"true","stdin_base64":"YQ=!"}'
-	okay 'stdin_base64 accepted' '{"command":"cat","stdin_base64":"aGVsbG8K"}'
-	bad env '{"command":"true","env":[]}'
-	bad env '{"command":"true","env":"A=1"}'
-	bad env '{"command":"true","env":{"A":1}}'
-	bad env '{"command":"true","env":{"A":null}}'
-	bad env '{"command":"true","env":{"1A":"x"}}'
-	bad env '{"command":"true","env":{"A-B":"x"}}'
-	bad env '{"command":"true","env":{"A=B":"x"}}'
-	bad env '{"command":"true","env":{"":"x"}}'
-	BAD_NAME="$((MAX_ENV + 1)) env entries" bad env \
-		"$(jq -cn --argjson n "$((MAX_ENV + 1))" '{command:"true",env:([range($n) | {key:"V\(.)",value:"x"}] | from_entries)}')"
-	okay "$MAX_ENV env entries" \
-		"$(jq -cn --argjson n "$MAX_ENV" '{command:"true",env:([range($n) | {key:"_V\(.)",value:"x"}] | from_entries)}')"
-}
-
-t_validation_files() {
-	local p f=$T_DIR/v long255 long300
-	long255=$(printf 'a%.0s' $(seq "$MAX_PATH"))
-	long300=$(printf 'a%.0s' $(seq 300))
-	badf files '{}'
-	badf files '"main.py"'
-	BAD_NAME="$((MAX_FILES + 1)) files" bad files \
-		"$(jq -cn --argjson n "$((MAX_FILES + 1))" '{command:"true",files:[range($n) | {path:"f\(.)",content:""}]}')"
-	okay "$MAX_FILES files" \
-		"$(jq -cn --argjson n "$MAX_FILES" '{command:"true",files:[range($n) | {path:"f\(.)",content:""}]}')"
-	{
-		printf '{"command":"true","files":[{"path":"big","content":"'
-		head -c "$MAX_FILES_BYTES" /dev/zero | tr '\0' a
-		printf '"},{"path":"one","content":"x"}]}'
-	} > "$f.big"
-	BAD_NAME="files totalling max_files_bytes+1" bad files "@$f.big"
-	badf 'files[0]' '["x"]'
-	badf 'files[1]' '[{"path":"a","content":""},7]'
-	badf 'files[0].mode' '[{"path":"a","content":"","mode":"0755"}]'
-	for p in /abs a/../b ./a a//b a/ '' . .. a/. ../a "a\u0001b" "a\nb" "$long300"; do
-		badf 'files[0].path' "[{\"path\":\"$p\",\"content\":\"\"}]"
-	done
-	badf 'files[0].path' '[{"content":""}]'
-	badf 'files[0].path' '[{"path":5,"content":""}]'
-	badf 'files[1].path' '[{"path":"a","content":""},{"path":"a","content":"x"}]'
-	okay "a $MAX_PATH-byte path" "{\"command\":\"true\",\"files\":[{\"path\":\"$long255\",\"content\":\"\"}]}"
-	badf 'files[0].content' '[{"path":"a","content":"x","content_base64":"eA=="}]'
-	badf 'files[0].content' '[{"path":"a"}]'
-	badf 'files[0].content' '[{"path":"a","content":5}]'
-	badf 'files[0].content_base64' '[{"path":"a","content_base64":"%%%%"}]'
-	badf 'files[0].executable' '[{"path":"a","content":"","executable":"yes"}]'
-	badf 'files[0].executable' '[{"path":"a","content":"","executable":1}]'
-	for p in /abs ../x a/../b a//b; do
-		bad cwd "{\"command\":\"true\",\"cwd\":\"$p\"}"
-	done
-	bad cwd '{"command":"true","cwd":5}'
-	for p in /abs a/../b a//b ..; do
-		bad artifacts "{\"command\":\"true\",\"artifacts\":\"$p\"}"
-	done
-	bad artifacts '{"command":"true","artifacts":5}'
-	okay 'artifacts null' '{"command":"true","artifacts":null}'
-}
-
-t_validation_limits() {
-	local l
-	bad limits '{"command":"true","limits":"x"}'
-	bad limits '{"command":"true","limits":[]}'
-	bad limits.foo '{"command":"true","limits":{"foo":1}}'
-	bad limits.Memory_MB '{"command":"true","limits":{"Memory_MB":256}}'
-	for l in "${LIMIT_NAMES[@]}"; do
-		bad "limits.$l" "{\"command\":\"true\",\"limits\":{\"$l\":$((LMIN[$l] - 1))}}"
-		bad "limits.$l" "{\"command\":\"true\",\"limits\":{\"$l\":$((LMAX[$l] + 1))}}"
-	done
-	bad limits.memory_mb '{"command":"true","limits":{"memory_mb":"256"}}'
-	bad limits.memory_mb '{"command":"true","limits":{"memory_mb":256.5}}'
-	bad limits.memory_mb '{"command":"true","limits":{"memory_mb":true}}'
-	bad limits.wall_seconds '{"command":"true","limits":{"wall_seconds":"10"}}'
-	bad limits.pids '{"command":"true","limits":{"pids":false}}'
-	bad limits.disk_mb '{"command":"true","limits":{"disk_mb":[1]}}'
-	bad limits.output_bytes '{"command":"true","limits":{"output_bytes":1.5}}'
-	# 2^32 + a valid value: a server that narrows to 32 bits would accept it.
-	bad limits.memory_mb '{"command":"true","limits":{"memory_mb":4294967552}}'
-	bad limits.wall_seconds '{"command":"true","limits":{"wall_seconds":4294967306}}'
-	bad limits.pids '{"command":"true","limits":{"pids":-4294967232}}'
-	# Past 64 bits: some JSON parsers give up on the number itself; a 400 either way.
-	ctx "validation: output_bytes past 64 bits"
-	as "$A_TOK" req POST /v1/jobs '{"command":"true","limits":{"output_bytes":18446744073709551617}}'
-	expect_error 400 'invalid_request|invalid_json'
-	bad limits.wall_seconds '{"command":"true","limits":{"wall_seconds":-1}}'
-	bad network '{"command":"true","network":"yes"}'
-	bad network '{"command":"true","network":1}'
-}
-
-t_validation_metadata() {
-	local k big
-	bad metadata '{"command":"true","metadata":[]}'
-	bad metadata '{"command":"true","metadata":"x"}'
-	bad metadata '{"command":"true","metadata":{"a":1}}'
-	bad metadata '{"command":"true","metadata":{"a":{"b":"c"}}}'
-	for k in tenant_id Subject_ID sandbox.x identity IDENTITY_NAMESPACE subject_type actor_type \
-		actor_id sandbox Sandbox-Trace X-Sandbox-Trace x-sandbox; do
-		bad "metadata.$k" "{\"command\":\"true\",\"metadata\":{\"ok\":\"1\",\"$k\":\"x\"}}"
-	done
-	okay 'metadata keys that only look close to reserved' \
-		'{"command":"true","metadata":{"tenant":"x","my_sandbox":"y","xsandbox":"z","actor":"a"}}'
-	big=$(printf 'm%.0s' $(seq "$MAX_META"))
-	BAD_NAME="metadata of more than $MAX_META bytes" bad metadata "{\"command\":\"true\",\"metadata\":{\"k\":\"$big\"}}"
-}
-
-t_media() {
-	local f=$T_DIR/m413
-	ctx "media: text/plain body"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: text/plain'
-	expect_error 415 unsupported_media_type
-	ctx "media: no Content-Type"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type:'
-	expect_error 415 unsupported_media_type
-	ctx "media: form-encoded body"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/x-www-form-urlencoded'
-	expect_error 415 unsupported_media_type
-	ctx "media: application/jsonx"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/jsonx'
-	expect_error 415 unsupported_media_type
-	ctx "media: application/json; charset=utf-8"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/json; charset=utf-8'
-	expect_status 202
-	ctx "media: application/json;charset=UTF-8"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: application/json;charset=UTF-8'
-	expect_status 202
-	ctx "media: Application/JSON (media types are case-insensitive)"
-	as "$A_TOK" req POST /v1/jobs "$ECHO_JOB" -H 'Content-Type: Application/JSON'
-	expect_status 202
-	ctx "media: 11 MiB body"
-	head -c $((11 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$f"
-	as "$A_TOK" req POST /v1/jobs "@$f"
-	expect_error 413 payload_too_large
-	expect_true "$CTX: not HTML" fails grep -qi '<html' "$BODY"
-}
-
-t_network() {
-	ctx "network: true without permission"
-	as "$A_TOK" req POST /v1/jobs '{"command":"true","network":true}'
-	expect_error 403 forbidden network
-	ctx "network: false without permission"
-	as "$A_TOK" req POST /v1/jobs '{"command":"true","network":false}'
-	expect_status 202
-	expect_json .network false
-	ctx "network: true with an --allow-network key"
-	as "$NET_TOK" req POST /v1/jobs '{"command":"true","network":true}'
-	expect_status 202
-	expect_json .network true
-}
+. "$HERE/api/validation.sh"
 
 # ---------------------------------------------------------------- results, artifacts
 
@@ -981,11 +768,7 @@ t_ratelimit() {
 echo "# api suite: run $RUN against $SANDBOX_URL"
 # The suite needs a frozen queue (see the header); tests/run-integration.sh stops the
 # runner for it. A live runner would claim the suite's jobs from under it.
-if [ -r "$SANDBOX_VAR/run/runner.pid" ] &&
-	[ "$(ps -o comm= -p "$(cat "$SANDBOX_VAR/run/runner.pid")" 2> /dev/null)" = sandbox-runner ]; then
-	echo "Bail out! a runner is running for $SANDBOX_VAR: stop it first (tests/stack.sh stop-runner)"
-	exit 2
-fi
+need_no_runner
 # Leave nothing of this run for a runner started later: end its jobs that are still
 # queued or (as played by the suite) running.
 at_exit "sql \"INSERT INTO job_events (job_id, from_state, to_state, actor)
@@ -998,120 +781,7 @@ if [ "$STATUS" = 000 ]; then
 	echo "Bail out! $SANDBOX_URL does not answer"
 	exit 2
 fi
-# A key's own maximum limits (DESIGN.md section 4): the lower of the key's and the
-# operator's maximum bounds a job; a default above it comes down to it.
-t_key_limits() {
-	local out
-	ctx "key max limits"
-	expect_true "keys create refuses an unknown --max-limit" \
-		eval '! ctl keys create --namespace "$NS" --tenant "$TA" --subject-type user --subject-id lim --max-limit bogus=1 --json >/dev/null 2>&1'
-	expect_true "keys create refuses a --max-limit below the limit's floor" \
-		eval '! ctl keys create --namespace "$NS" --tenant "$TA" --subject-type user --subject-id lim --max-limit memory_mb=8 --json >/dev/null 2>&1'
-	mkkey KL "$NS" "$TA" user "limited-$RUN" --max-limit memory_mb=128 --max-limit wall_seconds=5
-	out=$(ctl keys list --json)
-	expect_eq "keys list shows the key's max_limits" '{"memory_mb":128,"wall_seconds":5}' \
-		"$(jq -c --arg id "$KL_ID" '.[] | select(.id == $id) | .max_limits' <<< "$out")"
-	as "$KL_TOK" req POST /v1/jobs '{"command":"true"}'
-	expect_status 202
-	expect_json '.limits.memory_mb' 128 "the default memory (256) comes down to the key's 128"
-	expect_json '.limits.wall_seconds' 5
-	expect_json '.limits.cpu_seconds' "$(conf_get cpu_seconds_default 10)" \
-		"limits the key does not cap keep the operator default"
-	as "$KL_TOK" req POST /v1/jobs '{"command":"true","limits":{"memory_mb":129}}'
-	expect_error 400 invalid_request limits.memory_mb
-	expect_json '.error.message | test("16 to 128")' true "the message names the key's maximum"
-	as "$KL_TOK" req POST /v1/jobs '{"command":"true","limits":{"memory_mb":64,"wall_seconds":5}}'
-	expect_status 202
-	expect_json '.limits.memory_mb' 64
-}
-
-# GET /v1/identity: the key's verified identity exactly as stored, its permissions,
-# effective limits and quotas.
-t_identity() {
-	ctx "identity"
-	as "$ACT_TOK" req GET /v1/identity
-	expect_status 200
-	expect_json '.identity | [.identity_namespace, .tenant_id, .subject_type, .subject_id, .actor_type, .actor_id] | join("|")' \
-		"$NS|$TA|user|carol|agent|bot-1" "the six identity fields, as created"
-	expect_json '[.key_id, .complete, .permissions.network, .permissions.tenant_admin] | tostring' \
-		"[\"$ACT_ID\",true,false,false]"
-	expect_json '.limits.memory_mb | [.min, .default, .max] | tostring' \
-		"[16,$(conf_get memory_mb_default 256),$(conf_get memory_mb_max 4096)]" "operator limits"
-	expect_json '.quotas | [.max_queued, .max_stored_bytes, .max_running] | tostring' \
-		"[$(conf_get default_max_queued 100),$(($(conf_get default_max_stored_mb 1024) * 1048576)),null]"
-	as "$A_TOK" req GET /v1/identity
-	expect_json '.identity | [.actor_type, .actor_id] | tostring' '[null,null]' "no actor: null"
-	as "$ADM_TOK" req GET /v1/identity
-	expect_json '.permissions.tenant_admin' true
-	as "$NET_TOK" req GET /v1/identity
-	expect_json '.permissions.network' true
-	as "$Q_TOK" req GET /v1/identity
-	expect_json '.quotas.max_queued' 2
-	expect_json '.quotas.active_jobs | type' number
-	as "$KL_TOK" req GET /v1/identity
-	expect_json '[.limits.memory_mb.max, .limits.memory_mb.default, .limits.wall_seconds.max] | tostring' \
-		'[128,128,5]' "the key's own maxima (default brought down to them)"
-	as "" req GET /v1/identity
-	expect_error 401 unauthorized
-	as "$A_TOK" req GET "/v1/identity?x=1"
-	expect_error 400 invalid_request
-	as "$A_TOK" req POST /v1/identity '{}'
-	expect_status 405
-	expect_header Allow '^GET$'
-}
-
-# The window histograms of the jobs finished in the last 5 minutes: declared
-# histograms, and their _count and _sum are the database's (read just before and just
-# after the scrape, so a job leaving the window in between cannot fail it). One job
-# that ran 2.5 s makes the sum one that a rounding to whole seconds or to 0 would lose.
-recent_window() {
-	sql "SELECT CONCAT(COUNT(*), ' ', COALESCE(SUM(TIMESTAMPDIFF(MICROSECOND, started_at,
-		finished_at)), 0)) FROM jobs WHERE finished_at >= CURRENT_TIMESTAMP(3) - INTERVAL
-		300 SECOND AND started_at IS NOT NULL"
-}
-t_metrics_recent() {
-	local before after got h
-	as "$A_TOK" submit "$ECHO_JOB"
-	db_finish "$JOB" succeeded 0 NULL '' '' '[]'
-	sql "UPDATE jobs SET started_at = finished_at - INTERVAL 2.5 SECOND WHERE id = '$JOB'"
-	before=$(recent_window)
-	as "" req GET /metrics
-	after=$(recent_window)
-	for h in sandbox_recent_job_queue_wait_seconds sandbox_recent_job_run_seconds; do
-		expect_true "$h is declared a histogram" grep -qx "# TYPE $h histogram" "$BODY"
-		expect_true "$h: its buckets end with le=\"+Inf\", equal to _count" \
-			test "$(sed -n "s/^${h}_bucket{le=\"+Inf\"} //p" "$BODY")" = \
-			"$(sed -n "s/^${h}_count //p" "$BODY")"
-	done
-	got="$(sed -n 's/^sandbox_recent_job_run_seconds_count //p' "$BODY") $(sed -n \
-		's/^sandbox_recent_job_run_seconds_sum //p' "$BODY" | awk '{ printf "%.0f", $1 * 1e6 }')"
-	if [ "$got" = "$after" ]; then before=$after; fi
-	expect_eq "run time's _count and _sum (µs) are the database's window (one job of 2.5 s in it)" \
-		"$before" "$got"
-}
-
-# GET /metrics (Prometheus text, no key, loopback only through nginx).
-t_metrics() {
-	ctx "metrics"
-	as "" req GET /metrics
-	expect_status 200
-	expect_header Content-Type '^text/plain; version=0\.0\.4'
-	for st in queued running succeeded failed cancelled lost; do
-		expect_true "sandbox_jobs{state=\"$st\"} is exposed" grep -Eq "^sandbox_jobs\\{state=\"$st\"\\} [0-9]+$" "$BODY"
-	done
-	expect_true "the queued count is the database's" \
-		grep -qx "sandbox_jobs{state=\"queued\"} $(sql "SELECT COUNT(*) FROM jobs WHERE state = 'queued'")" "$BODY"
-	expect_true "identity requests were counted by route and status" \
-		grep -Eq '^sandbox_api_requests_total\{route="GET /v1/identity",status="200"\} [1-9][0-9]*$' "$BODY"
-	expect_true "with their latency histogram" \
-		grep -Eq '^sandbox_api_request_duration_seconds_count\{route="GET /v1/identity"\} [1-9]' "$BODY"
-	expect_true "the queue head age is exposed" grep -Eq '^sandbox_queue_head_age_seconds [0-9.]+$' "$BODY"
-	expect_true "no tenant name appears in the metrics" fails grep -q -- "$TA" "$BODY"
-	expect_promtool "promtool check metrics accepts the whole text" "$BODY"
-	t_metrics_recent
-	as "$A_TOK" req POST /metrics '{}'
-	expect_status 405
-}
+. "$HERE/api/identity.sh"
 
 setup_keys
 t_health

@@ -10,28 +10,20 @@
 # and quotas are exact; on exit it cancels the run's jobs still queued.
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
-. "$HERE/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env
 
 RUN="$RANDOM$RANDOM"
 NS="batch-$RUN"
-UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 MAX_BATCH=$(conf_get max_batch_jobs 20)
 WALL_MAX=$(conf_get wall_seconds_max 300)
 
-uuid() { cat /proc/sys/kernel/random/uuid; }
 # items JSON...: {"jobs": [JSON, ...]}
 items() { jq -cn '{jobs: $ARGS.positional | map(fromjson)}' --args "$@"; }
 queued_of() { sql "SELECT COUNT(*) FROM jobs WHERE key_id = '$1' AND state IN ('queued', 'running')"; }
 rl_remaining() { hdr RateLimit | sed -n 's/^"queue";r=\([0-9]*\)$/\1/p'; }
 
-if [ -r "$SANDBOX_VAR/run/runner.pid" ] &&
-	[ "$(ps -o comm= -p "$(cat "$SANDBOX_VAR/run/runner.pid")" 2> /dev/null)" = sandbox-runner ]; then
-	echo "Bail out! a runner is running for $SANDBOX_VAR: stop it first (tests/stack.sh stop-runner)"
-	exit 2
-fi
+need_no_runner
 at_exit "sql \"UPDATE jobs SET state = 'cancelled', finished_at = NOW(3)
 	WHERE identity_namespace = '$NS' AND state IN ('queued', 'running');\""
 

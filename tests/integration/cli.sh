@@ -29,12 +29,9 @@
 #      --help.
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-. "$HERE/lib.sh"
-
-CLI=${SANDBOX_BIN:-$(cd "$HERE/../.." && pwd)/build}/sandbox
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env SANDBOX_TOKEN
+CLI=$SANDBOX_BIN/sandbox
 RUN=$(date +%s)-$$
 mkkey CK cli-ns "cli-$RUN" user u1
 TOKEN=$CK_TOK

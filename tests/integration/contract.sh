@@ -26,16 +26,8 @@
 
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the runner itself needs root"
-
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
-
-STACK="$REPO/tests/stack.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the runner itself needs root" --token
 FAULT_RUNNER="$SANDBOX_BIN/fault-runner"
 if [ ! -x "$FAULT_RUNNER" ]; then
 	echo "Bail out! $FAULT_RUNNER is missing (make build/fault-runner; make integration builds it)"

@@ -30,17 +30,10 @@
 # running again at the end, also on failure.
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the suite starts a runner of its own"
-. "$HERE/lib.sh"
-
-STACK="$REPO/tests/stack.sh"
-RUNNER="$SANDBOX_BIN/sandbox-runner"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the suite starts a runner of its own" SANDBOX_TOKEN
 RUN="$RANDOM$RANDOM"
 NS="hooks-$RUN"
-UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 MY_RUNNER=
 
 restore() {

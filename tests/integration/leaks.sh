@@ -5,12 +5,9 @@
 # and supervisors) runs as the ASan+LSan build (valgrind cannot follow bwrap's
 # namespace set-up): any leak or memory error makes a process write a report.
 set -uo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=tests/integration/lib.sh
-. "$HERE/lib.sh"
-: "${SANDBOX_BIN:=$REPO/build}"
-STACK="$REPO/tests/stack.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env SANDBOX_TOKEN
 VG_DIR=$(mktemp -d /tmp/sandbox-vg.XXXXXX)
 VG=(valgrind --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
     --trace-children=yes --log-file="$VG_DIR/vg.%p.log")

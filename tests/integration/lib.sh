@@ -279,6 +279,94 @@ finish() {
 	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
 }
 
+# ---- the stack a suite runs against (every suite's preamble)
+#
+#   stack_env [--root WHY] [--token] [NAME...]
+#       env.sh's load_stack_env: the stack's SANDBOX_URL, SANDBOX_CACERT, SANDBOX_CONFIG,
+#       SANDBOX_DB_SOCKET and NAME... (Bail out! when one is missing); REPO, SANDBOX_VAR
+#       and SANDBOX_BIN as env.sh sets them. --root: Bail out! unless root (WHY says why
+#       it must be). --token: TOKEN (what req sends) is the stack's own key,
+#       SANDBOX_TOKEN. Sets STACK (tests/stack.sh) and RUNNER (the runner binary).
+#   need_no_runner               Bail out! when the stack's runner runs (a suite that needs
+#                                a frozen queue: tests/run-integration.sh stops it)
+#   runner_conf                  UID_BASE, SLOTS, CG_NAME, STATE_DIR: the runner's slot
+#                                uids, slot count, cgroup name and state directory
+#   runner_pid                   the stack's runner's pid (its pid file names a live
+#                                sandbox-runner), or status 1
+#   keep_runner                  at exit, SIGTERM to EXTRA_PIDS (runners of the suite's
+#                                own) and the stack's runner started again when the suite
+#                                stopped it (RUNNER_STOPPED=1) or it is not running
+#   own_runner NAME LINE         a runner of the suite's own, in the background (setsid):
+#                                its config $T_DIR/NAME.conf is the stack's plus LINE, its
+#                                log $T_DIR/NAME-runner.log; its pid OWN_PID, in EXTRA_PIDS
+_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+TS_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{3}Z$'
+
+stack_env() {
+	local root= token=0 names=(SANDBOX_URL SANDBOX_CACERT)
+	while :; do
+		case ${1-} in
+		--root) root=$2 && shift 2 ;;
+		--token) token=1 && shift ;;
+		*) break ;;
+		esac
+	done
+	[ "$token" = 1 ] && names+=(SANDBOX_TOKEN)
+	names+=(SANDBOX_CONFIG SANDBOX_DB_SOCKET "$@")
+	# shellcheck source=tests/integration/env.sh
+	. "$_LIB_DIR/env.sh"
+	load_stack_env "${names[@]}"
+	[ -z "$root" ] || need_root "$root"
+	[ "$token" = 0 ] || TOKEN=$SANDBOX_TOKEN
+	STACK="$REPO/tests/stack.sh"
+	RUNNER="$SANDBOX_BIN/sandbox-runner"
+}
+
+need_no_runner() {
+	if [ -r "$SANDBOX_VAR/run/runner.pid" ] &&
+		[ "$(ps -o comm= -p "$(cat "$SANDBOX_VAR/run/runner.pid")" 2> /dev/null)" = sandbox-runner ]; then
+		echo "Bail out! a runner is running for $SANDBOX_VAR: stop it first (tests/stack.sh stop-runner)"
+		exit 2
+	fi
+}
+
+runner_conf() {
+	UID_BASE=$(conf_get runner_uid_base 200000)
+	SLOTS=$(conf_get runner_slots 2)
+	CG_NAME=$(conf_get runner_cgroup_name sandbox)
+	STATE_DIR=$(conf_get runner_state_dir /var/lib/sandbox-runner)
+}
+
+runner_pid() {
+	local pid
+	{ read -r pid < "$SANDBOX_VAR/run/runner.pid"; } 2> /dev/null || return 1
+	alive "$pid" && [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = sandbox-runner ] || return 1
+	echo "$pid"
+}
+
+_restore_runner() {
+	local p
+	for p in "${EXTRA_PIDS[@]}"; do alive "$p" && kill -TERM "$p" 2> /dev/null; done
+	if [ "$RUNNER_STOPPED" = 1 ] || ! runner_pid > /dev/null; then
+		bash "$STACK" start-runner > /dev/null 2>&1 || echo "# could not restart the stack's runner"
+	fi
+}
+keep_runner() {
+	RUNNER_STOPPED=0
+	EXTRA_PIDS=()
+	at_exit _restore_runner
+}
+
+own_runner() {
+	local conf=$T_DIR/$1.conf
+	cp "$SANDBOX_CONFIG" "$conf"
+	echo "$2" >> "$conf"
+	(cd "$T_DIR" && exec setsid "$RUNNER" --config "$conf" < /dev/null >> "$T_DIR/$1-runner.log" 2>&1) &
+	OWN_PID=$!
+	EXTRA_PIDS+=("$OWN_PID")
+}
+
 # ---- helpers shared by the suites that drive the stack itself
 
 # stack CMD: tests/stack.sh CMD for this $SANDBOX_VAR, its output as '#' comments.
@@ -330,6 +418,9 @@ none_alive() {
 #   wait_state ID STATE SECONDS  polls state_of until it is STATE; wait_db_state likewise
 #                                with db_state (for a job whose key no longer answers)
 #   hexs STRING / hexf FILE      the bytes as lowercase hex (for SQL X'...' literals)
+#   uuid                         a fresh random UUID
+#   in_range X LO HI             LO <= X <= HI (numbers, decimals too)
+#   UUID_RE, TS_RE               an id, a timestamp as the API writes them (above)
 
 note() { echo "# $*"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -388,6 +479,8 @@ expect_promtool() {
 sql() { mariadb --no-defaults -S "$SANDBOX_DB_SOCKET" -u root -N -B "${SQL_DB:-sandbox}" -e "$1"; }
 hexs() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
 hexf() { od -An -v -tx1 < "$1" | tr -d ' \n'; }
+uuid() { cat /proc/sys/kernel/random/uuid; }
+in_range() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 
 submit() {
 	req POST /v1/jobs "$1" "${@:2}"
@@ -401,16 +494,24 @@ submit() {
 
 TERMINAL_RE='^(succeeded|failed|timed_out|output_limit|resource_limit|blocked|error|cancelled|lost)$'
 
-await() {
-	local id=$1 end=$((SECONDS + ${2:-90} * TSCALE)) st
-	[ -n "$id" ] || { echo '{}' > "$BODY"; return 1; }
+# _await_status PATH SECONDS OK_RE FAIL_RE PAUSE: GETs PATH (a long-poll) until its
+# .status matches OK_RE (0), or FAIL_RE ('': none) or SECONDS passed (1); PAUSE s
+# between answers other than 200. $BODY holds the last answer.
+_await_status() {
+	local end=$((SECONDS + $2)) st
 	while :; do
-		req GET "/v1/jobs/$id?wait=30"
+		req GET "$1"
 		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
-		[[ $st =~ $TERMINAL_RE ]] && return 0
+		[[ $st =~ $3 ]] && return 0
+		[ -n "$4" ] && [[ $st =~ $4 ]] && return 1
 		[ "$SECONDS" -ge "$end" ] && return 1
-		[ "$STATUS" = 200 ] || sleep 0.5
+		[ "$STATUS" = 200 ] || sleep "$5"
 	done
+}
+
+await() {
+	[ -n "$1" ] || { echo '{}' > "$BODY"; return 1; }
+	_await_status "/v1/jobs/$1?wait=30" $((${2:-90} * TSCALE)) "$TERMINAL_RE" '' 0.5
 }
 
 state_of() {
@@ -498,16 +599,8 @@ _sstatus_is() { [ "$(sstatus "$1")" = "$2" ]; }
 _sstatus_ended() { [[ $(sstatus "$1") =~ $SESSION_TERMINAL_RE ]]; }
 # sready SID [SECONDS]: GET ?wait until ready; $BODY holds the session.
 sready() {
-	local end=$((SECONDS + ${2:-30})) st
 	[ -n "$1" ] || return 1
-	while :; do
-		req GET "/v1/sessions/$1?wait=10"
-		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
-		[ "$st" = ready ] && return 0
-		[[ $st =~ $SESSION_TERMINAL_RE ]] && return 1
-		[ "$SECONDS" -ge "$end" ] && return 1
-		[ "$STATUS" = 200 ] || sleep 0.2
-	done
+	_await_status "/v1/sessions/$1?wait=10" "${2:-30}" '^ready$' "$SESSION_TERMINAL_RE" 0.2
 }
 # srun SID BODY: POST a command -> $CID, $CPID (202).
 srun() {
@@ -522,15 +615,8 @@ srun() {
 }
 # sawait SID CID [SECONDS]: GET the command with ?wait until it ended; $BODY holds it.
 sawait() {
-	local end=$((SECONDS + ${3:-60})) st
 	[ -n "$2" ] || return 1
-	while :; do
-		req GET "/v1/sessions/$1/commands/$2?wait=10"
-		st=$(jq -r '.status // empty' "$BODY" 2> /dev/null)
-		[[ $st =~ $CMD_TERMINAL_RE ]] && return 0
-		[ "$SECONDS" -ge "$end" ] && return 1
-		[ "$STATUS" = 200 ] || sleep 0.2
-	done
+	_await_status "/v1/sessions/$1/commands/$2?wait=10" "${3:-60}" "$CMD_TERMINAL_RE" '' 0.2
 }
 cstatus() { sql "SELECT status FROM session_commands WHERE id = '$1'"; }
 _cstatus_is() { [ "$(cstatus "$1")" = "$2" ]; }
@@ -554,10 +640,12 @@ sall() {
 	done
 	[ "$eof" = true ]
 }
-# sexec SID COMMAND [SECONDS]: runs a shell command in the session, waits; stdout in $OUT.
+# sexec SID COMMAND [SECONDS [TIMEOUT]]: runs a shell command in the session (with its
+# timeout_seconds TIMEOUT, if given), waits; stdout in $OUT.
 sexec() {
 	OUT=
-	srun "$1" "$(jq -cn --arg c "$2" '{command: $c}')" || return 1
+	srun "$1" "$(jq -cn --arg c "$2" --argjson t "${4:-null}" \
+		'{command: $c} + if $t == null then {} else {timeout_seconds: $t} end')" || return 1
 	sawait "$1" "$CID" "${3:-30}" || return 1
 	cp "$BODY" "$T_DIR/cmd.json"
 	OUT=$(sall "$1" "$CID" stdout)
@@ -574,3 +662,46 @@ sslot() {
 uid_procs() { ps -eo uid= | awk -v u="$1" '$1 == u' | wc -l; }
 _uid_idle() { [ "$(uid_procs "$1")" = 0 ]; }
 sup_pid() { pgrep -f -- "--supervise-session $1" 2> /dev/null | head -n 1; }
+
+# ---- host listeners (security.sh, srunner.sh): what a sandbox must not reach
+#
+#   host_listeners PORTS LOG HOST_IP SECONDS [ABSTRACT]
+#       TCP listeners on 127.0.0.1 and on HOST_IP (none when empty), and a unix socket
+#       @ABSTRACT (abstract namespace) when given, for SECONDS, in the background
+#       ($LISTENER, killed at exit). Each connection accepted is a line in LOG. Their
+#       ports: P_LO and P_HOST (0: none), also written to the file PORTS.
+host_listeners() {
+	python3 - "$1" "$2" "$3" "${5:-}" "$4" << 'EOF' > /dev/null 2>&1 &
+import os, select, socket, sys, time
+ports_file, log_file, host_ip, abstract, life = sys.argv[1:6]
+socks = []
+def tcp(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((addr, 0))
+    s.listen(16)
+    socks.append(s)
+    return s.getsockname()[1]
+p_lo = tcp("127.0.0.1")
+p_host = tcp(host_ip) if host_ip else 0
+if abstract:
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    u.bind("\0" + abstract)
+    u.listen(16)
+    socks.append(u)
+with open(ports_file + ".tmp", "w") as f:
+    f.write("%d %d\n" % (p_lo, p_host))
+os.rename(ports_file + ".tmp", ports_file)
+end = time.time() + float(life)
+while time.time() < end:
+    r, _, _ = select.select(socks, [], [], 1)
+    for s in r:
+        c, a = s.accept()
+        with open(log_file, "a") as f:
+            f.write("accepted on %r from %r\n" % (s.getsockname(), a))
+        c.close()
+EOF
+	LISTENER=$!
+	at_exit "kill $LISTENER 2> /dev/null"
+	for _ in $(seq $((50 * TSCALE))); do [ -s "$1" ] && break; sleep 0.1; done
+	read -r P_LO P_HOST < "$1" 2> /dev/null || { P_LO=0; P_HOST=0; }
+}

@@ -26,14 +26,9 @@
 #      it still answers succeeded at the tick (well before its 25 s deadline).
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-. "$HERE/lib.sh"
-
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env SANDBOX_TOKEN
 RUN=$(date +%s)-$$
-REPO=$(cd "$HERE/../.." && pwd)
-: "${SANDBOX_BIN:=$REPO/build}"
 mkkey LK live-ns "live-$RUN" user u1
 TOKEN=$LK_TOK
 

@@ -25,13 +25,8 @@
 
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --token
 RUN="$RANDOM$RANDOM"
 
 mkkey A mcp-ns "t-$RUN" user "alice-$RUN"

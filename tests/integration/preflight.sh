@@ -6,15 +6,8 @@
 # with its fix; and a runner whose preflight fails claims nothing.
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the runner does"
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
-STACK="$REPO/tests/stack.sh"
-RUNNER="$SANDBOX_BIN/sandbox-runner"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the runner does" --token
 at_exit 'bash "$STACK" start-runner > /dev/null 2>&1'
 
 ITEMS="root bwrap userns cgroup slot-uids state-dir tmpfs seccomp slirp4netns session-uids session-agent webhooks database db-packet db-schema"

@@ -17,13 +17,8 @@
 #   its own digest; a group-writable profile file stops the runner at start.
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the runner does"
-. "$HERE/lib.sh"
-STACK="$REPO/tests/stack.sh"
-RUNNER="$SANDBOX_BIN/sandbox-runner"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the runner does" SANDBOX_TOKEN
 
 SITE=/usr/lib/python3/dist-packages
 [ -d "$SITE" ] || SITE=/usr/share/doc

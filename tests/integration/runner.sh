@@ -39,58 +39,26 @@
 
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the runner itself needs root"
-
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
-
-STACK="$REPO/tests/stack.sh"
-RUNNER="$SANDBOX_BIN/sandbox-runner"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the runner itself needs root" --token
+runner_conf
 RUNNER_LOG=$SANDBOX_VAR/log/runner.log
 RUNNER_PID_FILE=$SANDBOX_VAR/run/runner.pid
 RUN="$RANDOM$RANDOM"
 SUITE_T0=$SECONDS
-
-UID_BASE=$(conf_get runner_uid_base 200000)
-SLOTS=$(conf_get runner_slots 2)
-CG_NAME=$(conf_get runner_cgroup_name sandbox)
-STATE_DIR=$(conf_get runner_state_dir /var/lib/sandbox-runner)
 
 # ---------------------------------------------------------------- helpers
 
 # wait_gone SECONDS PID...: true when all are gone within the time.
 wait_gone() { poll "$1" none_alive "${@:2}"; }
 
-runner_pid() {
-	local pid
-	{ read -r pid < "$RUNNER_PID_FILE"; } 2> /dev/null || return 1
-	alive "$pid" && [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = sandbox-runner ] || return 1
-	echo "$pid"
-}
-
 # The stack's runner must be running when the suite ends, whatever happened.
-RUNNER_STOPPED=0
-EXTRA_PIDS=()
-restore_runner() {
-	local p
-	for p in "${EXTRA_PIDS[@]}"; do
-		alive "$p" && kill -TERM "$p" 2> /dev/null
-	done
-	if [ "$RUNNER_STOPPED" = 1 ] || ! runner_pid > /dev/null; then
-		bash "$STACK" start-runner > /dev/null 2>&1 || echo "# could not restart the stack's runner"
-	fi
-}
-at_exit restore_runner
+keep_runner
 
 # The stack's slot uid of a job (from jobs.runner_id ".../slot-N/...").
 slot_of() {
 	sql "SELECT runner_id FROM jobs WHERE id = '$1'" | sed -n 's|.*/slot-\([0-9]*\)/.*|\1|p'
 }
-uid_procs() { ps -eo uid= | awk -v u="$1" '$1 == u' | wc -l; }
 
 # slot_uids_none: no process of any of the stack's slot uids.
 slot_uids_none() {
@@ -482,12 +450,8 @@ expect_json '.result.stdout|@json' '"again\n"'
 
 ctx "lost"
 if stack stop-runner; then RUNNER_STOPPED=1; fi
-LEASE_CONF=$T_DIR/lease.conf
-cp "$SANDBOX_CONFIG" "$LEASE_CONF"
-echo "runner_lease_seconds = 5" >> "$LEASE_CONF"
-(cd "$T_DIR" && exec setsid "$RUNNER" --config "$LEASE_CONF" < /dev/null >> "$T_DIR/lease-runner.log" 2>&1) &
-LEASE_RUNNER=$!
-EXTRA_PIDS+=("$LEASE_RUNNER")
+own_runner lease "runner_lease_seconds = 5"
+LEASE_RUNNER=$OWN_PID
 sleep 0.3
 expect_true "lost: a runner with runner_lease_seconds = 5 runs" alive "$LEASE_RUNNER"
 submit '{"command":"sleep 60","limits":{"wall_seconds":120}}'
@@ -711,12 +675,8 @@ else
 	# pass per 10 s): the others were claimed on the API's wake-up.
 	if stack stop-runner; then RUNNER_STOPPED=1; fi
 	expect_true "wake: the stopped runner removed its socket" test ! -e "$WAKE_SOCK"
-	WAKE_CONF=$T_DIR/wake.conf
-	cp "$SANDBOX_CONFIG" "$WAKE_CONF"
-	echo "runner_poll_ms = 10000" >> "$WAKE_CONF"
-	(cd "$T_DIR" && exec setsid "$RUNNER" --config "$WAKE_CONF" < /dev/null >> "$T_DIR/wake-runner.log" 2>&1) &
-	WAKE_RUNNER=$!
-	EXTRA_PIDS+=("$WAKE_RUNNER")
+	own_runner wake "runner_poll_ms = 10000"
+	WAKE_RUNNER=$OWN_PID
 	expect_true "wake: the runner binds the socket" poll 10 test -S "$WAKE_SOCK"
 	sleep 1 # past its first pass: from here on it waits 10 s between passes
 	for i in 1 2 3; do

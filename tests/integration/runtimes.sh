@@ -30,15 +30,8 @@
 #      out; a compile that never ends ends the job at wall_seconds, naming it).
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the suite starts a runner"
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
-STACK="$REPO/tests/stack.sh"
-RUNNER="$SANDBOX_BIN/sandbox-runner"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the suite starts a runner" --token
 HOST=$(hostname)
 FAKE_HOST="rt-fake-$RANDOM$RANDOM"
 

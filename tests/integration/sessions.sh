@@ -27,22 +27,10 @@
 
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "the runner itself needs root"
-
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
-
-STACK="$REPO/tests/stack.sh"
-RUNNER="$SANDBOX_BIN/sandbox-runner"
-RUNNER_PID_FILE=$SANDBOX_VAR/run/runner.pid
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "the runner itself needs root" --token
+runner_conf
 RUN="$RANDOM$RANDOM"
-UID_BASE=$(conf_get runner_uid_base 200000)
-CG_NAME=$(conf_get runner_cgroup_name sandbox)
-STATE_DIR=$(conf_get runner_state_dir /var/lib/sandbox-runner)
 
 # ---------------------------------------------------------------- helpers
 
@@ -55,32 +43,12 @@ tmo() { [ "$TSCALE" = 1 ] || printf ',"timeout_seconds":%s' "$(tscale "$1")"; }
 sexec_scaled() {
 	if [ "$TSCALE" = 1 ]; then
 		sexec "$@"
-		return
+	else
+		sexec "$1" "$2" "$3" "$(tscale 10)"
 	fi
-	OUT=
-	srun "$1" "$(jq -cn --arg c "$2" --argjson t "$(tscale 10)" '{command: $c, timeout_seconds: $t}')" || return 1
-	sawait "$1" "$CID" "$3" || return 1
-	cp "$BODY" "$T_DIR/cmd.json"
-	OUT=$(sall "$1" "$CID" stdout)
-	cp "$T_DIR/cmd.json" "$BODY" # the command, for the checks that follow
 }
 
-runner_pid() {
-	local pid
-	{ read -r pid < "$RUNNER_PID_FILE"; } 2> /dev/null || return 1
-	alive "$pid" && [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = sandbox-runner ] || return 1
-	echo "$pid"
-}
-RUNNER_STOPPED=0
-EXTRA_PIDS=()
-restore_runner() {
-	local p
-	for p in "${EXTRA_PIDS[@]}"; do alive "$p" && kill -TERM "$p" 2> /dev/null; done
-	if [ "$RUNNER_STOPPED" = 1 ] || ! runner_pid > /dev/null; then
-		bash "$STACK" start-runner > /dev/null 2>&1 || echo "# could not restart the stack's runner"
-	fi
-}
-at_exit restore_runner
+keep_runner
 # Sessions this suite opened are closed at the end, whatever happened.
 OPEN=()
 close_all() {
@@ -478,12 +446,8 @@ expect_eq "after the restart: same session, same workspace" 300000 "$OUT"
 
 ctx "lost"
 if bash "$STACK" stop-runner > /dev/null 2>&1; then RUNNER_STOPPED=1; fi
-LEASE_CONF=$T_DIR/lease.conf
-cp "$SANDBOX_CONFIG" "$LEASE_CONF"
-echo "runner_lease_seconds = 5" >> "$LEASE_CONF"
-(cd "$T_DIR" && exec setsid "$RUNNER" --config "$LEASE_CONF" < /dev/null >> "$T_DIR/lease-runner.log" 2>&1) &
-LEASE_RUNNER=$!
-EXTRA_PIDS+=("$LEASE_RUNNER")
+own_runner lease "runner_lease_seconds = 5"
+LEASE_RUNNER=$OWN_PID
 as "$A_TOK" screate '{}'
 S7=$SID
 OPEN+=("$S7")

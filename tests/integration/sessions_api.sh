@@ -15,21 +15,15 @@
 
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
-
-. "$HERE/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env
 
 RUN="$RANDOM$RANDOM"
 NS="sess-$RUN"
 HOST="itest-sess-$RUN"
 SECRET="hunter2-secret-$RUN"
-UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-TS_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{3}Z$'
 REQ_TIMEOUT_MS=$(conf_get session_request_timeout_ms 10000)
 FILE_MAX=$(conf_get session_file_max_bytes 8388608)
-in_range() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 
 if pgrep -f -- "sandbox-runner --config $SANDBOX_CONFIG" > /dev/null 2>&1; then
 	echo "Bail out! a runner is running for this stack: stop it (tests/stack.sh stop-runner)"

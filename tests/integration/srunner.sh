@@ -54,7 +54,6 @@ STATE=$(conf_get runner_state_dir)
 UID_BASE=$(conf_get runner_uid_base 100000)
 CG_NAME=$(conf_get runner_cgroup_name sandbox)
 RUNNER_LOG=$SANDBOX_VAR/log/runner.log
-uuid() { cat /proc/sys/kernel/random/uuid; }
 q() { printf '%s' "$1" | sed "s/'/''/g"; }
 # expect_match NAME ERE TEXT: a line of TEXT matches
 expect_match() { expect_true "$1" grep -Eq -- "$2" <<< "$3"; }
@@ -473,34 +472,7 @@ if [ -n "$NET_MISSING" ]; then
 else
 NGINX_PORT=${SANDBOX_URL##*:}
 HOST_IP=$(ip -4 -o addr show scope global 2> /dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
-python3 - "$LISTEN_DIR/ports" "$LISTEN_DIR/log" "${HOST_IP:-}" "$(tscale 180)" << 'PYEOF' > /dev/null 2>&1 &
-import os, select, socket, sys, time
-ports_file, log_file, host_ip, life = sys.argv[1:5]
-socks = []
-def tcp(addr):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind((addr, 0))
-    s.listen(16)
-    socks.append(s)
-    return s.getsockname()[1]
-p_lo = tcp("127.0.0.1")
-p_host = tcp(host_ip) if host_ip else 0
-with open(ports_file + ".tmp", "w") as f:
-    f.write("%d %d\n" % (p_lo, p_host))
-os.rename(ports_file + ".tmp", ports_file)
-end = time.time() + float(life)
-while time.time() < end:
-    r, _, _ = select.select(socks, [], [], 1)
-    for s in r:
-        c, a = s.accept()
-        with open(log_file, "a") as f:
-            f.write("accepted on %r from %r\n" % (s.getsockname(), a))
-        c.close()
-PYEOF
-LISTENER=$!
-at_exit "kill $LISTENER 2> /dev/null"
-for _ in $(seq $((50 * TSCALE))); do [ -s "$LISTEN_DIR/ports" ] && break; sleep 0.1; done
-read -r P_LO P_HOST < "$LISTEN_DIR/ports" 2> /dev/null || { P_LO=0; P_HOST=0; }
+host_listeners "$LISTEN_DIR/ports" "$LISTEN_DIR/log" "${HOST_IP:-}" "$(tscale 180)"
 expect_true "host listeners started (127.0.0.1:$P_LO, ${HOST_IP:-no global IPv4}:$P_HOST)" test "${P_LO:-0}" != 0
 new_session SN 256 64 "$(tscale 300 3600)" "$(tscale 300 86400)" 1
 expect_true "network session ready within 15 s" wait_s "$SN" ready 15

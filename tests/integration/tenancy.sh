@@ -13,15 +13,8 @@
 #   7. revocation cancels queued jobs and kills running ones (or keeps them).
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_TOKEN SANDBOX_CONFIG SANDBOX_DB_SOCKET
-need_root "it restarts the runner"
-. "$HERE/lib.sh"
-# shellcheck disable=SC2034 # lib.sh's req sends it
-TOKEN=$SANDBOX_TOKEN
-
-STACK="$REPO/tests/stack.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env --root "it restarts the runner" --token
 RUN="$RANDOM$RANDOM"
 NS="tenancy-$RUN"
 SLOTS=$(conf_get runner_slots)

@@ -13,12 +13,8 @@
 # through nginx took the guest longer to set up than the API's 30 s cap on a wait.
 set -u -o pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-. "$HERE/env.sh"
-load_stack_env SANDBOX_URL SANDBOX_CACERT SANDBOX_CONFIG SANDBOX_DB_SOCKET
-. "$HERE/lib.sh"
-: "${SANDBOX_BIN:=$REPO/build}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+stack_env
 LP=(python3 "$REPO/tests/bench/longpoll.py")
 
 RUN="$RANDOM$RANDOM"
