@@ -13,7 +13,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
 # One folder per subsystem (docs/ARCHITECTURE.md, "Folders"); each is on the include
-# path, and tools/includes.sh checks that the includes between them run one way.
+# path, and tests/layout.py checks that the includes between them run one way.
 RUNNER_DIRS := sandbox-runner/dispatch sandbox-runner/launch sandbox-runner/job \
                sandbox-runner/session sandbox-runner/deliver
 APP_DIRS    := app/http app/jobs app/sessions app/mcp app/admin
