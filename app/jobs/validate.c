@@ -19,36 +19,24 @@
 #define MAX_META_KEY 64
 #define MAX_META_KEYS 64
 
-static int vfail(struct val_err *e, int status, const char *code, const char *field,
-		 const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-
-static int vfail(struct val_err *e, int status, const char *code, const char *field,
-		 const char *fmt, va_list ap)
-{
-	e->status = status;
-	e->code = code;
-	snprintf(e->field, sizeof e->field, "%s", field ? field : "");
-	vsnprintf(e->message, sizeof e->message, fmt, ap);
-	return -1;
-}
-
 int val_fail(struct val_err *e, const char *field, const char *fmt, ...)
 {
 	va_list ap;
 
+	e->status = 400;
+	e->code = "invalid_request";
+	snprintf(e->field, sizeof e->field, "%s", field ? field : "");
 	va_start(ap, fmt);
-	vfail(e, 400, "invalid_request", field, fmt, ap);
+	vsnprintf(e->message, sizeof e->message, fmt, ap);
 	va_end(ap);
 	return -1;
 }
 
-int val_forbid(struct val_err *e, const char *field, const char *fmt, ...)
+int val_forbid(struct val_err *e, const char *field, const char *msg)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(e, 403, "forbidden", field, fmt, ap);
-	va_end(ap);
+	val_fail(e, field, "%s", msg);
+	e->status = 403;
+	e->code = "forbidden";
 	return -1;
 }
 
@@ -491,7 +479,7 @@ int val_network(json_t *root, int allow_network, const char *refusal, int *out,
 	if (val_opt_bool(root, "network", out, e) < 0)
 		return -1;
 	if (*out && !allow_network)
-		return val_forbid(e, "network", "%s", refusal);
+		return val_forbid(e, "network", refusal);
 	return 0;
 }
 
@@ -528,10 +516,13 @@ int val_profile(json_t *root, const struct cfg *cfg, const char **out, struct va
 int val_profile_allowed(const char *profile, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
 			size_t n, struct val_err *e)
 {
+	char msg[128];
+
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(allowed[i], profile) == 0)
 			return 0;
-	return val_forbid(e, "profile", "this key may not use profile '%s'", profile);
+	snprintf(msg, sizeof msg, "this key may not use profile '%s'", profile);
+	return val_forbid(e, "profile", msg);
 }
 
 int val_job_profile(const struct job_req *r, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
@@ -694,11 +685,16 @@ void val_key_limits(struct cfg *eff, const long long key_max[LIM_COUNT])
 	}
 }
 
+void val_files_free(struct job_file *files, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(files[i].data);
+	free(files);
+}
+
 void val_job_free(struct job_req *r)
 {
-	for (size_t i = 0; i < r->nfiles; i++)
-		free(r->files[i].data);
-	free(r->files);
+	val_files_free(r->files, r->nfiles);
 	free(r->stdin_buf);
 	json_decref(r->env);
 	json_decref(r->rt_argv);

@@ -99,9 +99,8 @@ int val_reserved_meta_key(const char *k);
 /* e filled for a 400 invalid_request naming field (NULL: the whole body): -1. */
 int val_fail(struct val_err *e, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The same as a 403 forbidden (a permission the key lacks): -1. */
-int val_forbid(struct val_err *e, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The same as a 403 forbidden saying msg (a permission the key lacks): -1. */
+int val_forbid(struct val_err *e, const char *field, const char *msg);
 /* body parsed as a JSON object (duplicate keys refused: invalid_json) whose keys are
  * all in known (NULL-terminated); a new reference, or NULL with e filled. */
 json_t *val_load_object(const char *body, size_t len, const char *const *known,
@@ -136,9 +135,11 @@ struct val_files_rules {
 /* root's "files" (absent or null: none): [{path, content | content_base64,
  * executable}], at most max_files, max_files_bytes in all, no two paths clashing
  * ("a" and "a/b"). *out is calloc'd and *nout counts the entries decoded so far, also
- * on failure: the caller frees each data and the array. 0, or -1 with e filled. */
+ * on failure (val_files_free releases them). 0, or -1 with e filled. */
 int val_files(json_t *root, const struct cfg *cfg, const struct val_files_rules *rules,
 	      struct job_file **out, size_t *nout, struct val_err *e);
+/* Frees files[0 .. n) (their data) and the array. */
+void val_files_free(struct job_file *files, size_t n);
 /* root's "metadata" (absent or null: {}): an object of strings, keys [A-Za-z0-9_.:-]
  * none reserved for identity, at most max_metadata_bytes; *out a new reference. */
 int val_metadata(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e);

@@ -97,9 +97,7 @@ int sv_session_profile(const struct sess_req *r, const char (*allowed)[AUTH_PROF
 
 void sv_session_free(struct sess_req *r)
 {
-	for (size_t i = 0; i < r->nfiles; i++)
-		free(r->files[i].data);
-	free(r->files);
+	val_files_free(r->files, r->nfiles);
 	json_decref(r->env);
 	json_decref(r->metadata);
 	json_decref(r->root);
