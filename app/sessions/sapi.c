@@ -247,6 +247,20 @@ int sapi_need_json(struct req *r)
 	return -1;
 }
 
+int sapi_open_query(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		    const char *id, const char *const *names, char (*vals)[128], int *present,
+		    int wait_at, long long *wait)
+{
+	struct sess s;
+
+	if (sapi_open_session(ctx, r, who, id, &s) < 0)
+		return -1;
+	sapi_sess_free(&s);
+	if (http_parse_query(r, names, vals, present) < 0)
+		return -1;
+	return wait_at < 0 ? 0 : sapi_wait_param(r, present[wait_at], vals[wait_at], wait);
+}
+
 /* ------------------------------------------------------------------ lists */
 
 int sapi_limit_param(struct req *r, int present, const char *val, long long *limit)

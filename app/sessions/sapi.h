@@ -82,6 +82,12 @@ void sapi_send_val(struct req *r, const struct val_err *ve);
 int sapi_wait_param(struct req *r, int present, const char *val, long long *wait);
 /* 0 when the body is JSON, or -1 after a 415. */
 int sapi_need_json(struct req *r);
+/* A read about session id's commands: the session opened (sapi_open_session, its
+ * row released again), then the query parsed (http_parse_query) and, when wait_at >=
+ * 0, vals[wait_at] checked as ?wait (sapi_wait_param). 0, or -1 after answering. */
+int sapi_open_query(struct api_ctx *ctx, struct req *r, const struct identity *who,
+		    const char *id, const char *const *names, char (*vals)[128], int *present,
+		    int wait_at, long long *wait);
 
 /* ?limit= of a list (20 when absent, 1 to 100): 0, or -1 after a 400. */
 int sapi_limit_param(struct req *r, int present, const char *val, long long *limit);

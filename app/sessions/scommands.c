@@ -56,7 +56,7 @@ static enum db_tx_end insert_command_body(struct db *db, void *arg)
 	pid = db_res_i(res, 0, "pid", -1);
 	db_res_free(res);
 	n = sapi_count(db, "SELECT COUNT(*) AS n FROM session_commands WHERE session_id = ? AND"
-		       " status IN ('queued', 'running')", DB_PARAMS(db_str(sid)), "n");
+			   " status IN ('queued', 'running')", DB_PARAMS(db_str(sid)), "n");
 	if (n < 0 || pid < 1)
 		return DB_TX_ERROR;
 	if (n >= SV_MAX_LIVE_COMMANDS) {
@@ -65,7 +65,8 @@ static enum db_tx_end insert_command_body(struct db *db, void *arg)
 	}
 	/* its env and stdin, as a job's inputs; and a command needs room for at least
 	 * one byte of output: a key with none left starts nothing */
-	room = srelay_charge(db, t->cfg, sid, (long long)strlen(t->env) + (long long)q->stdin_len, 1);
+	room = srelay_charge(db, t->cfg, sid, (long long)strlen(t->env) + (long long)q->stdin_len,
+			     1);
 	if (room == 1) {
 		t->rc = CM_STORAGE;
 		return DB_TX_ROLLBACK;
@@ -236,13 +237,9 @@ void h_cmd_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	long long limit, pid = 0, seq = 0;
 	struct strbuf sql = STRBUF_INIT;
 	struct db_param p[8];
-	struct sess s;
 	size_t n = 0;
 
-	if (sapi_open_session(ctx, r, who, a->id, &s) < 0)
-		return;
-	sapi_sess_free(&s);
-	if (http_parse_query(r, names, vals, present) < 0)
+	if (sapi_open_query(ctx, r, who, a->id, names, vals, present, -1, NULL) < 0)
 		return;
 	if (present[0] && !sv_command_status(vals[0])) {
 		http_send_error(r, 400, "invalid_request", "status must be a command status (queued,"
@@ -285,13 +282,8 @@ void h_cmd_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	long long wait;
 	struct db_res *res;
 	struct cmd_view v;
-	struct sess s;
 
-	if (sapi_open_session(ctx, r, who, a->id, &s) < 0)
-		return;
-	sapi_sess_free(&s);
-	if (http_parse_query(r, names, vals, present) < 0 ||
-	    sapi_wait_param(r, present[0], vals[0], &wait) < 0)
+	if (sapi_open_query(ctx, r, who, a->id, names, vals, present, 0, &wait) < 0)
 		return;
 	sapi_cid_of(a, cid, sizeof cid);
 	rc = sapi_cmd_load(ctx->db, a->id, cid, &res, &v);
@@ -309,20 +301,25 @@ void h_cmd_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	db_res_free(res);
 }
 
-/* The session (ready) and its command cid for a request about it: 0, or -1 after
- * answering. */
-static int open_command(struct api_ctx *ctx, struct req *r, const struct identity *who,
-			const struct route_args *a, char *cid, size_t cidn, struct cmd_view *v,
-			struct db_res **res)
+/* The command cid a kill or stdin request is about: its session ready, the command
+ * not ended. On the re-dispatch (srelay_resuming) the first run checked it: only the
+ * cid. 0, or -1 after answering. */
+static int request_command(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			   const struct route_args *a, char *cid, size_t cidn)
 {
+	struct db_res *res;
+	struct cmd_view v;
 	struct sess s;
 	int rc;
 
-	*res = NULL;
+	if (srelay_resuming(r)) {
+		sapi_cid_of(a, cid, cidn); /* the first run checked it: answer for it */
+		return 0;
+	}
 	if (sapi_open_session(ctx, r, who, a->id, &s) < 0)
 		return -1;
 	sapi_cid_of(a, cid, cidn);
-	rc = sapi_cmd_load(ctx->db, a->id, cid, res, v);
+	rc = sapi_cmd_load(ctx->db, a->id, cid, &res, &v);
 	if (rc <= 0) {
 		if (rc < 0)
 			route_db_error(ctx, r);
@@ -333,15 +330,25 @@ static int open_command(struct api_ctx *ctx, struct req *r, const struct identit
 	}
 	rc = srelay_need_ready(r, &s);
 	sapi_sess_free(&s);
-	if (rc == 0 && sapi_cmd_ended(v->status)) {
-		send_not_running(r, "command", v->status);
+	if (rc == 0 && sapi_cmd_ended(v.status)) {
+		send_not_running(r, "command", v.status);
 		rc = -1;
 	}
-	if (rc < 0) {
-		db_res_free(*res);
-		*res = NULL;
-	}
+	db_res_free(res);
 	return rc;
+}
+
+/* The answer to a kill or stdin request: the command as it is now (with status), or
+ * why the request failed; nothing yet when it waits (SREQ_DEFERRED: answered on the
+ * re-dispatch). */
+static void send_relayed(struct api_ctx *ctx, struct req *r, const char *sid, const char *cid,
+			 enum srelay_rc rc, struct srelay_answer *ans, int status)
+{
+	if (rc == SREQ_DONE)
+		send_command(ctx, r, sid, cid, status, NULL);
+	else if (rc != SREQ_DEFERRED)
+		srelay_send_error(ctx, r, rc, ans);
+	srelay_free(ans);
 }
 
 void h_cmd_kill(struct api_ctx *ctx, struct req *r, const struct identity *who,
@@ -350,8 +357,6 @@ void h_cmd_kill(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	char cid[UUID_STR_LEN + 1];
 	struct srelay_answer ans;
 	struct val_err ve;
-	struct db_res *res;
-	struct cmd_view v;
 	enum srelay_rc rc;
 	int signo;
 	json_t *args;
@@ -362,22 +367,12 @@ void h_cmd_kill(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		sapi_send_val(r, &ve);
 		return;
 	}
-	if (srelay_resuming(r))
-		sapi_cid_of(a, cid, sizeof cid); /* the first run checked it: answer for it */
-	else if (open_command(ctx, r, who, a, cid, sizeof cid, &v, &res) < 0)
+	if (request_command(ctx, r, who, a, cid, sizeof cid) < 0)
 		return;
-	else
-		db_res_free(res);
 	args = json_pack("{s:i}", "signal", signo);
 	rc = srelay_call(ctx, r, who, a->id, "kill", cid, args, NULL, 0, &ans);
 	json_decref(args);
-	if (rc == SREQ_DEFERRED)
-		; /* answered on the re-dispatch */
-	else if (rc == SREQ_DONE)
-		send_command(ctx, r, a->id, cid, 202, NULL);
-	else
-		srelay_send_error(ctx, r, rc, &ans);
-	srelay_free(&ans);
+	send_relayed(ctx, r, a->id, cid, rc, &ans, 202);
 }
 
 void h_cmd_stdin(struct api_ctx *ctx, struct req *r, const struct identity *who,
@@ -386,8 +381,6 @@ void h_cmd_stdin(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	char cid[UUID_STR_LEN + 1];
 	struct srelay_answer ans;
 	struct val_err ve;
-	struct db_res *res;
-	struct cmd_view v;
 	unsigned char *data;
 	size_t len;
 	int close_after;
@@ -401,13 +394,9 @@ void h_cmd_stdin(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		sapi_send_val(r, &ve);
 		return;
 	}
-	if (srelay_resuming(r)) {
-		sapi_cid_of(a, cid, sizeof cid);
-	} else if (open_command(ctx, r, who, a, cid, sizeof cid, &v, &res) < 0) {
+	if (request_command(ctx, r, who, a, cid, sizeof cid) < 0) {
 		free(data);
 		return;
-	} else {
-		db_res_free(res);
 	}
 	args = json_pack("{s:b}", "close", close_after);
 	rc = srelay_call(ctx, r, who, a->id, "stdin", cid, args, data, len, &ans);
@@ -415,11 +404,5 @@ void h_cmd_stdin(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	if (data)
 		explicit_bzero(data, len);
 	free(data);
-	if (rc == SREQ_DEFERRED)
-		;
-	else if (rc == SREQ_DONE)
-		send_command(ctx, r, a->id, cid, 200, NULL);
-	else
-		srelay_send_error(ctx, r, rc, &ans);
-	srelay_free(&ans);
+	send_relayed(ctx, r, a->id, cid, rc, &ans, 200);
 }

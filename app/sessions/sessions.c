@@ -112,8 +112,8 @@ static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct i
 		      : cfg->default_max_sessions;
 	db_res_free(res);
 	if (cap > 0) {
-		n = sapi_count(db, "SELECT COUNT(*) AS n FROM sessions WHERE key_id = ? AND status IN "
-			       SESS_LIVE, DB_PARAMS(db_str(who->key_id)), "n");
+		n = sapi_count(db, "SELECT COUNT(*) AS n FROM sessions WHERE key_id = ? AND"
+				   " status IN " SESS_LIVE, DB_PARAMS(db_str(who->key_id)), "n");
 		if (n < 0)
 			return CR_DB;
 		if (n >= cap)
@@ -124,7 +124,8 @@ static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct i
 		return q == QUOTA_STORED ? CR_STORAGE : CR_DB;
 	if (hosts == 0)
 		return CR_NO_HOST;
-	n = sapi_count(db, "SELECT COUNT(*) AS n FROM sessions WHERE status IN " SESS_LIVE, NULL, 0, "n");
+	n = sapi_count(db, "SELECT COUNT(*) AS n FROM sessions WHERE status IN " SESS_LIVE, NULL,
+		       0, "n");
 	if (n < 0)
 		return CR_DB;
 	return n >= host_cap ? CR_NO_CAPACITY : CR_OK;
@@ -475,7 +476,8 @@ void h_sess_close(struct api_ctx *ctx, struct req *r, const struct identity *who
 		/* No room on the wait board: answered at once (202 while it is live), as
 		 * a long-poll is; only without a board at all does the worker wait. */
 		if (rc == 0 && !wt_enabled())
-			rc = srelay_wait_session_end(ctx, a->id, ctx->cfg->session_request_timeout_ms);
+			rc = srelay_wait_session_end(ctx, a->id,
+						     ctx->cfg->session_request_timeout_ms);
 	}
 	if (rc < 0) {
 		route_db_error(ctx, r);

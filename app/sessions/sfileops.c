@@ -144,24 +144,37 @@ static int open_file(struct api_ctx *ctx, struct req *r, const struct identity *
 	return rc;
 }
 
+/* GET and DELETE of a file: no query parameters, the session ready, the path
+ * checked, then the request `kind` about it: 0 with *rc and *ans (release it), or -1
+ * after answering. */
+static int path_request(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			const struct route_args *a, const char *kind, char *path, size_t n,
+			enum srelay_rc *rc, struct srelay_answer *ans)
+{
+	json_t *args;
+
+	if (*r->query != '\0') {
+		http_send_error(r, 400, "invalid_request", "this endpoint takes no query parameters",
+				NULL, NULL);
+		return -1;
+	}
+	if (open_file(ctx, r, who, a, path, n) < 0)
+		return -1;
+	args = json_pack("{s:s}", "path", path);
+	*rc = srelay_call(ctx, r, who, a->id, kind, NULL, args, NULL, 0, ans);
+	json_decref(args);
+	return 0;
+}
+
 void h_file_get(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		const struct route_args *a)
 {
 	char path[1100];
 	struct srelay_answer ans;
 	enum srelay_rc rc;
-	json_t *args;
 
-	if (*r->query != '\0') {
-		http_send_error(r, 400, "invalid_request", "this endpoint takes no query parameters",
-				NULL, NULL);
+	if (path_request(ctx, r, who, a, "file_get", path, sizeof path, &rc, &ans) < 0)
 		return;
-	}
-	if (open_file(ctx, r, who, a, path, sizeof path) < 0)
-		return;
-	args = json_pack("{s:s}", "path", path);
-	rc = srelay_call(ctx, r, who, a->id, "file_get", NULL, args, NULL, 0, &ans);
-	json_decref(args);
 	if (rc == SREQ_DEFERRED)
 		; /* answered on the re-dispatch */
 	else if (rc != SREQ_DONE)
@@ -201,7 +214,7 @@ void h_file_put(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		return;
 	args = json_pack("{s:s, s:i}", "path", path, "mode", mode);
 	rc = srelay_call(ctx, r, who, a->id, "file_put", NULL, args, r->body ? r->body : "",
-		       r->body_len, &ans);
+			 r->body_len, &ans);
 	json_decref(args);
 	if (rc == SREQ_DEFERRED) {
 		; /* answered on the re-dispatch */
@@ -223,18 +236,9 @@ void h_file_delete(struct api_ctx *ctx, struct req *r, const struct identity *wh
 	char path[1100];
 	struct srelay_answer ans;
 	enum srelay_rc rc;
-	json_t *args;
 
-	if (*r->query != '\0') {
-		http_send_error(r, 400, "invalid_request", "this endpoint takes no query parameters",
-				NULL, NULL);
+	if (path_request(ctx, r, who, a, "file_delete", path, sizeof path, &rc, &ans) < 0)
 		return;
-	}
-	if (open_file(ctx, r, who, a, path, sizeof path) < 0)
-		return;
-	args = json_pack("{s:s}", "path", path);
-	rc = srelay_call(ctx, r, who, a->id, "file_delete", NULL, args, NULL, 0, &ans);
-	json_decref(args);
 	if (rc == SREQ_DEFERRED) {
 		; /* answered on the re-dispatch */
 	} else if (rc == SREQ_DONE) {

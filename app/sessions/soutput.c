@@ -30,13 +30,8 @@ void h_cmd_output(struct api_ctx *ctx, struct req *r, const struct identity *who
 	size_t len = 0;
 	struct db_res *res = NULL;
 	struct cmd_view v;
-	struct sess s;
 
-	if (sapi_open_session(ctx, r, who, a->id, &s) < 0)
-		return;
-	sapi_sess_free(&s);
-	if (http_parse_query(r, names, vals, present) < 0 ||
-	    sapi_wait_param(r, present[4], vals[4], &wait) < 0)
+	if (sapi_open_query(ctx, r, who, a->id, names, vals, present, 4, &wait) < 0)
 		return;
 	if (present[0] && strcmp(vals[0], "stdout") != 0 && strcmp(vals[0], "stderr") != 0) {
 		http_send_error(r, 400, "invalid_request", "stream must be stdout or stderr",

@@ -321,6 +321,29 @@ enum srelay_rc srelay_call(struct api_ctx *ctx, struct req *r, const struct iden
 	return sreq_read(ctx->db, id, a);
 }
 
+/* The answers of a request that did not reach its supervisor, or not in time. */
+static const struct {
+	enum srelay_rc rc;
+	int status;
+	const char *code, *message, *extra;
+} fixed_answers[] = {
+	{ SREQ_QUOTA, 429, "quota_exceeded",
+	  QUOTA_STORED_MESSAGE " request (delete files, close sessions or wait for old ones to"
+	  " be purged)", "Retry-After: 60\r\n" },
+	{ SREQ_KEY_SHARE, 429, "quota_exceeded",
+	  "this key already has api_wait_slots_per_key requests waiting for an answer: retry"
+	  " when one of them has been answered", "Retry-After: 1\r\n" },
+	{ SREQ_NO_ROOM, 503, "service_unavailable",
+	  "the API instance holds api_wait_capacity waiting requests: retry later",
+	  "Retry-After: 1\r\n" },
+	{ SREQ_TIMEOUT, 504, "request_timeout",
+	  "the session's runner host did not take the request in time: it will not be carried"
+	  " out", NULL },
+	{ SREQ_IN_PROGRESS, 504, "request_in_progress",
+	  "the session's runner host took the request and has not answered yet: it is being"
+	  " carried out, look at its effect later", NULL },
+};
+
 /* Answers a request that did not end `done`. A supervisor's refusal carries its status
  * and {"error": code, "message": text, "field": f}: passed on when well formed. */
 void srelay_send_error(struct api_ctx *ctx, struct req *r, enum srelay_rc rc,
@@ -333,37 +356,12 @@ void srelay_send_error(struct api_ctx *ctx, struct req *r, enum srelay_rc rc,
 		route_db_error(ctx, r);
 		return;
 	}
-	if (rc == SREQ_QUOTA) {
-		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " request (delete"
-				" files, close sessions or wait for old ones to be purged)", NULL,
-				"Retry-After: 60\r\n");
-		return;
-	}
-	if (rc == SREQ_KEY_SHARE) {
-		http_send_error(r, 429, "quota_exceeded",
-				"this key already has api_wait_slots_per_key requests waiting for"
-				" an answer: retry when one of them has been answered", NULL,
-				"Retry-After: 1\r\n");
-		return;
-	}
-	if (rc == SREQ_NO_ROOM) {
-		http_send_error(r, 503, "service_unavailable",
-				"the API instance holds api_wait_capacity waiting requests: retry"
-				" later", NULL, "Retry-After: 1\r\n");
-		return;
-	}
-	if (rc == SREQ_TIMEOUT) {
-		http_send_error(r, 504, "request_timeout",
-				"the session's runner host did not take the request in time: it"
-				" will not be carried out", NULL, NULL);
-		return;
-	}
-	if (rc == SREQ_IN_PROGRESS) {
-		http_send_error(r, 504, "request_in_progress",
-				"the session's runner host took the request and has not answered"
-				" yet: it is being carried out, look at its effect later", NULL,
-				NULL);
-		return;
+	for (size_t i = 0; i < sizeof fixed_answers / sizeof fixed_answers[0]; i++) {
+		if (fixed_answers[i].rc == rc) {
+			http_send_error(r, fixed_answers[i].status, fixed_answers[i].code,
+					fixed_answers[i].message, NULL, fixed_answers[i].extra);
+			return;
+		}
 	}
 	st = a->http_status;
 	code = json_string_value(json_object_get(a->result, "error"));
