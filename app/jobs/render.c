@@ -205,8 +205,8 @@ json_t *render_identity(const char *ns, const char *tenant, const char *subject_
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "identity_namespace",
 			 render_str_or_null(ns), "tenant_id", render_str_or_null(tenant),
 			 "subject_type", render_str_or_null(subject_type), "subject_id",
-			 render_str_or_null(subject_id), "actor_type", render_str_or_null(actor_type),
-			 "actor_id", render_str_or_null(actor_id));
+			 render_str_or_null(subject_id), "actor_type",
+			 render_str_or_null(actor_type), "actor_id", render_str_or_null(actor_id));
 }
 
 json_t *render_list(const char *name, json_t *(*item)(const void *v, size_t i), const void *v,

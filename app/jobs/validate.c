@@ -285,8 +285,8 @@ int val_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e
 		return val_fail(e, "env", "env has more than %lld entries", cfg->max_env);
 	json_object_foreach(env, k, v) {
 		if (!val_env_name(k))
-			return val_fail(e, "env", "env name '%.64s' must match [A-Za-z_][A-Za-z0-9_]*",
-					k);
+			return val_fail(e, "env",
+					"env name '%.64s' must match [A-Za-z_][A-Za-z0-9_]*", k);
 		if (!json_is_string(v))
 			return val_fail(e, "env", "env value of %.64s must be a string", k);
 		/* the operator's variables (runner_env_passthrough) come from the runner's
@@ -294,8 +294,8 @@ int val_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e
 		if (!cfg->runner_env_passthrough_override && val_env_passthrough(cfg, k)) {
 			char field[160];
 			snprintf(field, sizeof field, "env.%.120s", k);
-			return val_fail(e, field, "%s is passed through from the runner's environment "
-				    "(runner_env_passthrough) and cannot be set", field);
+			return val_fail(e, field, "%s is passed through from the runner's "
+					"environment (runner_env_passthrough) and cannot be set", field);
 		}
 		total += strlen(k) + json_string_length(v) + 2;
 	}

@@ -283,6 +283,7 @@ void sapi_send_page(struct api_ctx *ctx, struct req *r, struct strbuf *sql, stru
 		    size_t n, const char *order, long long limit, sapi_page_fn *render)
 {
 	struct db_res *res = NULL;
+	const char *next;
 	size_t rows;
 
 	sb_adds(sql, order);
@@ -295,8 +296,7 @@ void sapi_send_page(struct api_ctx *ctx, struct req *r, struct strbuf *sql, stru
 		return;
 	}
 	rows = db_res_rows(res) > (size_t)limit ? (size_t)limit : db_res_rows(res);
-	http_send_json(r, 200,
-		       render(res, rows, db_res_rows(res) > rows ? db_res_s(res, rows - 1, "id") : NULL),
-		       NULL);
+	next = db_res_rows(res) > rows ? db_res_s(res, rows - 1, "id") : NULL;
+	http_send_json(r, 200, render(res, rows, next), NULL);
 	db_res_free(res);
 }

@@ -48,9 +48,10 @@ json_t *srender_session(const struct sess_view *v)
 		      "identity",
 		      render_identity(v->ns, v->tenant, v->subject_type, v->subject_id,
 				      v->actor_type, v->actor_id),
-		      "created_at", render_time(v->created_at), "ready_at", render_time(v->ready_at),
-		      "expires_at", render_time(v->expires_at), "last_activity_at",
-		      render_time(v->last_activity_at), "ended_at", render_time(v->ended_at),
+		      "created_at", render_time(v->created_at), "ready_at",
+		      render_time(v->ready_at), "expires_at", render_time(v->expires_at),
+		      "last_activity_at", render_time(v->last_activity_at), "ended_at",
+		      render_time(v->ended_at),
 		      "runtime_id", render_str_or_null(v->runner_id), "profile",
 		      render_str_or_null(v->profile_name), "profile_digest",
 		      render_str_or_null(v->profile_digest), "limits", limits, "metadata",
@@ -74,7 +75,8 @@ json_t *srender_command(const struct cmd_view *v)
 			 " s:I, s:I, s:b, s:b, s:o, s:I, s:I, s:b}",
 			 "id", render_str_or_null(v->id), "pid", (json_int_t)v->pid, "session_id",
 			 render_str_or_null(v->session_id), "status", render_str_or_null(v->status),
-			 "tag", render_str_or_null(v->tag), "command", render_str_or_null(v->command),
+			 "tag", render_str_or_null(v->tag), "command",
+			 render_str_or_null(v->command),
 			 "argv", stored(v->argv_json, JSON_ARRAY, json_null()), "cwd",
 			 json_string(v->cwd ? v->cwd : ""), "exit_code",
 			 render_int_or_null(v->exit_code), "signal", render_int_or_null(v->signal),
@@ -84,8 +86,8 @@ json_t *srender_command(const struct cmd_view *v)
 			 (json_int_t)v->stderr_bytes, "stdout_truncated", v->stdout_truncated,
 			 "stderr_truncated", v->stderr_truncated, "diagnostics",
 			 stored(v->diagnostics_json, JSON_ARRAY, json_array()), "timeout_seconds",
-			 (json_int_t)v->timeout_seconds, "output_bytes", (json_int_t)v->output_bytes,
-			 "stdin_open", v->stdin_open);
+			 (json_int_t)v->timeout_seconds, "output_bytes",
+			 (json_int_t)v->output_bytes, "stdin_open", v->stdin_open);
 }
 
 static json_t *session_at(const void *v, size_t i)

@@ -48,8 +48,8 @@ static int v_limits(json_t *root, const struct cfg *eff, struct sess_req *r, str
 		for (id = 0; id < SV_LIMIT_COUNT && strcmp(k, sv_limit_names[id]) != 0; id++)
 			;
 		if (id == SV_LIMIT_COUNT)
-			return val_fail(e, field, "unknown field '%s' (session limits: memory_mb, pids,"
-				    " cpu_seconds, disk_mb)", field);
+			return val_fail(e, field, "unknown field '%s' (session limits: memory_mb,"
+					" pids, cpu_seconds, disk_mb)", field);
 		if (id == SV_CPU_SECONDS) {
 			if (val_opt_int(lim, k, field, 1, eff->session_cpu_seconds_max,
 					r->limits[id], &r->limits[id], e) < 0)
@@ -179,7 +179,8 @@ int sv_kill(const char *body, size_t len, int *signo, struct val_err *e)
 		/* TERM */
 	} else if (json_is_integer(s)) {
 		if (json_integer_value(s) < 1 || json_integer_value(s) > 64)
-			rc = val_fail(e, "signal", "signal must be a name or an integer from 1 to 64");
+			rc = val_fail(e, "signal",
+				      "signal must be a name or an integer from 1 to 64");
 		else
 			*signo = (int)json_integer_value(s);
 	} else if (json_is_string(s)) {
@@ -192,8 +193,8 @@ int sv_kill(const char *body, size_t len, int *signo, struct val_err *e)
 			if (strcmp(n, signals[i].name) == 0)
 				break;
 		if (i == sizeof signals / sizeof signals[0])
-			rc = val_fail(e, "signal", "signal must be one of TERM, KILL, INT, HUP, QUIT,"
-				  " USR1, USR2 or an integer from 1 to 64");
+			rc = val_fail(e, "signal", "signal must be one of TERM, KILL, INT, HUP,"
+				      " QUIT, USR1, USR2 or an integer from 1 to 64");
 		else
 			*signo = signals[i].no;
 	} else {
