@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "http_util.h"
+#include "quota.h"
 #include "svalidate.h"
 #include "util.h"
 
@@ -259,6 +260,15 @@ int sapi_open_query(struct api_ctx *ctx, struct req *r, const struct identity *w
 	if (http_parse_query(r, names, vals, present) < 0)
 		return -1;
 	return wait_at < 0 ? 0 : sapi_wait_param(r, present[wait_at], vals[wait_at], wait);
+}
+
+void sapi_send_no_room(struct req *r, const char *what)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof msg, QUOTA_STORED_MESSAGE " %s (delete files, close sessions or wait"
+		 " for old ones to be purged)", what);
+	http_send_error(r, 429, "quota_exceeded", msg, NULL, "Retry-After: 60\r\n");
 }
 
 /* ------------------------------------------------------------------ lists */

@@ -80,6 +80,9 @@ void sapi_no_command(struct req *r);
 void sapi_send_val(struct req *r, const struct val_err *ve);
 /* ?wait=S (0 when absent): 0, or -1 after a 400. */
 int sapi_wait_param(struct req *r, int present, const char *val, long long *wait);
+/* The 429 for a write the key's stored bytes leave no room for: what = "session",
+ * "command" or "request" (app/jobs/quota.h's QUOTA_STORED_MESSAGE). */
+void sapi_send_no_room(struct req *r, const char *what);
 /* 0 when the body is JSON, or -1 after a 415. */
 int sapi_need_json(struct req *r);
 /* A read about session id's commands: the session opened (sapi_open_session, its

@@ -13,7 +13,6 @@
 #include "http.h"
 #include "jobdata.h"
 #include "log.h"
-#include "quota.h"
 #include "sapi.h"
 #include "srelay.h"
 #include "srender.h"
@@ -182,9 +181,7 @@ void h_cmd_create(struct api_ctx *ctx, struct req *r, const struct identity *who
 		http_send_error(r, 409, "session_not_running", "the session has ended", NULL, NULL);
 		return;
 	case CM_STORAGE:
-		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " command (delete"
-				" files, close sessions or wait for old ones to be purged)", NULL,
-				"Retry-After: 60\r\n");
+		sapi_send_no_room(r, "command");
 		return;
 	case CM_TOO_MANY:
 		http_send_error(r, 409, "too_many_commands",

@@ -268,9 +268,7 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 				" close one first", NULL, "Retry-After: 5\r\n");
 		return;
 	case CR_STORAGE:
-		http_send_error(r, 429, "quota_exceeded", QUOTA_STORED_MESSAGE " session (delete"
-				" files, close sessions or wait for old ones to be purged)", NULL,
-				"Retry-After: 60\r\n");
+		sapi_send_no_room(r, "session");
 		return;
 	case CR_NO_HOST:
 		http_send_error(r, 503, "no_capacity",

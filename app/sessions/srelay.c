@@ -327,9 +327,6 @@ static const struct {
 	int status;
 	const char *code, *message, *extra;
 } fixed_answers[] = {
-	{ SREQ_QUOTA, 429, "quota_exceeded",
-	  QUOTA_STORED_MESSAGE " request (delete files, close sessions or wait for old ones to"
-	  " be purged)", "Retry-After: 60\r\n" },
 	{ SREQ_KEY_SHARE, 429, "quota_exceeded",
 	  "this key already has api_wait_slots_per_key requests waiting for an answer: retry"
 	  " when one of them has been answered", "Retry-After: 1\r\n" },
@@ -354,6 +351,10 @@ void srelay_send_error(struct api_ctx *ctx, struct req *r, enum srelay_rc rc,
 
 	if (rc == SREQ_DB) {
 		route_db_error(ctx, r);
+		return;
+	}
+	if (rc == SREQ_QUOTA) {
+		sapi_send_no_room(r, "request");
 		return;
 	}
 	for (size_t i = 0; i < sizeof fixed_answers / sizeof fixed_answers[0]; i++) {
