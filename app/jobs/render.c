@@ -1,3 +1,5 @@
+/* A stored job as the API's JSON (render.h), and the JSON vocabulary every answer
+ * shares: times, nullable strings and numbers, identity, list pages. */
 #include "render.h"
 
 #include <stdio.h>

@@ -1,3 +1,6 @@
+/* A job submission's validation (validate.h), and the field vocabulary the session
+ * API's validation shares with it: the error builder, optional fields, text or
+ * base64, env, command, files, metadata, cwd, network, profile. */
 #include "validate.h"
 
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* Sessions and session commands as the API's JSON (srender.h), in render.h's
+ * vocabulary; env values never reach a view, a session shows only its env names. */
 #include "srender.h"
 
 #include <stdlib.h>
