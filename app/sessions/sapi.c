@@ -18,6 +18,8 @@
 #define SCOPE_TENANT " AND s.identity_namespace = ? AND s.tenant_id = ?"
 #define SCOPE_SUBJECT SCOPE_TENANT " AND s.subject_type = ? AND s.subject_id = ?"
 
+/* ------------------------------------------------------------------ rows */
+
 size_t sapi_scope_params(const struct identity *who, struct db_param *p, size_t n)
 {
 	p[n++] = db_str(who->ns);
@@ -140,7 +142,7 @@ static int sess_touch(struct db *db, const char *id)
 		       : 0;
 }
 
-/* Reads the caller's session a->id and marks the activity: 0, or -1 after answering
+/* Reads the caller's session id and marks the activity: 0, or -1 after answering
  * (404 for a session outside the scope, exactly as for an unknown one). */
 int sapi_open_session(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		      const char *id, struct sess *s)
