@@ -8,6 +8,7 @@
 
 #include "http_util.h"
 #include "quota.h"
+#include "routes.h"
 #include "svalidate.h"
 #include "util.h"
 

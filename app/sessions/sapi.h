@@ -14,7 +14,6 @@
 #include "db.h"
 #include "http.h"
 #include "router.h"
-#include "routes.h"
 #include "srender.h"
 #include "strbuf.h"
 

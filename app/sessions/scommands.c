@@ -13,6 +13,7 @@
 #include "http.h"
 #include "jobdata.h"
 #include "log.h"
+#include "routes.h"
 #include "sapi.h"
 #include "srelay.h"
 #include "srender.h"

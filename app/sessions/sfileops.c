@@ -11,6 +11,7 @@
 
 #include "http.h"
 #include "http_util.h"
+#include "routes.h"
 #include "sapi.h"
 #include "srelay.h"
 #include "svalidate.h"

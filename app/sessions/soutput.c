@@ -10,6 +10,7 @@
 
 #include "http.h"
 #include "jobdata.h"
+#include "routes.h"
 #include "sapi.h"
 #include "srender.h"
 #include "util.h"

@@ -12,6 +12,7 @@
 #include "jobdata.h"
 #include "log.h"
 #include "quota.h"
+#include "routes.h"
 #include "sreq.h"
 #include "svalidate.h"
 #include "util.h"
