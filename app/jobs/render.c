@@ -1,3 +1,5 @@
+/* A stored job as the API's JSON (render.h), and the JSON vocabulary every answer
+ * shares: times, nullable strings and numbers, identity, list pages. */
 #include "render.h"
 
 #include <stdio.h>
@@ -24,12 +26,12 @@ json_t *render_time(const char *t)
 	return json_string(t);
 }
 
-static json_t *str_or_null(const char *s)
+json_t *render_str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *int_or_null(const char *s)
+json_t *render_int_or_null(const char *s)
 {
 	char *end;
 	long long v;
@@ -110,11 +112,11 @@ static json_t *render_result(const struct job_view *v)
 {
 	json_t *r, *usage;
 
-	usage = json_pack("{s:o, s:o, s:o}", "wall_ms", int_or_null(v->wall_ms), "cpu_ms",
-			  int_or_null(v->cpu_ms), "memory_peak_bytes",
-			  int_or_null(v->memory_peak_bytes));
+	usage = json_pack("{s:o, s:o, s:o}", "wall_ms", render_int_or_null(v->wall_ms), "cpu_ms",
+			  render_int_or_null(v->cpu_ms), "memory_peak_bytes",
+			  render_int_or_null(v->memory_peak_bytes));
 	r = json_pack("{s:o, s:o, s:b, s:b, s:o, s:o, s:o}", "exit_code",
-		      int_or_null(v->exit_code), "signal", int_or_null(v->signal),
+		      render_int_or_null(v->exit_code), "signal", render_int_or_null(v->signal),
 		      "stdout_truncated", v->out_trunc, "stderr_truncated", v->err_trunc,
 		      "diagnostics", stored_json(v->diagnostics_json, json_array()), "usage",
 		      usage, "artifacts", render_artifacts(v->arts, v->narts));
@@ -165,7 +167,7 @@ static json_t *render_callback(const struct job_view *v)
 			 v->cb_state ? v->cb_state : "pending", "attempts",
 			 v->cb_attempts ? dec_or_null(v->cb_attempts) : json_integer(0),
 			 "last_status", dec_or_null(v->cb_last_status), "last_error",
-			 str_or_null(v->cb_last_error), "delivered_at",
+			 render_str_or_null(v->cb_last_error), "delivered_at",
 			 render_time(v->cb_delivered_at), "attempts_log",
 			 render_attempts_log(v->cb_attempts_log));
 }
@@ -176,11 +178,8 @@ json_t *render_job(const struct job_view *v)
 
 	for (int i = 0; i < LIM_COUNT; i++)
 		json_object_set_new(limits, limit_specs[i].name, json_integer(v->limits[i]));
-	identity = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "identity_namespace",
-			     str_or_null(v->ns), "tenant_id", str_or_null(v->tenant),
-			     "subject_type", str_or_null(v->subject_type), "subject_id",
-			     str_or_null(v->subject_id), "actor_type", str_or_null(v->actor_type),
-			     "actor_id", str_or_null(v->actor_id));
+	identity = render_identity(v->ns, v->tenant, v->subject_type, v->subject_id, v->actor_type,
+				   v->actor_id);
 	if (v->has_result && js_is_terminal(v->state)) {
 		json_decref(result);
 		result = render_result(v);
@@ -190,11 +189,11 @@ json_t *render_job(const struct job_view *v)
 		      "id", v->id, "status", js_name(v->state), "created_at", render_time(v->created_at),
 		      "started_at", render_time(v->started_at), "finished_at",
 		      render_time(v->finished_at), "identity", identity, "command",
-		      str_or_null(v->command), "argv", stored_json(v->argv_json, json_null()),
+		      render_str_or_null(v->command), "argv", stored_json(v->argv_json, json_null()),
 		      "cwd", v->cwd ? v->cwd : "", "limits", limits, "network", v->network,
-		      "artifacts", str_or_null(v->artifacts_dir), "metadata",
+		      "artifacts", render_str_or_null(v->artifacts_dir), "metadata",
 		      stored_json(v->metadata_json, json_object()), "profile",
-		      str_or_null(v->profile), "profile_name",
+		      render_str_or_null(v->profile), "profile_name",
 		      v->profile_name ? v->profile_name : "default", "cancel_requested",
 		      v->cancel_requested,
 		      "result", result ? result : json_null(), "failure",
@@ -202,17 +201,39 @@ json_t *render_job(const struct job_view *v)
 	return j;
 }
 
-json_t *render_job_list(const struct job_view *v, size_t n, const char *next_cursor)
+json_t *render_identity(const char *ns, const char *tenant, const char *subject_type,
+			const char *subject_id, const char *actor_type, const char *actor_id)
 {
-	json_t *jobs = json_array();
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "identity_namespace",
+			 render_str_or_null(ns), "tenant_id", render_str_or_null(tenant),
+			 "subject_type", render_str_or_null(subject_type), "subject_id",
+			 render_str_or_null(subject_id), "actor_type",
+			 render_str_or_null(actor_type), "actor_id", render_str_or_null(actor_id));
+}
 
-	for (size_t i = 0; jobs && i < n; i++) {
-		json_t *j = render_job(&v[i]);
-		if (j == NULL || json_array_append_new(jobs, j) < 0) {
-			json_decref(jobs);
+json_t *render_list(const char *name, json_t *(*item)(const void *v, size_t i), const void *v,
+		    size_t n, const char *next_cursor)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < n; i++) {
+		json_t *o = item(v, i);
+		if (o == NULL || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
 			return NULL;
 		}
 	}
-	return json_pack("{s:o, s:o}", "jobs", jobs, "next_cursor",
-			 next_cursor ? json_string(next_cursor) : json_null());
+	if (arr == NULL)
+		return NULL;
+	return json_pack("{s:o, s:o}", name, arr, "next_cursor", render_str_or_null(next_cursor));
+}
+
+static json_t *job_at(const void *v, size_t i)
+{
+	return render_job(&((const struct job_view *)v)[i]);
+}
+
+json_t *render_job_list(const struct job_view *v, size_t n, const char *next_cursor)
+{
+	return render_list("jobs", job_at, v, n, next_cursor);
 }

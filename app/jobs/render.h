@@ -1,5 +1,7 @@
 /* Rendering of stored jobs as the API's JSON (pure: no I/O). app/jobs/jobs.c reads the rows
- * into these views; nothing here knows SQL, nothing there knows JSON. */
+ * into these views; nothing here knows SQL, nothing there knows JSON. The shared
+ * vocabulary of the API's JSON (times, nullable strings and numbers, list pages) is
+ * here too; app/sessions/srender.c renders sessions with it. */
 #ifndef SANDBOX_RENDER_H
 #define SANDBOX_RENDER_H
 
@@ -50,6 +52,18 @@ struct job_view {
 json_t *render_time(const char *db_time);
 /* n, less an incomplete UTF-8 sequence at the end of b. */
 size_t render_utf8_cut(const unsigned char *b, size_t n);
+/* A DB string as JSON: the string, or null for SQL NULL. */
+json_t *render_str_or_null(const char *s);
+/* A DB decimal as JSON: the integer, or null for SQL NULL, "" or a non-number. */
+json_t *render_int_or_null(const char *s);
+/* {identity_namespace, tenant_id, subject_type, subject_id, actor_type, actor_id}, each
+ * a string or null: who a job or a session belongs to and who made it. */
+json_t *render_identity(const char *ns, const char *tenant, const char *subject_type,
+			const char *subject_id, const char *actor_type, const char *actor_id);
+/* {name: [item(v, 0) .. item(v, n - 1)], "next_cursor": next_cursor or null}: the
+ * shape of every list answer (jobs, sessions, commands). NULL on allocation failure. */
+json_t *render_list(const char *name, json_t *(*item)(const void *v, size_t i), const void *v,
+		    size_t n, const char *next_cursor);
 /* New reference, or NULL on allocation failure. */
 json_t *render_job(const struct job_view *v);
 /* [{path,size,sha256}, ...] */

@@ -1,3 +1,6 @@
+/* A job submission's validation (validate.h), and the field vocabulary the session
+ * API's validation shares with it: the error builder, optional fields, text or
+ * base64, env, command, files, metadata, cwd, network, profile. */
 #include "validate.h"
 
 #include <ctype.h>
@@ -19,10 +22,7 @@
 #define MAX_META_KEY 64
 #define MAX_META_KEYS 64
 
-static int fail(struct val_err *e, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct val_err *e, const char *field, const char *fmt, ...)
+int val_fail(struct val_err *e, const char *field, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -32,6 +32,14 @@ static int fail(struct val_err *e, const char *field, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof e->message, fmt, ap);
 	va_end(ap);
+	return -1;
+}
+
+int val_forbid(struct val_err *e, const char *field, const char *msg)
+{
+	val_fail(e, field, "%s", msg);
+	e->status = 403;
+	e->code = "forbidden";
 	return -1;
 }
 
@@ -74,22 +82,52 @@ static int meta_key_ok(const char *k)
 	return 1;
 }
 
-/* A string or NULL (absent/null) field; -1 if present with another type. */
-static int opt_string(json_t *root, const char *key, const char **out, struct val_err *e)
+/* obj's key, or NULL when it is absent or null: an optional field not given. */
+static json_t *given(json_t *obj, const char *key)
 {
-	json_t *v = json_object_get(root, key);
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_null(v) ? NULL : v;
+}
+
+int val_opt_string(json_t *obj, const char *key, const char **out, struct val_err *e)
+{
+	json_t *v = given(obj, key);
 
 	*out = NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return fail(e, key, "%s must be a string", key);
+	if (v != NULL && !json_is_string(v))
+		return val_fail(e, key, "%s must be a string", key);
 	*out = json_string_value(v);
 	return 0;
 }
 
-static int check_unknown(json_t *obj, const char *const *known, const char *prefix,
-			 struct val_err *e)
+int val_opt_bool(json_t *obj, const char *key, int *out, struct val_err *e)
+{
+	json_t *v = given(obj, key);
+
+	*out = 0;
+	if (v != NULL && !json_is_boolean(v))
+		return val_fail(e, key, "%s must be a boolean", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+int val_opt_int(json_t *obj, const char *key, const char *field, long long lo, long long hi,
+		long long dflt, long long *out, struct val_err *e)
+{
+	json_t *v = given(obj, key);
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return val_fail(e, field, "%s must be an integer from %lld to %lld", field, lo, hi);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+int val_unknown_field(json_t *obj, const char *const *known, const char *prefix, int keymax,
+		      struct val_err *e)
 {
 	const char *k;
 	json_t *v;
@@ -101,11 +139,31 @@ static int check_unknown(json_t *obj, const char *const *known, const char *pref
 				break;
 		if (known[i] == NULL) {
 			char field[160];
-			snprintf(field, sizeof field, "%s%.120s", prefix, k);
-			return fail(e, field, "unknown field '%s'", field);
+			snprintf(field, sizeof field, "%s%.*s", prefix, keymax, k);
+			return val_fail(e, field, "unknown field '%s'", field);
 		}
 	}
 	return 0;
+}
+
+json_t *val_load_object(const char *body, size_t len, const char *const *known,
+			struct val_err *e)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (root == NULL) {
+		val_fail(e, NULL, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
+			 jerr.text);
+		e->code = "invalid_json";
+		return NULL;
+	}
+	if (!json_is_object(root))
+		val_fail(e, NULL, "the request body must be a JSON object");
+	else if (val_unknown_field(root, known, "", VAL_KEY_MAX, e) == 0)
+		return root;
+	json_decref(root);
+	return NULL;
 }
 
 int val_command(json_t *root, const char **command, json_t **argv_out, struct val_err *e)
@@ -115,31 +173,31 @@ int val_command(json_t *root, const char **command, json_t **argv_out, struct va
 	size_t i, total = 0;
 	json_t *a;
 
-	if (opt_string(root, "command", &cmd, e) < 0)
+	if (val_opt_string(root, "command", &cmd, e) < 0)
 		return -1;
 	if (argv != NULL && json_is_null(argv))
 		argv = NULL;
 	if ((cmd == NULL) == (argv == NULL))
-		return fail(e, "command", "exactly one of command and argv is required");
+		return val_fail(e, "command", "exactly one of command and argv is required");
 	if (cmd != NULL) {
 		if (*cmd == '\0' || strlen(cmd) > MAX_COMMAND_BYTES)
-			return fail(e, "command", "command must be 1 to %d bytes",
-				    MAX_COMMAND_BYTES);
+			return val_fail(e, "command", "command must be 1 to %d bytes",
+					MAX_COMMAND_BYTES);
 		*command = cmd;
 		return 0;
 	}
 	if (!json_is_array(argv) || json_array_size(argv) == 0 ||
 	    json_array_size(argv) > MAX_ARGV)
-		return fail(e, "argv", "argv must be an array of 1 to %d strings", MAX_ARGV);
+		return val_fail(e, "argv", "argv must be an array of 1 to %d strings", MAX_ARGV);
 	json_array_foreach(argv, i, a) {
 		if (!json_is_string(a))
-			return fail(e, "argv", "argv[%zu] must be a string", i);
+			return val_fail(e, "argv", "argv[%zu] must be a string", i);
 		total += json_string_length(a);
 	}
 	if (json_string_length(json_array_get(argv, 0)) == 0)
-		return fail(e, "argv", "argv[0] must not be empty");
+		return val_fail(e, "argv", "argv[0] must not be empty");
 	if (total > MAX_COMMAND_BYTES)
-		return fail(e, "argv", "argv is longer than %d bytes", MAX_COMMAND_BYTES);
+		return val_fail(e, "argv", "argv is longer than %d bytes", MAX_COMMAND_BYTES);
 	*argv_out = argv;
 	return 0;
 }
@@ -151,38 +209,46 @@ static int v_command(json_t *root, struct job_req *r, struct val_err *e)
 	return val_command(root, &r->command, &r->argv, e);
 }
 
-/* Decodes `content` or `content_base64` style pairs. */
-static int text_or_b64(json_t *obj, const char *tkey, const char *bkey, const char *prefix,
-		       int required, unsigned char **out, size_t *len, struct val_err *e)
+int val_text_or_b64(json_t *obj, const char *tkey, const char *bkey, const char *prefix,
+		    int flags, long long max, unsigned char **out, size_t *len, struct val_err *e)
 {
 	json_t *t = json_object_get(obj, tkey), *b = json_object_get(obj, bkey);
 	char ft[160], fb[160];
 
 	snprintf(ft, sizeof ft, "%s%s", prefix, tkey);
 	snprintf(fb, sizeof fb, "%s%s", prefix, bkey);
+	*out = NULL;
+	*len = 0;
+	if (flags & VAL_NULL_ABSENT) {
+		t = given(obj, tkey);
+		b = given(obj, bkey);
+	}
 	if (t != NULL && b != NULL)
-		return fail(e, ft, "%s and %s are mutually exclusive", ft, fb);
-	if (t == NULL && b == NULL && required)
-		return fail(e, ft, "%s or %s is required", ft, fb);
+		return val_fail(e, ft, "%s and %s are mutually exclusive", ft, fb);
+	if (t == NULL && b == NULL && (flags & VAL_REQUIRED))
+		return val_fail(e, ft, "%s or %s is required", ft, fb);
 	if (t != NULL) {
 		if (!json_is_string(t))
-			return fail(e, ft, "%s must be a string", ft);
+			return val_fail(e, ft, "%s must be a string", ft);
 		*len = json_string_length(t);
+		if (max >= 0 && (long long)*len > max)
+			return val_fail(e, ft, "%s exceeds %lld bytes", ft, max);
 		*out = malloc(*len + 1);
 		if (*out == NULL)
-			return fail(e, ft, "out of memory");
+			return val_fail(e, ft, "out of memory");
 		memcpy(*out, json_string_value(t), *len + 1);
 	} else if (b != NULL) {
 		if (!json_is_string(b))
-			return fail(e, fb, "%s must be a string", fb);
+			return val_fail(e, fb, "%s must be a string", fb);
 		*out = util_b64_decode(json_string_value(b), json_string_length(b), len);
 		if (*out == NULL)
-			return fail(e, fb, "%s is not valid base64", fb);
+			return val_fail(e, fb, "%s is not valid base64", fb);
+		if (max >= 0 && (long long)*len > max)
+			return val_fail(e, fb, "%s exceeds %lld bytes", fb, max);
 	} else {
 		*out = calloc(1, 1);
-		*len = 0;
 		if (*out == NULL)
-			return fail(e, ft, "out of memory");
+			return val_fail(e, ft, "out of memory");
 	}
 	return 0;
 }
@@ -214,69 +280,32 @@ int val_env(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e
 
 	if (env == NULL || json_is_null(env)) {
 		*out = json_object();
-		return *out ? 0 : fail(e, "env", "out of memory");
+		return *out ? 0 : val_fail(e, "env", "out of memory");
 	}
 	if (!json_is_object(env))
-		return fail(e, "env", "env must be an object of strings");
+		return val_fail(e, "env", "env must be an object of strings");
 	if (json_object_size(env) > (size_t)cfg->max_env)
-		return fail(e, "env", "env has more than %lld entries", cfg->max_env);
+		return val_fail(e, "env", "env has more than %lld entries", cfg->max_env);
 	json_object_foreach(env, k, v) {
 		if (!val_env_name(k))
-			return fail(e, "env", "env name '%.64s' must match [A-Za-z_][A-Za-z0-9_]*",
-				    k);
+			return val_fail(e, "env",
+					"env name '%.64s' must match [A-Za-z_][A-Za-z0-9_]*", k);
 		if (!json_is_string(v))
-			return fail(e, "env", "env value of %.64s must be a string", k);
+			return val_fail(e, "env", "env value of %.64s must be a string", k);
 		/* the operator's variables (runner_env_passthrough) come from the runner's
 		 * host; refused here rather than silently replaced there */
 		if (!cfg->runner_env_passthrough_override && val_env_passthrough(cfg, k)) {
 			char field[160];
 			snprintf(field, sizeof field, "env.%.120s", k);
-			return fail(e, field, "%s is passed through from the runner's environment "
-				    "(runner_env_passthrough) and cannot be set", field);
+			return val_fail(e, field, "%s is passed through from the runner's "
+					"environment (runner_env_passthrough) and cannot be set", field);
 		}
 		total += strlen(k) + json_string_length(v) + 2;
 	}
 	if (total > MAX_ENV_BYTES)
-		return fail(e, "env", "env is larger than %d bytes", MAX_ENV_BYTES);
+		return val_fail(e, "env", "env is larger than %d bytes", MAX_ENV_BYTES);
 	*out = json_incref(env);
 	return 0;
-}
-
-static int v_env(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
-{
-	return val_env(root, cfg, &r->env, e);
-}
-
-static int v_one_file(json_t *f, size_t i, const struct cfg *cfg, struct job_file *out,
-		      struct val_err *e)
-{
-	static const char *const known[] = { "path", "content", "content_base64", "executable",
-					     NULL };
-	char prefix[48], field[64];
-	json_t *p, *x;
-	const char *why;
-
-	snprintf(prefix, sizeof prefix, "files[%zu].", i);
-	if (!json_is_object(f)) {
-		snprintf(field, sizeof field, "files[%zu]", i);
-		return fail(e, field, "%s must be an object", field);
-	}
-	if (check_unknown(f, known, prefix, e) < 0)
-		return -1;
-	snprintf(field, sizeof field, "%spath", prefix);
-	p = json_object_get(f, "path");
-	if (!json_is_string(p))
-		return fail(e, field, "%s must be a string", field);
-	why = pr_job_path(cfg, json_string_value(p));
-	if (why != NULL)
-		return fail(e, field, "%s %s", field, why);
-	out->path = json_string_value(p);
-	x = json_object_get(f, "executable");
-	snprintf(field, sizeof field, "%sexecutable", prefix);
-	if (x != NULL && !json_is_boolean(x))
-		return fail(e, field, "%s must be a boolean", field);
-	out->executable = x != NULL && json_is_true(x);
-	return text_or_b64(f, "content", "content_base64", prefix, 1, &out->data, &out->len, e);
 }
 
 /* "a" and "a/b" cannot both be files; neither can two equal paths. */
@@ -287,35 +316,68 @@ static int paths_clash(const char *a, const char *b)
 	return strncmp(a, b, n) == 0 && (la == lb || (la < lb ? b[la] : a[lb]) == '/');
 }
 
-static int v_files(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+static int one_file(json_t *f, size_t i, const struct cfg *cfg,
+		    const struct val_files_rules *rules, struct job_file *out, struct val_err *e)
+{
+	static const char *const known[] = { "path", "content", "content_base64", "executable",
+					     NULL };
+	char prefix[48], field[64];
+	json_t *p, *x;
+	const char *why;
+
+	snprintf(prefix, sizeof prefix, "files[%zu].", i);
+	if (!json_is_object(f)) {
+		snprintf(field, sizeof field, "files[%zu]", i);
+		return val_fail(e, field, "%s must be an object", field);
+	}
+	if (val_unknown_field(f, known, prefix, rules->key_max, e) < 0)
+		return -1;
+	snprintf(field, sizeof field, "%spath", prefix);
+	p = json_object_get(f, "path");
+	if (!json_is_string(p))
+		return val_fail(e, field, "%s must be a string", field);
+	why = pr_job_path(cfg, json_string_value(p));
+	if (why != NULL)
+		return val_fail(e, field, "%s %s", field, why);
+	out->path = json_string_value(p);
+	x = json_object_get(f, "executable");
+	snprintf(field, sizeof field, "%sexecutable", prefix);
+	if (x != NULL && !json_is_boolean(x))
+		return val_fail(e, field, "%s must be a boolean", field);
+	out->executable = x != NULL && json_is_true(x);
+	return val_text_or_b64(f, "content", "content_base64", prefix, VAL_REQUIRED | rules->flags,
+			       rules->each_max, &out->data, &out->len, e);
+}
+
+int val_files(json_t *root, const struct cfg *cfg, const struct val_files_rules *rules,
+	      struct job_file **out, size_t *nout, struct val_err *e)
 {
 	json_t *files = json_object_get(root, "files"), *f;
-	size_t i, total = r->stdin_len;
+	size_t i, total = rules->base;
 
 	if (files == NULL || json_is_null(files))
 		return 0;
 	if (!json_is_array(files))
-		return fail(e, "files", "files must be an array");
+		return val_fail(e, "files", "files must be an array");
 	if (json_array_size(files) > (size_t)cfg->max_files)
-		return fail(e, "files", "files has more than %lld entries", cfg->max_files);
-	r->files = calloc(json_array_size(files) + 1, sizeof *r->files);
-	if (r->files == NULL)
-		return fail(e, "files", "out of memory");
+		return val_fail(e, "files", "files has more than %lld entries", cfg->max_files);
+	*out = calloc(json_array_size(files) + 1, sizeof **out);
+	if (*out == NULL)
+		return val_fail(e, "files", "out of memory");
 	json_array_foreach(files, i, f) {
-		if (v_one_file(f, i, cfg, &r->files[i], e) < 0) {
-			r->nfiles = i + 1; /* so val_job_free releases a partial decode */
+		*nout = i + 1; /* so the caller's free releases a partial decode */
+		if (one_file(f, i, cfg, rules, &(*out)[i], e) < 0)
 			return -1;
-		}
-		r->nfiles = i + 1;
-		total += r->files[i].len;
+		total += (*out)[i].len;
 		if (total > (size_t)cfg->max_files_bytes)
-			return fail(e, "files", "files and stdin exceed %lld bytes",
-				    cfg->max_files_bytes);
+			return val_fail(e, "files", "%s exceed %lld bytes", rules->total_name,
+					cfg->max_files_bytes);
 		for (size_t j = 0; j < i; j++) {
-			if (paths_clash(r->files[j].path, r->files[i].path)) {
+			if (paths_clash((*out)[j].path, (*out)[i].path)) {
 				char field[64];
 				snprintf(field, sizeof field, "files[%zu].path", i);
-				return fail(e, field, "%s clashes with files[%zu].path", field, j);
+				return val_fail(e, field, "%s clashes with files[%zu].path", field,
+						j);
 			}
 		}
 	}
@@ -332,7 +394,7 @@ static int v_limits(json_t *root, const struct cfg *cfg, struct job_req *r, stru
 	if (lim == NULL || json_is_null(lim))
 		return 0;
 	if (!json_is_object(lim))
-		return fail(e, "limits", "limits must be an object");
+		return val_fail(e, "limits", "limits must be an object");
 	json_object_foreach(lim, k, v) {
 		int id = limit_lookup(k);
 		char field[96];
@@ -340,19 +402,18 @@ static int v_limits(json_t *root, const struct cfg *cfg, struct job_req *r, stru
 
 		snprintf(field, sizeof field, "limits.%.64s", k);
 		if (id < 0)
-			return fail(e, field, "unknown field '%s'", field);
+			return val_fail(e, field, "unknown field '%s'", field);
 		lo = limit_specs[id].min;
 		hi = cfg->limit_max[id];
 		if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-			return fail(e, field, "%s must be an integer from %lld to %lld", field, lo,
-				    hi);
+			return val_fail(e, field, "%s must be an integer from %lld to %lld", field,
+					lo, hi);
 		r->limits[id] = json_integer_value(v);
 	}
 	return 0;
 }
 
-static int v_metadata(json_t *root, const struct cfg *cfg, struct job_req *r,
-		      struct val_err *e)
+int val_metadata(json_t *root, const struct cfg *cfg, json_t **out, struct val_err *e)
 {
 	json_t *m = json_object_get(root, "metadata"), *v;
 	const char *k;
@@ -360,33 +421,46 @@ static int v_metadata(json_t *root, const struct cfg *cfg, struct job_req *r,
 	size_t n;
 
 	if (m == NULL || json_is_null(m)) {
-		r->metadata = json_object();
-		return r->metadata ? 0 : fail(e, "metadata", "out of memory");
+		*out = json_object();
+		return *out ? 0 : val_fail(e, "metadata", "out of memory");
 	}
 	if (!json_is_object(m))
-		return fail(e, "metadata", "metadata must be an object of strings");
+		return val_fail(e, "metadata", "metadata must be an object of strings");
 	if (json_object_size(m) > MAX_META_KEYS)
-		return fail(e, "metadata", "metadata has more than %d keys", MAX_META_KEYS);
+		return val_fail(e, "metadata", "metadata has more than %d keys", MAX_META_KEYS);
 	json_object_foreach(m, k, v) {
 		if (!meta_key_ok(k))
-			return fail(e, "metadata",
-				    "metadata keys must be 1 to %d of [A-Za-z0-9_.:-]",
-				    MAX_META_KEY);
+			return val_fail(e, "metadata",
+					"metadata keys must be 1 to %d of [A-Za-z0-9_.:-]",
+					MAX_META_KEY);
 		if (val_reserved_meta_key(k)) {
 			char field[96];
 			snprintf(field, sizeof field, "metadata.%s", k);
-			return fail(e, field, "%s is reserved for identity", field);
+			return val_fail(e, field, "%s is reserved for identity", field);
 		}
 		if (!json_is_string(v))
-			return fail(e, "metadata", "metadata.%s must be a string", k);
+			return val_fail(e, "metadata", "metadata.%s must be a string", k);
 	}
 	dump = json_dumps(m, JSON_COMPACT);
 	n = dump ? strlen(dump) : 0;
 	free(dump);
 	if (n > (size_t)cfg->max_metadata_bytes)
-		return fail(e, "metadata", "metadata is larger than %lld bytes",
-			    cfg->max_metadata_bytes);
-	r->metadata = json_incref(m);
+		return val_fail(e, "metadata", "metadata is larger than %lld bytes",
+				cfg->max_metadata_bytes);
+	*out = json_incref(m);
+	return 0;
+}
+
+int val_cwd(json_t *root, const struct cfg *cfg, const char **out, struct val_err *e)
+{
+	const char *why;
+
+	if (val_opt_string(root, "cwd", out, e) < 0)
+		return -1;
+	if (*out == NULL)
+		*out = "";
+	if (**out != '\0' && (why = pr_job_path(cfg, *out)) != NULL)
+		return val_fail(e, "cwd", "cwd %s", why);
 	return 0;
 }
 
@@ -394,32 +468,21 @@ static int v_paths(json_t *root, const struct cfg *cfg, struct job_req *r, struc
 {
 	const char *why;
 
-	if (opt_string(root, "cwd", &r->cwd, e) < 0)
-		return -1;
-	if (r->cwd == NULL)
-		r->cwd = "";
-	if (*r->cwd != '\0' && (why = pr_job_path(cfg, r->cwd)))
-		return fail(e, "cwd", "cwd %s", why);
-	if (opt_string(root, "artifacts", &r->artifacts, e) < 0)
+	if (val_cwd(root, cfg, &r->cwd, e) < 0 ||
+	    val_opt_string(root, "artifacts", &r->artifacts, e) < 0)
 		return -1;
 	if (r->artifacts != NULL && (why = pr_job_path(cfg, r->artifacts)))
-		return fail(e, "artifacts", "artifacts %s", why);
+		return val_fail(e, "artifacts", "artifacts %s", why);
 	return 0;
 }
 
-static int v_network(json_t *root, int allow_network, struct job_req *r, struct val_err *e)
+int val_network(json_t *root, int allow_network, const char *refusal, int *out,
+		struct val_err *e)
 {
-	json_t *n = json_object_get(root, "network");
-
-	if (n != NULL && !json_is_null(n) && !json_is_boolean(n))
-		return fail(e, "network", "network must be a boolean");
-	r->network = n != NULL && json_is_true(n);
-	if (r->network && !allow_network) {
-		fail(e, "network", "this key may not run jobs with network access");
-		e->status = 403;
-		e->code = "forbidden";
+	if (val_opt_bool(root, "network", out, e) < 0)
 		return -1;
-	}
+	if (*out && !allow_network)
+		return val_forbid(e, "network", refusal);
 	return 0;
 }
 
@@ -437,32 +500,38 @@ int val_profile_exists(const struct cfg *cfg, const char *name)
 	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int v_profile(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
+int val_profile(json_t *root, const struct cfg *cfg, const char **out, struct val_err *e)
 {
-	if (opt_string(root, "profile", &r->profile, e) < 0)
+	if (val_opt_string(root, "profile", out, e) < 0)
 		return -1;
-	if (r->profile == NULL) {
-		r->profile = AUTH_DEFAULT_PROFILE;
+	if (*out == NULL) {
+		*out = AUTH_DEFAULT_PROFILE;
 		return 0;
 	}
-	if (!auth_profile_name_ok(r->profile))
-		return fail(e, "profile", "profile must be 1 to %d of [a-z0-9_-], starting with a "
-			    "letter or digit", AUTH_PROFILE_NAME_MAX);
-	if (!val_profile_exists(cfg, r->profile))
-		return fail(e, "profile", "unknown profile '%s'", r->profile);
+	if (!auth_profile_name_ok(*out))
+		return val_fail(e, "profile", "profile must be 1 to %d of [a-z0-9_-], starting with"
+				" a letter or digit", AUTH_PROFILE_NAME_MAX);
+	if (!val_profile_exists(cfg, *out))
+		return val_fail(e, "profile", "unknown profile '%s'", *out);
 	return 0;
+}
+
+int val_profile_allowed(const char *profile, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
+			size_t n, struct val_err *e)
+{
+	char msg[128];
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(allowed[i], profile) == 0)
+			return 0;
+	snprintf(msg, sizeof msg, "this key may not use profile '%s'", profile);
+	return val_forbid(e, "profile", msg);
 }
 
 int val_job_profile(const struct job_req *r, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
 		    size_t n, struct val_err *e)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(allowed[i], r->profile) == 0)
-			return 0;
-	fail(e, "profile", "this key may not use profile '%s'", r->profile);
-	e->status = 403;
-	e->code = "forbidden";
-	return -1;
+	return val_profile_allowed(r->profile, allowed, n, e);
 }
 
 /* Shape only: the API never resolves the host. Where it points (after DNS, against
@@ -473,16 +542,16 @@ static int v_callback(json_t *root, const struct cfg *cfg, struct job_req *r, st
 	const char *why = NULL;
 	struct nc_url u;
 
-	if (opt_string(root, "callback_url", &r->callback_url, e) < 0)
+	if (val_opt_string(root, "callback_url", &r->callback_url, e) < 0)
 		return -1;
 	if (r->callback_url == NULL)
 		return 0;
 	if (json_string_length(v) != strlen(r->callback_url))
-		return fail(e, "callback_url", "callback_url must not contain NUL");
+		return val_fail(e, "callback_url", "callback_url must not contain NUL");
 	if (nc_parse_url(r->callback_url, &u, &why) < 0)
-		return fail(e, "callback_url", "callback_url: %s", why);
+		return val_fail(e, "callback_url", "callback_url: %s", why);
 	if (!u.https && !cfg->callback_allow_http)
-		return fail(e, "callback_url", "callback_url: scheme must be https");
+		return val_fail(e, "callback_url", "callback_url: scheme must be https");
 	return 0;
 }
 
@@ -493,30 +562,27 @@ int val_job_request(const char *body, size_t len, const struct cfg *cfg, int all
 					     "stdin_base64", "env", "cwd",     "limits",
 					     "network", "artifacts", "metadata", "profile",
 					     "callback_url", "runtime", "source", "entrypoint", NULL };
-	json_error_t jerr;
+	struct val_files_rules files = { 0, "files and stdin", -1, VAL_KEY_MAX, 0 };
 
 	memset(r, 0, sizeof *r);
 	memset(e, 0, sizeof *e);
-	r->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (r->root == NULL) {
-		fail(e, NULL, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
-		     jerr.text);
-		e->code = "invalid_json";
+	if ((r->root = val_load_object(body, len, known, e)) == NULL ||
+	    v_command(r->root, r, e) < 0 ||
+	    val_text_or_b64(r->root, "stdin", "stdin_base64", "", 0, -1, &r->stdin_buf,
+			    &r->stdin_len, e) < 0 ||
+	    val_env(r->root, cfg, &r->env, e) < 0)
 		return -1;
-	}
-	if (!json_is_object(r->root))
-		return fail(e, NULL, "the request body must be a JSON object");
-	if (check_unknown(r->root, known, "", e) < 0 || v_command(r->root, r, e) < 0 ||
-	    text_or_b64(r->root, "stdin", "stdin_base64", "", 0, &r->stdin_buf, &r->stdin_len,
-			e) < 0 ||
-	    v_env(r->root, cfg, r, e) < 0 || v_files(r->root, cfg, r, e) < 0 ||
-	    val_job_runtime(r->root, cfg, r, e) < 0 ||
-	    v_paths(r->root, cfg, r, e) < 0 || v_limits(r->root, cfg, r, e) < 0 ||
-	    v_network(r->root, allow_network, r, e) < 0 || v_metadata(r->root, cfg, r, e) < 0 ||
-	    v_profile(r->root, cfg, r, e) < 0 || v_callback(r->root, cfg, r, e) < 0)
+	files.base = r->stdin_len;
+	if (val_files(r->root, cfg, &files, &r->files, &r->nfiles, e) < 0 ||
+	    val_job_runtime(r->root, cfg, r, e) < 0 || v_paths(r->root, cfg, r, e) < 0 ||
+	    v_limits(r->root, cfg, r, e) < 0 ||
+	    val_network(r->root, allow_network, "this key may not run jobs with network access",
+			&r->network, e) < 0 ||
+	    val_metadata(r->root, cfg, &r->metadata, e) < 0 ||
+	    val_profile(r->root, cfg, &r->profile, e) < 0 || v_callback(r->root, cfg, r, e) < 0)
 		return -1;
 	if (r->stdin_len > (size_t)cfg->max_files_bytes)
-		return fail(e, "stdin", "stdin exceeds %lld bytes", cfg->max_files_bytes);
+		return val_fail(e, "stdin", "stdin exceeds %lld bytes", cfg->max_files_bytes);
 	return 0;
 }
 
@@ -529,32 +595,32 @@ static long rt_source_file(json_t *src, const struct rt_entry *rt, const struct 
 	size_t total = r->stdin_len;
 
 	if (!json_is_string(src))
-		return fail(e, "source", "source must be a string");
+		return val_fail(e, "source", "source must be a string");
 	for (size_t i = 0; i < r->nfiles; i++) {
 		total += r->files[i].len;
 		if (paths_clash(r->files[i].path, rt->file))
-			return fail(e, "source", "source goes to %s, which files[%zu].path "
+			return val_fail(e, "source", "source goes to %s, which files[%zu].path "
 				    "clashes with", rt->file, i);
 	}
 	if (r->nfiles + 1 > (size_t)cfg->max_files)
-		return fail(e, "files", "files has more than %lld entries", cfg->max_files);
+		return val_fail(e, "files", "files has more than %lld entries", cfg->max_files);
 	if (total + json_string_length(src) > (size_t)cfg->max_files_bytes)
-		return fail(e, "source", "source, files and stdin exceed %lld bytes",
-			    cfg->max_files_bytes);
+		return val_fail(e, "source", "source, files and stdin exceed %lld bytes",
+				cfg->max_files_bytes);
 	f = realloc(r->files, (r->nfiles + 2) * sizeof *f);
 	if (f == NULL)
-		return fail(e, "source", "out of memory");
+		return val_fail(e, "source", "out of memory");
 	r->files = f;
 	f = &r->files[r->nfiles];
 	memset(f, 0, sizeof *f);
 	/* a copy: the process's runtimes set may be read again before the insert */
 	if ((r->rt_file = strdup(rt->file)) == NULL)
-		return fail(e, "source", "out of memory");
+		return val_fail(e, "source", "out of memory");
 	f->path = r->rt_file;
 	f->len = json_string_length(src);
 	f->data = malloc(f->len + 1);
 	if (f->data == NULL)
-		return fail(e, "source", "out of memory");
+		return val_fail(e, "source", "out of memory");
 	memcpy(f->data, json_string_value(src), f->len + 1);
 	return (long)r->nfiles++;
 }
@@ -562,11 +628,11 @@ static long rt_source_file(json_t *src, const struct rt_entry *rt, const struct 
 static long rt_entry_file(json_t *ep, struct job_req *r, struct val_err *e)
 {
 	if (!json_is_string(ep))
-		return fail(e, "entrypoint", "entrypoint must be a string");
+		return val_fail(e, "entrypoint", "entrypoint must be a string");
 	for (size_t i = 0; i < r->nfiles; i++)
 		if (strcmp(r->files[i].path, json_string_value(ep)) == 0)
 			return (long)i;
-	return fail(e, "entrypoint", "entrypoint must be the path of one of files");
+	return val_fail(e, "entrypoint", "entrypoint must be the path of one of files");
 }
 
 int val_job_runtime(json_t *root, const struct cfg *cfg, struct job_req *r, struct val_err *e)
@@ -580,34 +646,34 @@ int val_job_runtime(json_t *root, const struct cfg *cfg, struct job_req *r, stru
 
 	if (rt_name == NULL) {
 		if (src != NULL || ep != NULL)
-			return fail(e, src ? "source" : "entrypoint", "%s needs runtime",
-				    src ? "source" : "entrypoint");
+			return val_fail(e, src ? "source" : "entrypoint", "%s needs runtime",
+					src ? "source" : "entrypoint");
 		return 0;
 	}
 	if (!json_is_string(rt_name))
-		return fail(e, "runtime", "runtime must be a string");
+		return val_fail(e, "runtime", "runtime must be a string");
 	if (json_object_get(root, "command") != NULL || json_object_get(root, "argv") != NULL)
-		return fail(e, "runtime", "runtime excludes command and argv");
+		return val_fail(e, "runtime", "runtime excludes command and argv");
 	if ((set = rt_cached(cfg->runner_runtimes_file, err, sizeof err)) == NULL)
-		return fail(e, "runtime", "no runtimes are configured on this service");
+		return val_fail(e, "runtime", "no runtimes are configured on this service");
 	if ((rt = rt_find(set, json_string_value(rt_name))) == NULL) {
 		rt_names(set, names, sizeof names);
-		return fail(e, "runtime", "unknown runtime '%.40s' (known: %s)",
-			    json_string_value(rt_name), names);
+		return val_fail(e, "runtime", "unknown runtime '%.40s' (known: %s)",
+				json_string_value(rt_name), names);
 	}
 	if ((src == NULL) == (ep == NULL))
-		return fail(e, "source", "runtime needs exactly one of source and entrypoint");
+		return val_fail(e, "source", "runtime needs exactly one of source and entrypoint");
 	fi = src ? rt_source_file(src, rt, cfg, r, e) : rt_entry_file(ep, r, e);
 	if (fi < 0)
 		return -1;
 	if ((size_t)snprintf(path, sizeof path, RT_WORKSPACE "/%s", r->files[fi].path) >=
 	    sizeof path)
-		return fail(e, src ? "source" : "entrypoint", "the program's path is too long");
+		return val_fail(e, src ? "source" : "entrypoint", "the program's path is too long");
 	snprintf(r->runtime, sizeof r->runtime, "%s", rt->name);
 	r->rt_argv = rt_expand(rt->run, path);
 	r->compile_argv = rt->compile ? rt_expand(rt->compile, path) : NULL;
 	if (r->rt_argv == NULL || (rt->compile && r->compile_argv == NULL))
-		return fail(e, "runtime", "out of memory");
+		return val_fail(e, "runtime", "out of memory");
 	r->argv = r->rt_argv;
 	return 0;
 }
@@ -622,11 +688,16 @@ void val_key_limits(struct cfg *eff, const long long key_max[LIM_COUNT])
 	}
 }
 
+void val_files_free(struct job_file *files, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(files[i].data);
+	free(files);
+}
+
 void val_job_free(struct job_req *r)
 {
-	for (size_t i = 0; i < r->nfiles; i++)
-		free(r->files[i].data);
-	free(r->files);
+	val_files_free(r->files, r->nfiles);
 	free(r->stdin_buf);
 	json_decref(r->env);
 	json_decref(r->rt_argv);

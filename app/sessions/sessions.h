@@ -2,7 +2,9 @@
  * scoped to the caller's identity (another identity's session is a 404 with the same
  * body as an unknown id); the API never talks to a runner host: commands, kills,
  * stdin, file operations and closes are session_requests rows the owning supervisor
- * answers. Validation is app/sessions/svalidate.c, rendering app/sessions/srender.c. */
+ * answers. Handlers: sessions.c (sessions), scommands.c and soutput.c (commands),
+ * sfileops.c (files); validation is app/sessions/svalidate.c, rendering
+ * app/sessions/srender.c. */
 #ifndef SANDBOX_SESSIONS_H
 #define SANDBOX_SESSIONS_H
 

@@ -1,3 +1,5 @@
+/* Sessions and session commands as the API's JSON (srender.h), in render.h's
+ * vocabulary; env values never reach a view, a session shows only its env names. */
 #include "srender.h"
 
 #include <stdlib.h>
@@ -5,22 +7,6 @@
 
 #include "render.h"
 #include "util.h"
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-static json_t *int_or_null(const char *s)
-{
-	char *end;
-	long long v;
-
-	if (s == NULL || *s == '\0')
-		return json_null();
-	v = strtoll(s, &end, 10);
-	return *end ? json_null() : json_integer(v);
-}
 
 /* Parsed JSON text of the given type from the DB, else `fallback` (stolen). */
 static json_t *stored(const char *text, json_type type, json_t *fallback)
@@ -50,15 +36,6 @@ static json_t *env_names(const char *meta)
 	return names;
 }
 
-static json_t *identity(const struct sess_view *v)
-{
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "identity_namespace",
-			 str_or_null(v->ns), "tenant_id", str_or_null(v->tenant), "subject_type",
-			 str_or_null(v->subject_type), "subject_id", str_or_null(v->subject_id),
-			 "actor_type", str_or_null(v->actor_type), "actor_id",
-			 str_or_null(v->actor_id));
-}
-
 json_t *srender_session(const struct sess_view *v)
 {
 	json_t *limits = json_object(), *o;
@@ -69,19 +46,23 @@ json_t *srender_session(const struct sess_view *v)
 		json_object_set_new(limits, sv_limit_names[i], json_integer(v->limits[i]));
 	o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b,"
 		      " s:o, s:I, s:I, s:o, s:o, s:o, s:b}",
-		      "id", str_or_null(v->id), "status", str_or_null(v->status), "identity",
-		      identity(v), "created_at", render_time(v->created_at), "ready_at",
+		      "id", render_str_or_null(v->id), "status", render_str_or_null(v->status),
+		      "identity",
+		      render_identity(v->ns, v->tenant, v->subject_type, v->subject_id,
+				      v->actor_type, v->actor_id),
+		      "created_at", render_time(v->created_at), "ready_at",
 		      render_time(v->ready_at), "expires_at", render_time(v->expires_at),
 		      "last_activity_at", render_time(v->last_activity_at), "ended_at",
-		      render_time(v->ended_at), "runtime_id", str_or_null(v->runner_id),
-		      "profile", str_or_null(v->profile_name), "profile_digest",
-		      str_or_null(v->profile_digest), "limits", limits, "metadata",
+		      render_time(v->ended_at),
+		      "runtime_id", render_str_or_null(v->runner_id), "profile",
+		      render_str_or_null(v->profile_name), "profile_digest",
+		      render_str_or_null(v->profile_digest), "limits", limits, "metadata",
 		      stored(v->metadata_json, JSON_OBJECT, json_object()), "network", v->network,
 		      "env_names", env_names(v->env_meta_json), "idle_seconds",
 		      (json_int_t)v->idle_seconds, "max_seconds", (json_int_t)v->max_seconds,
 		      "failure", stored(v->failure_json, JSON_OBJECT, json_null()), "end_reason",
-		      str_or_null(v->end_reason), "cleanup_status", str_or_null(v->cleanup_status),
-		      "close_requested", v->close_requested);
+		      render_str_or_null(v->end_reason), "cleanup_status",
+		      render_str_or_null(v->cleanup_status), "close_requested", v->close_requested);
 	if (o != NULL)
 		json_object_set_new(o, "host_work",
 				    json_pack("{s:I, s:I}", "read_bytes",
@@ -94,54 +75,41 @@ json_t *srender_command(const struct cmd_view *v)
 {
 	return json_pack("{s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
 			 " s:I, s:I, s:b, s:b, s:o, s:I, s:I, s:b}",
-			 "id", str_or_null(v->id), "pid", (json_int_t)v->pid, "session_id",
-			 str_or_null(v->session_id), "status", str_or_null(v->status), "tag",
-			 str_or_null(v->tag), "command", str_or_null(v->command), "argv",
-			 stored(v->argv_json, JSON_ARRAY, json_null()), "cwd",
-			 json_string(v->cwd ? v->cwd : ""), "exit_code", int_or_null(v->exit_code),
-			 "signal", int_or_null(v->signal), "created_at", render_time(v->created_at),
-			 "started_at", render_time(v->started_at), "finished_at",
-			 render_time(v->finished_at), "stdout_bytes", (json_int_t)v->stdout_bytes,
-			 "stderr_bytes", (json_int_t)v->stderr_bytes, "stdout_truncated",
-			 v->stdout_truncated, "stderr_truncated", v->stderr_truncated,
-			 "diagnostics", stored(v->diagnostics_json, JSON_ARRAY, json_array()),
-			 "timeout_seconds", (json_int_t)v->timeout_seconds, "output_bytes",
+			 "id", render_str_or_null(v->id), "pid", (json_int_t)v->pid, "session_id",
+			 render_str_or_null(v->session_id), "status", render_str_or_null(v->status),
+			 "tag", render_str_or_null(v->tag), "command",
+			 render_str_or_null(v->command),
+			 "argv", stored(v->argv_json, JSON_ARRAY, json_null()), "cwd",
+			 json_string(v->cwd ? v->cwd : ""), "exit_code",
+			 render_int_or_null(v->exit_code), "signal", render_int_or_null(v->signal),
+			 "created_at", render_time(v->created_at), "started_at",
+			 render_time(v->started_at), "finished_at", render_time(v->finished_at),
+			 "stdout_bytes", (json_int_t)v->stdout_bytes, "stderr_bytes",
+			 (json_int_t)v->stderr_bytes, "stdout_truncated", v->stdout_truncated,
+			 "stderr_truncated", v->stderr_truncated, "diagnostics",
+			 stored(v->diagnostics_json, JSON_ARRAY, json_array()), "timeout_seconds",
+			 (json_int_t)v->timeout_seconds, "output_bytes",
 			 (json_int_t)v->output_bytes, "stdin_open", v->stdin_open);
 }
 
-static json_t *list(const char *name, json_t *items, const char *next_cursor)
+static json_t *session_at(const void *v, size_t i)
 {
-	if (items == NULL)
-		return NULL;
-	return json_pack("{s:o, s:o}", name, items, "next_cursor", str_or_null(next_cursor));
+	return srender_session(&((const struct sess_view *)v)[i]);
 }
 
 json_t *srender_session_list(const struct sess_view *v, size_t n, const char *next_cursor)
 {
-	json_t *arr = json_array();
+	return render_list("sessions", session_at, v, n, next_cursor);
+}
 
-	for (size_t i = 0; arr && i < n; i++) {
-		json_t *s = srender_session(&v[i]);
-		if (s == NULL || json_array_append_new(arr, s) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return list("sessions", arr, next_cursor);
+static json_t *command_at(const void *v, size_t i)
+{
+	return srender_command(&((const struct cmd_view *)v)[i]);
 }
 
 json_t *srender_command_list(const struct cmd_view *v, size_t n, const char *next_cursor)
 {
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < n; i++) {
-		json_t *c = srender_command(&v[i]);
-		if (c == NULL || json_array_append_new(arr, c) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return list("commands", arr, next_cursor);
+	return render_list("commands", command_at, v, n, next_cursor);
 }
 
 json_t *srender_output(const char *stream, long long off, const unsigned char *data, size_t len,
