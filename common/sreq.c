@@ -179,3 +179,23 @@ int sreq_fail_session(struct db *db, const char *sid, int with_taken, int http,
 		return -1;
 	return jd_session_release(db, sid, held);
 }
+
+int sreq_end_unstarted(struct db *db, const char *sid)
+{
+	long long held;
+
+	if (jd_session_erase(db, sid, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
+	    (held = jd_cmd_inputs(db, sid, JD_CMDS_QUEUED, NULL)) < 0 ||
+	    db_exec_p(db,
+		      "UPDATE session_commands SET status = 'cancelled', exit_code = 137, stdin_open = 0,"
+		      " finished_at = NOW(3), env_json = '{}', stdin = '', diagnostics_json"
+		      " = '[\"the session ended before the command started\"]' WHERE"
+		      " session_id = ? AND status = 'queued'",
+		      db_str(sid)) < 0 ||
+	    jd_session_release(db, sid, held) < 0 ||
+	    sreq_fail_session(db, sid, 0, 409,
+			      "{\"error\":\"session_ended\",\"message\":\"the session"
+			      " has ended (closed)\"}") < 0)
+		return -1;
+	return 0;
+}

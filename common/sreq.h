@@ -62,4 +62,11 @@ int sreq_answer(struct db *db, long long id, const char *from, const char *to, i
 int sreq_fail_session(struct db *db, const char *sid, int with_taken, int http,
 		      const char *result_json);
 
+/* Inside the caller's transaction, after its guarded UPDATE closed session sid before
+ * any runner took it (the API's close, a key's revocation): the session's env and
+ * files erased, its queued commands cancelled ("the session ended before the command
+ * started") and their inputs released, its requests failed 409 session_ended. 0 or
+ * -1. */
+int sreq_end_unstarted(struct db *db, const char *sid);
+
 #endif

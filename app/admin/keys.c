@@ -392,29 +392,18 @@ static int keys_list(struct db *db, int json)
  * such a session, -1 error. */
 static int close_unclaimed(struct db *db, const char *sid)
 {
-	long long held, n = db_exec_p(db,
-				      "UPDATE sessions SET status = 'closed', close_requested = 1,"
-				      " ended_at = CURRENT_TIMESTAMP(3), end_reason = 'closed: its API key"
-				      " was revoked', cleanup_status = 'not_started'"
-				      " WHERE id = ? AND status = 'starting' AND runner_id IS NULL AND"
-				      " runner_host IS NULL",
-				      db_str(sid));
+	long long n = db_exec_p(db,
+				"UPDATE sessions SET status = 'closed', close_requested = 1,"
+				" ended_at = CURRENT_TIMESTAMP(3), end_reason = 'closed: its API key"
+				" was revoked', cleanup_status = 'not_started'"
+				" WHERE id = ? AND status = 'starting' AND runner_id IS NULL AND"
+				" runner_host IS NULL",
+				db_str(sid));
 
 	if (n != 1)
 		return n < 0 ? -1 : 0;
 	/* its inputs are erased and released only by the UPDATE that closed it */
-	if (jd_session_erase(db, sid, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
-	    (held = jd_cmd_inputs(db, sid, JD_CMDS_QUEUED, NULL)) < 0 ||
-	    db_exec_p(db,
-		      "UPDATE session_commands SET status = 'cancelled', exit_code = 137, stdin_open = 0,"
-		      " finished_at = CURRENT_TIMESTAMP(3), env_json = '{}', stdin = '',"
-		      " diagnostics_json = '[\"the session ended before the command started\"]'"
-		      " WHERE session_id = ? AND status = 'queued'",
-		      db_str(sid)) < 0 ||
-	    jd_session_release(db, sid, held) < 0 ||
-	    sreq_fail_session(db, sid, 0, 409,
-			      "{\"error\":\"session_ended\",\"message\":\"the session has"
-			      " ended (closed)\"}") < 0)
+	if (sreq_end_unstarted(db, sid) < 0)
 		return -1;
 	return 1;
 }

@@ -275,3 +275,14 @@ enum auth_result auth_identify(struct db *db, const char *authorization, struct 
 		cache_put(hash, gen, now, id);
 	return rc;
 }
+
+size_t auth_scope_params(const struct identity *who, struct db_param *p, size_t n)
+{
+	p[n++] = db_str(who->ns);
+	p[n++] = db_str(who->tenant);
+	if (!who->tenant_admin) {
+		p[n++] = db_str(who->subject_type);
+		p[n++] = db_str(who->subject_id);
+	}
+	return n;
+}

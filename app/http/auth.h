@@ -82,4 +82,10 @@ static inline int auth_profile_name_ok(const char *s)
 /* sha256 of the token, the only form ever stored. */
 void auth_token_hash(const char *token, unsigned char out[32]);
 
+/* The caller's scope as statement parameters appended at p[n] (at most 4): namespace,
+ * tenant and, unless who is a tenant admin, subject type and id, in that order; the
+ * SQL beside them (" AND x.identity_namespace = ? AND x.tenant_id = ?" [" AND
+ * x.subject_type = ? AND x.subject_id = ?"]) names its table. Returns the new n. */
+size_t auth_scope_params(const struct identity *who, struct db_param *p, size_t n);
+
 #endif

@@ -43,18 +43,6 @@
 	" FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id"                         \
 	" LEFT JOIN job_callbacks c ON c.job_id = j.id"
 
-/* Appends the scope parameters; returns the new count. */
-static size_t scope_params(const struct identity *who, struct db_param *p, size_t n)
-{
-	p[n++] = db_str(who->ns);
-	p[n++] = db_str(who->tenant);
-	if (!who->tenant_admin) {
-		p[n++] = db_str(who->subject_type);
-		p[n++] = db_str(who->subject_id);
-	}
-	return n;
-}
-
 static const char *scope_sql(const struct identity *who)
 {
 	return who->tenant_admin ? SCOPE_TENANT : SCOPE_SUBJECT;
@@ -75,7 +63,7 @@ static struct db_res *query_scoped(struct db *db, const struct identity *who, co
 	sb_adds(&sql, scope_sql(who));
 	sb_adds(&sql, tail);
 	p[n++] = db_str(id);
-	n = scope_params(who, p, n);
+	n = auth_scope_params(who, p, n);
 	if (!sql.failed)
 		res = db_querya(db, sql.buf, p, n);
 	sb_release(&sql);
@@ -515,7 +503,7 @@ enum jobs_rc jobs_list(struct db *db, const struct identity *who, int status,
 		return rc;
 	sb_adds(&sql, "SELECT " JOB_COLS JOB_FROM " WHERE 1 = 1");
 	sb_adds(&sql, scope_sql(who));
-	n = scope_params(who, p, n);
+	n = auth_scope_params(who, p, n);
 	if (status >= 0) {
 		sb_adds(&sql, " AND j.state = ?");
 		p[n++] = db_str(js_name((enum job_state)status));
@@ -721,7 +709,7 @@ enum jobs_rc jobs_get_ids(struct db *db, const struct identity *who, const char 
 		return JOBS_DB;
 	sb_adds(&sql, "SELECT " JOB_COLS JOB_FROM " WHERE 1 = 1");
 	sb_adds(&sql, scope_sql(who));
-	np = scope_params(who, p, np);
+	np = auth_scope_params(who, p, np);
 	sb_adds(&sql, " AND j.id");
 	in_ids(&sql);
 	/* Only UUIDs are bound: anything else cannot be a job id. */

@@ -11,7 +11,6 @@
 #include "jobdata.h"
 #include "jobsql.h"
 #include "quota.h"
-#include "sha256.h"
 #include "wake.h"
 
 /* Inside the transaction: an earlier job with this idempotency key? */
@@ -39,29 +38,6 @@ static enum jobs_rc idem_lookup(struct db *db, const struct identity *who, const
 	}
 	db_res_free(res);
 	return rc;
-}
-
-/* What a finished job keeps of its env: names, sizes and digests, never values. */
-static char *env_meta(const json_t *env)
-{
-	json_t *arr = json_array(), *v;
-	const char *k;
-	char *text;
-
-	json_object_foreach((json_t *)env, k, v) {
-		unsigned char d[32];
-		char hex[65];
-		const char *val = json_string_value(v);
-		size_t n = json_string_length(v);
-
-		sha256_buf(val, n, d);
-		util_hex(d, sizeof d, hex);
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:s}", "name", k, "size",
-						     (json_int_t)n, "sha256", hex));
-	}
-	text = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
-	return text;
 }
 
 /* Bytes of input a queued job stores (stdin, env text, files). */
@@ -136,7 +112,7 @@ static int insert_job(struct db *db, const struct identity *who, const struct jo
 	char *argv = req->argv ? json_dumps(req->argv, JSON_COMPACT) : NULL;
 	char *env = json_dumps(req->env, JSON_COMPACT);
 	char *meta = json_dumps(req->metadata, JSON_COMPACT);
-	char *envmeta = env_meta(req->env);
+	char *envmeta = val_env_meta(req->env);
 	long long rc = -1, tag;
 
 	if ((req->argv && argv == NULL) || env == NULL || meta == NULL || envmeta == NULL)

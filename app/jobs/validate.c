@@ -14,6 +14,7 @@
 #include "netcheck.h"
 #include "pathrules.h"
 #include "runtimes.h"
+#include "sha256.h"
 #include "util.h"
 
 #define MAX_ENV_BYTES 65536
@@ -706,4 +707,26 @@ void val_job_free(struct job_req *r)
 	json_decref(r->metadata);
 	json_decref(r->root);
 	memset(r, 0, sizeof *r);
+}
+
+char *val_env_meta(const json_t *env)
+{
+	json_t *arr = json_array(), *v;
+	const char *k;
+	char *text;
+
+	json_object_foreach((json_t *)env, k, v) {
+		unsigned char d[32];
+		char hex[65];
+		const char *val = json_string_value(v);
+		size_t n = json_string_length(v);
+
+		sha256_buf(val, n, d);
+		util_hex(d, sizeof d, hex);
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:s}", "name", k, "size",
+						     (json_int_t)n, "sha256", hex));
+	}
+	text = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	return text;
 }

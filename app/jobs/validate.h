@@ -155,4 +155,8 @@ int val_profile(json_t *root, const struct cfg *cfg, const char **out, struct va
 int val_profile_allowed(const char *profile, const char (*allowed)[AUTH_PROFILE_NAME_MAX + 1],
 			size_t n, struct val_err *e);
 
+/* What a job or session keeps of its validated env object: [{name, size, sha256}]
+ * as compact JSON (malloc'd), never the values. */
+char *val_env_meta(const json_t *env);
+
 #endif

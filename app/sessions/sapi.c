@@ -21,17 +21,6 @@
 
 /* ------------------------------------------------------------------ rows */
 
-size_t sapi_scope_params(const struct identity *who, struct db_param *p, size_t n)
-{
-	p[n++] = db_str(who->ns);
-	p[n++] = db_str(who->tenant);
-	if (!who->tenant_admin) {
-		p[n++] = db_str(who->subject_type);
-		p[n++] = db_str(who->subject_id);
-	}
-	return n;
-}
-
 const char *sapi_scope_sql(const struct identity *who)
 {
 	return who->tenant_admin ? SCOPE_TENANT : SCOPE_SUBJECT;
@@ -110,7 +99,7 @@ int sapi_sess_load(struct db *db, const struct identity *who, const char *id, st
 	sb_adds(&sql, "SELECT " SESS_COLS " FROM sessions s WHERE s.id = ?");
 	sb_adds(&sql, sapi_scope_sql(who));
 	p[n++] = db_str(id);
-	n = sapi_scope_params(who, p, n);
+	n = auth_scope_params(who, p, n);
 	if (!sql.failed)
 		s->res = db_querya(db, sql.buf, p, n);
 	sb_release(&sql);

@@ -48,10 +48,9 @@ struct sess {
 	struct sess_view v;
 };
 
-/* The caller's scope as SQL (" AND s.identity_namespace = ? ...") and its params
- * appended at p[n]: the new n. */
+/* The caller's scope as SQL (" AND s.identity_namespace = ? ..."), whose parameters
+ * auth_scope_params appends. */
 const char *sapi_scope_sql(const struct identity *who);
-size_t sapi_scope_params(const struct identity *who, struct db_param *p, size_t n);
 /* Row i of a SESS_COLS / CMD_COLS result as a view (pointing into res). */
 void sapi_sess_row(const struct db_res *res, size_t i, struct sess_view *v);
 void sapi_cmd_row(const struct db_res *res, size_t i, struct cmd_view *v);

@@ -46,7 +46,6 @@
 #include "quota.h"
 #include "routes.h"
 #include "sapi.h"
-#include "sha256.h"
 #include "srelay.h"
 #include "srender.h"
 #include "sreq.h"
@@ -57,28 +56,6 @@
 #include "wake.h"
 
 enum create_rc { CR_OK, CR_QUOTA, CR_STORAGE, CR_NO_HOST, CR_NO_CAPACITY, CR_DB };
-
-/* What a session keeps of its env: names, sizes and digests, never values. */
-static char *env_meta(const json_t *env)
-{
-	json_t *arr = json_array(), *v;
-	const char *k;
-	char *text;
-
-	json_object_foreach((json_t *)env, k, v) {
-		unsigned char d[32];
-		char hex[65];
-
-		sha256_buf(json_string_value(v), json_string_length(v), d);
-		util_hex(d, sizeof d, hex);
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:s}", "name", k, "size",
-						     (json_int_t)json_string_length(v), "sha256",
-						     hex));
-	}
-	text = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
-	return text;
-}
 
 /* Inside the transaction, its first statement: the live runner hosts' rows locked
  * (FOR UPDATE), so that creates count and insert one after another on one MariaDB
@@ -151,7 +128,7 @@ static int insert_session(struct db *db, const struct identity *who, const struc
 {
 	char *env = json_dumps(q->env, JSON_COMPACT);
 	char *meta = json_dumps(q->metadata, JSON_COMPACT);
-	char *envmeta = env_meta(q->env);
+	char *envmeta = val_env_meta(q->env);
 	long long rc = -1, stored = 0;
 
 	if (env == NULL || meta == NULL || envmeta == NULL)
@@ -366,7 +343,7 @@ void h_sess_list(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	}
 	sb_adds(&sql, "SELECT " SESS_COLS " FROM sessions s WHERE 1 = 1");
 	sb_adds(&sql, sapi_scope_sql(who));
-	n = sapi_scope_params(who, p, n);
+	n = auth_scope_params(who, p, n);
 	if (present[0]) {
 		sb_adds(&sql, " AND s.status = ?");
 		p[n++] = db_str(vals[0]);
@@ -390,7 +367,7 @@ static enum db_tx_end close_unclaimed_body(struct db *db, void *arg)
 {
 	struct close_tx *t = arg;
 	const char *id = t->id;
-	long long n, held = 0;
+	long long n;
 
 	n = db_exec_p(db,
 		      "UPDATE sessions SET status = 'closed', close_requested = 1, ended_at = NOW(3),"
@@ -399,18 +376,7 @@ static enum db_tx_end close_unclaimed_body(struct db *db, void *arg)
 		      " runner_id IS NULL AND runner_host IS NULL",
 		      db_str(id));
 	/* its inputs are erased and released only by the UPDATE that closed it */
-	if (n == 1 && (jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
-		       (held = jd_cmd_inputs(db, id, JD_CMDS_QUEUED, NULL)) < 0 ||
-		       db_exec_p(db,
-				 "UPDATE session_commands SET status = 'cancelled', exit_code = 137, stdin_open = 0,"
-				 " finished_at = NOW(3), env_json = '{}', stdin = '', diagnostics_json"
-				 " = '[\"the session ended before the command started\"]' WHERE"
-				 " session_id = ? AND status = 'queued'",
-				 db_str(id)) < 0 ||
-		       jd_session_release(db, id, held) < 0 ||
-		       sreq_fail_session(db, id, 0, 409,
-					 "{\"error\":\"session_ended\",\"message\":\"the session"
-					 " has ended (closed)\"}") < 0))
+	if (n == 1 && sreq_end_unstarted(db, id) < 0)
 		n = -1;
 	t->n = n;
 	return n < 0 ? DB_TX_ERROR : DB_TX_COMMIT;
