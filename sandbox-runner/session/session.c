@@ -40,6 +40,7 @@
 #include "cgroup.h"
 #include "fault.h"
 #include "jobstate.h"
+#include "launch.h"
 #include "log.h"
 #include "net.h"
 #include "pathrules.h"
@@ -66,7 +67,6 @@
 #define CG_IDLE_MS 500
 #define OUTQ_SOFT (1 << 20)     /* past this, stdin and commands wait for the agent */
 #define STDERR_KEEP 2048        /* the agent's stderr we keep for the log */
-#define AGENT_MAX_BYTES (64 << 20)
 #define START_BACKOFF_CAP_MS 1000
 
 enum why { WHY_NONE, WHY_KILL, WHY_TIMEOUT, WHY_OUTPUT };
@@ -1173,41 +1173,6 @@ static void check_deadlines(struct ses *s, double now)
 }
 
 /* ---- start */
-
-/* The agent binary in a sealed memfd: bwrap copies it into the sandbox, so no host
- * path of it is visible there, and nothing can change it after the check. */
-int agent_memfd(const struct cfg *cfg, char *err, size_t errlen)
-{
-	int src = open(cfg->runner_agent_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), fd = -1;
-	struct stat st;
-	char buf[65536];
-	ssize_t r = 0;
-
-	if (src < 0 || fstat(src, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > AGENT_MAX_BYTES) {
-		snprintf(err, errlen, "runner_agent_path is not a readable regular file (%s)",
-			 src < 0 ? retry_errname(errno) : "type or size");
-		goto out;
-	}
-	fd = memfd_create("sandbox-agent", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0) {
-		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
-		goto out;
-	}
-	while ((r = read(src, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
-		if (r > 0 && write(fd, buf, (size_t)r) != r) {
-			r = -1;
-			break;
-		}
-	if (r < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
-	    lseek(fd, 0, SEEK_SET) < 0) {
-		snprintf(err, errlen, "copying the agent: %s", strerror(errno));
-		close_fd(&fd);
-	}
-out:
-	if (src >= 0)
-		close(src);
-	return fd;
-}
 
 /* Workspace (tmpfs of disk_mb) and the session's files, by fd. */
 static int prepare_workspace(struct ses *s)
