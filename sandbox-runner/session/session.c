@@ -1,19 +1,17 @@
 /* A session's supervisor, top to bottom: load the row (sstore.c), workspace and
- * its files (workspace.c), cgroup (cgroup.c), the agent in a sealed memfd, bwrap as
- * the slot uid with the agent as its command (profile.c, sandbox.c), then one poll
- * loop: frames from the agent (agentproto.h, every one validated: the agent is as
- * untrusted as anything in the sandbox), request rows, output flushes, command
- * deadlines, cgroup limits, lease, idle time and lifetime; then the end: kill,
- * clean up, record (sstore.c). kill_all, the start retry, the cgroup check and the
- * network setup are small equivalents of supervise.c's static helpers, not shared
- * code.
+ * its files, cgroup, the agent in a sealed memfd, bwrap as the slot uid with the
+ * agent as its command (launch.c, as a job's sandbox starts; the arguments from
+ * profile.c), then one poll loop: frames from the agent (agentproto.h, every one
+ * validated: the agent is as untrusted as anything in the sandbox), request rows,
+ * output flushes, command deadlines, cgroup limits, lease, idle time and lifetime;
+ * then the end: kill, clean up (launch.c), record (sstore.c).
  *
  * A network session (network=1) is a network job's sandbox with the agent in it:
  * bwrap waits on --block-fd until slirp4netns (net.c: the slot uid, its own seccomp
  * and read-only root, PR_SET_PDEATHSIG so it dies with this process) has configured
  * tap0 and the unreachable routes are in; only then does the agent start. slirp4netns
- * is this process's child, outside bwrap's process group and the cgroup: cleanup()
- * kills and reaps it on every end path. */
+ * is this process's child, outside bwrap's process group and the cgroup:
+ * launch_cleanup() kills and reaps it on every end path. */
 #include "session.h"
 
 #include <errno.h>
@@ -67,7 +65,6 @@
 #define CG_IDLE_MS 500
 #define OUTQ_SOFT (1 << 20)     /* past this, stdin and commands wait for the agent */
 #define STDERR_KEEP 2048        /* the agent's stderr we keep for the log */
-#define START_BACKOFF_CAP_MS 1000
 
 enum why { WHY_NONE, WHY_KILL, WHY_TIMEOUT, WHY_OUTPUT };
 
@@ -102,17 +99,11 @@ struct ses {
 	const struct cfg *cfg;
 	struct db *db;
 	const char *id, *runner_id;
-	int slot;
-	uid_t uid;
+	struct launch l;       /* the slot and its sandbox (launch.h); l.blockfd: network,
+				* bwrap's --block-fd, written once tap0 is up */
 	struct ss_session row;
 	struct prof_named *prof;
-	char ws_path[CFG_PATH_MAX + 64];
-	int wsfd, cg_on, ag, errfd, statusfd, pidfd;
-	int blockfd;           /* network: bwrap's --block-fd, written once tap0 is up */
-	struct cg cg;
-	pid_t pid;
-	pid_t slirp;           /* network: slirp4netns, or -1 */
-	struct bw_status bst;
+	int ag, errfd, statusfd, pidfd;
 	unsigned char *in;     /* agent bytes not yet parsed */
 	size_t inlen;
 	struct strbuf outq;    /* frames for the agent */
@@ -127,14 +118,9 @@ struct ses {
 	 * hashed or written and this process's CPU time; charged to the session's
 	 * cpu_seconds and stored on its row (host_read_bytes, host_cpu_ms). */
 	long long host_bytes, host_cpu_us, saved_bytes, saved_cpu_us;
-	/* the end */
+	/* the end (its failure facts are l's) */
 	const char *end_status;        /* NULL: still running */
 	char end_reason[300];
-	enum job_stage stage;          /* STAGE_NONE: the service did not fail */
-	char failure_error[600];
-	const char *instance_status;
-	const char *cleanup_status;
-	char cleanup_error[200];
 };
 
 /* ---- small helpers */
@@ -185,14 +171,17 @@ static void end(struct ses *s, const char *status, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The service failed at stage (failure_json); the session ends failed. */
+/* The words of a failure at stage (launch_fail, which keeps the facts: failure.*):
+ * the session ends failed. */
+static void fail_words(void *ctx, enum job_stage stage, const char *what)
+{
+	(void)stage;
+	end(ctx, "failed", "%s", what);
+}
+
 static int start_fail(struct ses *s, enum job_stage stage, const char *what, const char *error)
 {
-	s->stage = stage;
-	s->instance_status = stage == STAGE_CREATE ? JS_INSTANCE_NOT_CREATED : JS_INSTANCE_CREATED;
-	snprintf(s->failure_error, sizeof s->failure_error, "%s", error);
-	end(s, "failed", "%s", what);
-	return -1;
+	return launch_fail(&s->l, stage, what, error);
 }
 
 /* Everything inside the sandbox, the agent included, is untrusted: a frame that
@@ -202,22 +191,16 @@ static void violation(struct ses *s, const char *what)
 	if (s->end_status)
 		return;
 	log_kv("warn", "agent_protocol_violation", "session", s->id, "detail", what, (char *)NULL);
-	s->stage = STAGE_EXECUTION;
-	s->instance_status = JS_INSTANCE_CREATED;
-	snprintf(s->failure_error, sizeof s->failure_error, "%s", what);
+	s->l.stage = STAGE_EXECUTION;
+	s->l.instance_status = JS_INSTANCE_CREATED;
+	snprintf(s->l.failure_error, sizeof s->l.failure_error, "%s", what);
 	end(s, "failed", "sandbox agent protocol violation");
 }
 
 static void log_attempt(const struct ses *s, const char *step, int attempt, int max,
 			const char *type, int retry)
 {
-	char a[16], m[16];
-
-	snprintf(a, sizeof a, "%d", attempt);
-	snprintf(m, sizeof m, "%d", max);
-	log_kv("warn", "retry", "step", step, "session", s->id, "attempt", a, "max_attempts", m,
-	       "runtime_id", s->runner_id, "error_type", type, "retry", retry ? "yes" : "no",
-	       (char *)NULL);
+	launch_log_attempt(&s->l, step, attempt, max, type, retry);
 }
 
 /* ---- frames to the agent */
@@ -672,16 +655,6 @@ static void read_stderr(struct ses *s)
 	}
 }
 
-static void read_status(struct ses *s)
-{
-	char tmp[512];
-	ssize_t r = read(s->statusfd, tmp, sizeof tmp);
-
-	if (r > 0)
-		bws_feed(&s->bst, tmp, (size_t)r);
-	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-		close_fd(&s->statusfd);
-}
 
 
 /* ---- requests */
@@ -769,7 +742,7 @@ static long spawn_payload(struct ses *s, const struct ss_cmd *c, uint32_t flags,
 	*why = "the command has no valid argv";
 	if (*c->cwd && pr_job_path(s->cfg, c->cwd) != NULL)
 		*why = "cwd is not a valid workspace path";
-	else if (*c->cwd && ws_mkdirs(s->wsfd, c->cwd, s->uid, err, sizeof err) < 0)
+	else if (*c->cwd && ws_mkdirs(s->l.wsfd, c->cwd, s->l.uid, err, sizeof err) < 0)
 		*why = "cwd could not be created in the workspace (a link or a file is in the way)";
 	else if (argv && env) {
 		snprintf(cwd, sizeof cwd, "/workspace%s%s", *c->cwd ? "/" : "", c->cwd);
@@ -930,7 +903,7 @@ static void req_file_do(struct ses *s, long long req, const char *kind, const js
 	if (strcmp(kind, "file_list") == 0) {
 		const json_t *rec = json_object_get(args, "recursive");
 		json_t *out = NULL;
-		if (sf_list(s->wsfd, json_string_value(json_object_get(args, "root")),
+		if (sf_list(s->l.wsfd, json_string_value(json_object_get(args, "root")),
 			    rec ? json_is_true(rec) : 1, json_is_true(json_object_get(args, "sha256")),
 			    s->cfg->session_list_max_files, maxp, b, &out, &e) < 0)
 			return req_sf_fail(s, req, &e);
@@ -945,7 +918,7 @@ static void req_file_do(struct ses *s, long long req, const char *kind, const js
 	if (strcmp(kind, "file_get") == 0) {
 		unsigned char *d = NULL;
 		size_t n = 0;
-		if (sf_get(s->wsfd, path, s->cfg->session_file_max_bytes, maxp, b, &d, &n, &e) < 0)
+		if (sf_get(s->l.wsfd, path, s->cfg->session_file_max_bytes, maxp, b, &d, &n, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		json_t *r = json_pack("{s:I}", "size", (json_int_t)n);
 		ss_req_done(s->db, req, r, d ? d : (unsigned char *)"", n);
@@ -963,14 +936,14 @@ static void req_file_do(struct ses *s, long long req, const char *kind, const js
 			ss_req_fail(s->db, req, "too_large", "the file is over session_file_max_bytes");
 			return;
 		}
-		if (sf_put(s->wsfd, path, (const unsigned char *)db_res_s(res, i, "data"), n,
-			   (unsigned)mode, s->uid, maxp, b, &e) < 0)
+		if (sf_put(s->l.wsfd, path, (const unsigned char *)db_res_s(res, i, "data"), n,
+			   (unsigned)mode, s->l.uid, maxp, b, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		json_t *r = json_pack("{s:s, s:I}", "path", path, "size", (json_int_t)n);
 		ss_req_done(s->db, req, r, NULL, 0);
 		json_decref(r);
 	} else {
-		if (sf_delete(s->wsfd, path, maxp, &e) < 0)
+		if (sf_delete(s->l.wsfd, path, maxp, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		json_t *r = json_object();
 		ss_req_done(s->db, req, r, NULL, 0);
@@ -1099,9 +1072,9 @@ static void check_limits(struct ses *s)
 {
 	struct cg_usage u;
 
-	if (!s->cg_on)
+	if (!s->l.cg_on)
 		return;
-	cg_read(&s->cg, &u);
+	cg_read(&s->l.cg, &u);
 	if (u.oom_kills > 0)
 		end(s, "failed", "session exceeded memory limit (memory_mb=%lld)", s->row.memory_mb);
 	else if (u.pids_denied > 0)
@@ -1177,23 +1150,20 @@ static void check_deadlines(struct ses *s, double now)
 /* Workspace (tmpfs of disk_mb) and the session's files, by fd. */
 static int prepare_workspace(struct ses *s)
 {
-	char err[512], root[CFG_PATH_MAX + 8];
+	char err[512];
 	struct db_res *files;
 
-	snprintf(root, sizeof root, "%s/work", s->cfg->runner_state_dir);
-	s->wsfd = ws_create(root, s->slot, s->uid, s->row.disk_mb, s->ws_path, sizeof s->ws_path,
-			    err, sizeof err);
-	if (s->wsfd < 0)
-		return start_fail(s, STAGE_CREATE, "workspace setup failed", err);
+	if (launch_workspace(&s->l, s->row.disk_mb) < 0)
+		return -1;
 	files = db_ready(s) == 0 ? ss_files(s->db, s->id) : NULL;
 	if (files == NULL)
 		return start_fail(s, STAGE_INPUT_FILES, "reading the session's files failed", "database");
 	for (size_t i = 0; i < db_res_rows(files); i++) {
 		const char *path = db_res_s(files, i, "path");
 		if (path == NULL || pr_job_path(s->cfg, path) != NULL ||
-		    ws_write_file(s->wsfd, path, (const unsigned char *)db_res_s(files, i, "content"),
+		    ws_write_file(s->l.wsfd, path, (const unsigned char *)db_res_s(files, i, "content"),
 				  db_res_l(files, i, "content"), db_res_i(files, i, "executable", 0) != 0,
-				  s->uid, err, sizeof err) < 0) {
+				  s->l.uid, err, sizeof err) < 0) {
 			db_res_free(files);
 			return start_fail(s, STAGE_INPUT_FILES, "writing the session's files failed",
 					  path && pr_job_path(s->cfg, path) ? "invalid path" : err);
@@ -1205,40 +1175,10 @@ static int prepare_workspace(struct ses *s)
 
 static int prepare_limits(struct ses *s)
 {
-	char err[512];
-
 	if (strcmp(s->cfg->runner_limits_mode, "rlimit-only") == 0)
 		return 0;
-	/* bwrap's monitor and its pid 1 live in the cgroup too */
-	if (cg_setup(&s->cg, s->cfg->runner_cgroup_name, s->slot, s->row.memory_mb << 20,
-		     s->row.pids + 2, err, sizeof err) < 0)
-		return start_fail(s, STAGE_INITIALIZE, "resource limits could not be applied", err);
-	s->cg_on = 1;
-	return 0;
-}
-
-/* sb_spawn with capped exponential backoff on transient errors, one log line per
- * attempt (event=retry step=command.start), as a job's start. */
-static pid_t spawn_with_retry(struct ses *s, const struct sb_spawn *sp)
-{
-	int max = (int)s->cfg->runner_start_attempts;
-	char err[512], what[128];
-
-	for (int attempt = 1;; attempt++) {
-		pid_t pid = sb_spawn(sp, err, sizeof err);
-		int e = errno, retry = pid < 0 && retry_transient(e) && attempt < max;
-
-		if (pid > 0)
-			return pid;
-		log_attempt(s, "command.start", attempt, max, retry_errname(e), retry);
-		if (!retry) {
-			snprintf(what, sizeof what, "sandbox start failed after %d of %d attempts (%s)",
-				 attempt, max, retry_errname(e));
-			return start_fail(s, STAGE_COMMAND_START, what, err);
-		}
-		util_sleep_ms(retry_delay_ms(s->cfg->runner_start_backoff_ms, START_BACKOFF_CAP_MS,
-					     attempt));
-	}
+	return launch_cgroup(&s->l, s->row.memory_mb << 20, s->row.pids,
+			     "resource limits could not be applied");
 }
 
 static void nonblock(int fd)
@@ -1270,64 +1210,18 @@ static int net_available(struct ses *s)
 	} else {
 		return 0;
 	}
-	s->stage = STAGE_CREATE;
-	s->instance_status = JS_INSTANCE_NOT_CREATED;
-	snprintf(s->failure_error, sizeof s->failure_error, "%s", err);
+	s->l.stage = STAGE_CREATE;
+	s->l.instance_status = JS_INSTANCE_NOT_CREATED;
+	snprintf(s->l.failure_error, sizeof s->l.failure_error, "%s", err);
 	return -1;
-}
-
-/* Waits up to ms for fd to be readable: 1, 0 on timeout, -1. */
-static int wait_readable(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int r;
-
-	do
-		r = poll(&p, 1, ms);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-/* The sandbox's pid on the host, from bwrap's {"child-pid": N}: waits up to 10 s. */
-static pid_t sandbox_child(struct ses *s)
-{
-	for (int i = 0; i < 100 && !s->bst.have_pid && s->statusfd >= 0; i++) {
-		if (wait_readable(s->statusfd, 100) < 0)
-			break;
-		read_status(s);
-	}
-	return s->bst.have_pid ? s->bst.child_pid : -1;
 }
 
 /* Network sessions: bwrap is blocked before exec until slirp4netns has configured
  * tap0 in the sandbox's network namespace and the unreachable routes are in. */
 static int net_setup(struct ses *s)
 {
-	static const char *const what = "network setup failed";
-	int ready[2];
-	char c, err[256];
-	pid_t child = sandbox_child(s);
-
-	if (child <= 0)
-		return start_fail(s, STAGE_COMMAND_START, what, "sandbox did not start");
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return start_fail(s, STAGE_COMMAND_START, what, strerror(errno));
-	s->slirp = net_slirp_start(s->cfg, child, s->uid, ready[1], err, sizeof err);
-	close(ready[1]);
-	if (s->slirp < 0) {
-		close(ready[0]);
-		return start_fail(s, STAGE_COMMAND_START, what, err);
-	}
-	if (wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
-		close(ready[0]);
-		return start_fail(s, STAGE_COMMAND_START, what, "slirp4netns did not become ready");
-	}
-	close(ready[0]);
-	if (net_restrict(s->cfg, child, err, sizeof err) < 0)
-		return start_fail(s, STAGE_COMMAND_START, what, err);
-	if (write(s->blockfd, "1", 1) != 1)
-		return start_fail(s, STAGE_COMMAND_START, what, strerror(errno));
-	close_fd(&s->blockfd);
+	if (launch_net_setup(&s->l, &s->statusfd, &s->l.blockfd) < 0)
+		return -1;
 	log_kv("info", "session_network", "session", s->id, "network",
 	       "slirp4netns user-mode NAT (unprivileged, slot uid); host, private and link-local "
 	       "addresses unreachable", (char *)NULL);
@@ -1338,7 +1232,7 @@ static int net_setup(struct ses *s)
  * stdout), its stderr on a pipe. */
 static int start_sandbox(struct ses *s)
 {
-	char err[512], etc[CFG_PATH_MAX + 8];
+	char err[512];
 	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, st[2] = { -1, -1 }, bl[2] = { -1, -1 };
 	int sc = -1, args = -1, agent;
 	long long lim[LIM_COUNT] = { 0 };
@@ -1361,7 +1255,7 @@ static int start_sandbox(struct ses *s)
 		start_fail(s, STAGE_COMMAND_START, "seccomp filter could not be built", err);
 		goto out;
 	}
-	const struct prof_job pj = { s->ws_path, "", s->cfg->runner_tmp_mb, s->row.env,
+	const struct prof_job pj = { s->l.ws_path, "", s->cfg->runner_tmp_mb, s->row.env,
 				     SB_FD_SECCOMP, SB_FD_STATUS,
 				     s->row.network ? SB_FD_BLOCK : -1 };
 	if ((args = prof_session_args(s->cfg, &s->prof->t, &pj, SB_FD_AGENT, err, sizeof err)) < 0) {
@@ -1371,22 +1265,20 @@ static int start_sandbox(struct ses *s)
 	lim[LIM_WALL_SECONDS] = s->row.max_seconds, lim[LIM_CPU_SECONDS] = s->row.cpu_seconds;
 	lim[LIM_MEMORY_MB] = s->row.memory_mb, lim[LIM_PIDS] = s->row.pids;
 	lim[LIM_DISK_MB] = s->row.disk_mb;
-	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
-	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid, .etc_dir = etc,
-				.cg = s->cg_on ? &s->cg : NULL, .limits = lim, .args_fd = args,
-				.seccomp_fd = sc, .status_fd = st[1], .stdin_fd = sv[1],
-				.stdout_fd = sv[1], .stderr_fd = ep[1], .block_fd = bl[0],
-				.cmd = cmd, .has_agent = 1, .agent_fd = agent };
+	launch_sb(&s->l, NULL, lim, cmd, &sp);
+	sp.args_fd = args, sp.seccomp_fd = sc, sp.status_fd = st[1];
+	sp.stdin_fd = sv[1], sp.stdout_fd = sv[1], sp.stderr_fd = ep[1], sp.block_fd = bl[0];
+	sp.has_agent = 1, sp.agent_fd = agent;
 	s->t0 = util_mono_ms();
-	s->pid = spawn_with_retry(s, &sp);
-	if (s->pid > 0) {
+	s->l.pid = launch_spawn(&s->l, &sp, 1, err, sizeof err);
+	if (s->l.pid > 0) {
 		s->ag = sv[0], sv[0] = -1;
 		s->errfd = ep[0], ep[0] = -1;
 		s->statusfd = st[0], st[0] = -1;
 		/* kept open until tap0 is up: bwrap would go on at its EOF */
-		s->blockfd = bl[1], bl[1] = -1;
+		s->l.blockfd = bl[1], bl[1] = -1;
 		nonblock(s->ag), nonblock(s->errfd), nonblock(s->statusfd);
-		s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+		s->pidfd = (int)syscall(SYS_pidfd_open, s->l.pid, 0);
 		rc = 0;
 	}
 out:
@@ -1449,7 +1341,7 @@ static void wait_events(struct ses *s, int ms)
 		else if (p[i].fd == s->errfd)
 			read_stderr(s);
 		else if (p[i].fd == s->statusfd)
-			read_status(s);
+			launch_read_status(&s->l, &s->statusfd);
 		else if (p[i].fd == s->pidfd)
 			close_fd(&s->pidfd); /* bwrap exited: below */
 	}
@@ -1464,11 +1356,11 @@ static void sandbox_gone(struct ses *s)
 	check_limits(s);
 	if (s->end_status)
 		return;
-	s->stage = s->ready ? STAGE_EXECUTION : STAGE_COMMAND_START;
-	s->instance_status = JS_INSTANCE_EXITED;
-	snprintf(s->failure_error, sizeof s->failure_error, "%s",
+	s->l.stage = s->ready ? STAGE_EXECUTION : STAGE_COMMAND_START;
+	s->l.instance_status = JS_INSTANCE_EXITED;
+	snprintf(s->l.failure_error, sizeof s->l.failure_error, "%s",
 		 s->ready ? "the sandbox agent exited" : "the sandbox exited before the agent said hello");
-	end(s, "failed", "%s", s->failure_error);
+	end(s, "failed", "%s", s->l.failure_error);
 }
 
 /* The periodic work after each wake-up. */
@@ -1517,75 +1409,12 @@ static void run_loop(struct ses *s)
 
 /* ---- the end */
 
-static void cleanup_failed(struct ses *s, const char *what)
-{
-	if (!s->cleanup_error[0])
-		snprintf(s->cleanup_error, sizeof s->cleanup_error, "%s", what);
-}
-
-/* Every process of the session: bwrap's process group, the cgroup, the slot uid. */
-static void kill_all(struct ses *s)
-{
-	if (s->pid > 0)
-		kill(-s->pid, SIGKILL);
-	if (s->cg_on && cg_kill_all(&s->cg) == 0 && cg_nprocs(&s->cg) == 0)
-		return;
-	sb_kill_uid(s->uid);
-}
-
-static void cleanup(struct ses *s)
-{
-	char err[160];
-
-	kill_all(s);
-	if (s->pid > 0)
-		waitpid(s->pid, NULL, 0);
-	/* slirp4netns: our child, in neither bwrap's process group nor the cgroup */
-	if (s->slirp > 0) {
-		kill(s->slirp, SIGKILL);
-		waitpid(s->slirp, NULL, 0);
-		s->slirp = -1;
-	}
-	close_fd(&s->blockfd); /* after the kill: bwrap must not go on at its EOF */
-	/* Subreaper: the sandbox's killed processes come to us as zombies (they would
-	 * still count as the slot uid's): reaped until none is left, at most 1 s. */
-	for (int i = 0; i < 100; i++) {
-		pid_t r = waitpid(-1, NULL, WNOHANG);
-		if (r < 0)
-			break;
-		if (r == 0)
-			util_sleep_ms(10);
-	}
-	if (s->cg_on && cg_destroy(&s->cg) < 0)
-		cleanup_failed(s, "process group: its cgroup could not be emptied and removed");
-	close_fd(&s->wsfd);
-	if (s->ws_path[0] && ws_destroy(s->ws_path) < 0) {
-		snprintf(err, sizeof err, "workspace: not removed (%s)", retry_errname(errno));
-		cleanup_failed(s, err);
-	}
-	s->cleanup_status = s->cleanup_error[0] ? JS_CLEANUP_FAILED : JS_CLEANUP_COMPLETED;
-}
-
-static json_t *failure_json(const struct ses *s)
-{
-	int failed = s->stage != STAGE_NONE;
-
-	if (!failed && !s->cleanup_error[0])
-		return NULL;
-	return json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "stage",
-			 js_stage_name(failed ? s->stage : STAGE_CLEANUP), "instance_status",
-			 failed && s->instance_status ? s->instance_status : JS_INSTANCE_EXITED,
-			 "runtime_id", s->runner_id, "cleanup_status", s->cleanup_status,
-			 "cleanup_error", s->cleanup_error[0] ? s->cleanup_error : NULL, "error",
-			 failed ? s->failure_error : s->cleanup_error);
-}
-
 /* The end must not be lost to a DB outage: retried until stored or no longer ours
  * (the dispatcher marks a session whose lease lapsed lost). */
 static void record_end(struct ses *s)
 {
-	json_t *fail = failure_json(s);
-	struct ss_end e = { s->end_status, s->end_reason, fail, s->cleanup_status };
+	json_t *fail = launch_failure_json(&s->l);
+	struct ss_end e = { s->end_status, s->end_reason, fail, s->l.cleanup_status };
 
 	for (int attempt = 1; s->ours; attempt++) {
 		int rc = db_ready(s) < 0 ? -1 : ss_finish(s->db, s->id, s->runner_id, &e);
@@ -1612,7 +1441,7 @@ static void log_end(struct ses *s)
 		log_kv("info", "agent_stderr", "session", s->id, "text", esc, (char *)NULL);
 	}
 	log_kv("info", "session_ended", "session", s->id, "status", s->end_status, "reason",
-	       s->end_reason, "cleanup", s->cleanup_status, (char *)NULL);
+	       s->end_reason, "cleanup", s->l.cleanup_status, (char *)NULL);
 }
 
 static void end_session(struct ses *s)
@@ -1623,7 +1452,7 @@ static void end_session(struct ses *s)
 	close_fd(&s->errfd);
 	close_fd(&s->statusfd);
 	close_fd(&s->pidfd);
-	cleanup(s);
+	launch_cleanup(&s->l);
 	if (s->ours)
 		save_host_work(s);
 	record_end(s);
@@ -1657,14 +1486,12 @@ static void ses_init(struct ses *s, const struct cfg *cfg, const char *id, int s
 	s->cfg = cfg;
 	s->id = id;
 	s->runner_id = runner_id;
-	s->slot = slot;
-	s->uid = (uid_t)(cfg->runner_uid_base + slot);
-	s->wsfd = s->ag = s->errfd = s->statusfd = s->pidfd = s->blockfd = -1;
-	s->slirp = -1;
+	launch_init(&s->l, cfg, LAUNCH_SESSION, slot);
+	s->l.id = id, s->l.runner_id = runner_id;
+	s->l.on_fail = fail_words, s->l.ctx = s;
+	s->ag = s->errfd = s->statusfd = s->pidfd = -1;
 	s->ours = 1;
-	s->cleanup_status = JS_CLEANUP_NOT_STARTED;
 	sb_init(&s->outq);
-	bws_init(&s->bst);
 }
 
 static void ses_free(struct ses *s)
@@ -1672,7 +1499,7 @@ static void ses_free(struct ses *s)
 	while (s->cmds)
 		unlink_cmd(s, s->cmds);
 	sb_release(&s->outq);
-	bws_release(&s->bst);
+	launch_release(&s->l);
 	ss_session_free(&s->row);
 	free(s->prof);
 	free(s->in);
@@ -1696,7 +1523,7 @@ int session_main(const struct cfg *cfg, const char *session_id, int slot,
 	log_kv("info", "session_started", "session", session_id, "runner", runner_id, "network",
 	       s.row.network ? "on" : "off", (char *)NULL);
 	/* a dead supervisor's processes in this slot go first */
-	sb_kill_uid(s.uid);
+	sb_kill_uid(s.l.uid);
 	s.in = malloc(AP_HDR + AP_MAX_PAYLOAD);
 	if (s.in == NULL)
 		end(&s, "failed", "supervisor out of memory");
