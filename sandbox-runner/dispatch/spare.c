@@ -33,7 +33,9 @@
 
 #include "db.h"
 #include "log.h"
+#include "store.h"
 #include "supervise.h"
+#include "title.h"
 #include "util.h"
 #include "wake.h"
 
@@ -54,51 +56,6 @@ static void drop(struct spare_pool *p, int i)
 	p->n--;
 	p->fd[i] = p->fd[p->n];
 	p->ready[i] = p->ready[p->n];
-}
-
-/* The command line shown in /proc/PID/cmdline (ps, pgrep -f, tests/stack.sh): the
- * area of the dispatcher's own argv and environment strings, which are contiguous
- * after exec; the environment strings move to the heap first (spare_title_init), as
- * nginx and PostgreSQL do. One string joined by spaces: written past the end of the
- * original argv, the kernel shows it up to its first NUL. Tools only. */
-static char *title_area;
-static size_t title_len;
-
-void spare_title_init(char **argv)
-{
-	extern char **environ;
-	char *end;
-
-	if (argv == NULL || argv[0] == NULL)
-		return;
-	end = argv[0] + strlen(argv[0]) + 1;
-	for (size_t i = 1; argv[i] && argv[i] == end; i++)
-		end += strlen(argv[i]) + 1;
-	for (size_t i = 0; environ && environ[i] && environ[i] == end; i++) {
-		char *copy = strdup(environ[i]);
-		if (copy == NULL)
-			break;
-		end += strlen(environ[i]) + 1;
-		environ[i] = copy;
-	}
-	title_area = argv[0];
-	title_len = (size_t)(end - argv[0]);
-}
-
-void spare_cmdline(const char *const *argv)
-{
-	size_t off = 0;
-
-	if (title_area == NULL || title_len < 2)
-		return;
-	memset(title_area, 0, title_len);
-	for (size_t i = 0; argv[i] && off + 1 < title_len; i++) {
-		int n = snprintf(title_area + off, title_len - off, "%s%s", i ? " " : "", argv[i]);
-		if (n < 0)
-			break;
-		off += (size_t)n;
-	}
-	title_area[title_len - 1] = '\0';
 }
 
 /* One message with the lock descriptor: 0 and *lockfd, or -1 (the dispatcher is gone,
@@ -139,24 +96,6 @@ static int take_job(const struct cfg *cfg, char id[UUID_STR_LEN], int *slot, cha
 	return 0;
 }
 
-/* A connection takes the server's max_allowed_packet when it is opened: one opened
- * before the operator lowered it would store what a fresh one is refused (the
- * result must meet the server's setting as it is when the job starts, as with a
- * launched supervisor). One round trip; 0 also when the connection is gone. */
-int spare_db_fresh(struct db *db)
-{
-	struct db_res *res = db_querya(db,
-				       "SELECT @@GLOBAL.max_allowed_packet = @@SESSION.max_allowed_packet",
-				       NULL, 0);
-	int same;
-
-	if (res == NULL)
-		return 0;
-	same = db_res_int(res, 0, 0, 0) == 1;
-	db_res_free(res);
-	return same;
-}
-
 static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const char *conf)
 {
 	char config_path[CFG_PATH_MAX];
@@ -172,7 +111,7 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	snprintf(config_path, sizeof config_path, "%s", conf);
 	log_init("sandbox-supervisor");
 	/* idle: `--spare` (ps shows the pool; tests/stack.sh counts it as the runner's) */
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
+	title_set((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
 					   NULL });
 	db = db_open(cfg, err, sizeof err);
 	if (db == NULL) {
@@ -186,14 +125,14 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	/* a supervisor from here on, by its command line too, before the dispatcher hears */
 	snprintf(slotnum, sizeof slotnum, "%d", slot);
 	snprintf(fdnum, sizeof fdnum, "%d", lockfd);
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path,
+	title_set((const char *const[]){ "sandbox-runner", "--config", config_path,
 					   "--supervise", id, "--slot", slotnum, "--runner-id",
 					   rid, "--lock-fd", fdnum, NULL });
 	if (write(SPARE_FD, "A", 1) != 1) {
 		/* the dispatcher is gone, but the job was claimed for us: run it */
 	}
 	close(SPARE_FD);
-	if (!spare_db_fresh(db)) {
+	if (!store_db_fresh(db)) {
 		db_close(db);
 		db = NULL; /* supervise_run connects, as a launched supervisor does */
 	}

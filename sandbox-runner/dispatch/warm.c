@@ -1,20 +1,14 @@
-/* Prewarmed sandboxes: the holders' pool (dispatcher side) and a holder's life.
+/* Prewarmed sandboxes, the dispatcher's side: the pool of holders (holder.h: a
+ * holder's life), one per free job slot.
  *
  * A holder is forked from the dispatcher like a spare (spare.c: no exec, double
- * fork, setsid, the dispatcher's signals ignored, every inherited descriptor closed
- * but its end of a SOCK_SEQPACKET socketpair at fd 3 and the slot's lock at fd 4),
- * opens its own connection and prepares its slot up to a running bwrap whose
- * command is the exec stub (supervise_warm_start). Then it says "R" and waits for
- * two things at once:
- *   its socket   "ID RUNNER_ID": the claimed job; it answers "A" before anything
- *                else and is that job's supervisor (supervise_warm_run, under the
- *                command line a launched supervisor has); the end of the socket (the
- *                dispatcher stopped, or asked for the slot back): it stands down.
- *   bwrap's pidfd the sandbox died while idle: it stands down.
- * Standing down kills the sandbox, cleans the slot exactly as after a job and exits,
- * which releases the slot's lock; the dispatcher forks a new holder for a free slot.
- * A holder that was handed a job and died before "A" never had it: the dispatcher
- * waits for the slot's lock and runs the job cold there. */
+ * fork, setsid, every inherited descriptor closed but its end of a SOCK_SEQPACKET
+ * socketpair at fd 3 and the slot's lock at fd 4); it says "R" once its sandbox is
+ * up. A claimed job is handed to a ready holder ("ID RUNNER_ID", answered "A"); the
+ * end of its socket asks it to stand down. One that stood down by itself (its
+ * sandbox died idle) is forgotten, and the dispatcher forks a new holder for a free
+ * slot. A holder that was handed a job and died before "A" never had it: the
+ * dispatcher waits for the slot's lock and runs the job cold there. */
 #include "warm.h"
 
 #include <errno.h>
@@ -31,13 +25,10 @@
 
 #include "db.h"
 #include "log.h"
-#include "spare.h"
-#include "supervise.h"
+#include "holder.h"
 #include "util.h"
 #include "wake.h"
 
-#define HOLDER_FD 3
-#define LOCK_FD 4
 #define ACK_WAIT_MS 1000
 #define RESPAWN_MS 1000 /* after a holder that ended without being ready, doubled */
 #define RESPAWN_MAX_MS 60000 /* while they keep failing (no agent binary, no cgroup) */
@@ -64,94 +55,6 @@ int warm_holds(const struct warm_pool *p, int slot)
 		if (p->slot[i] == slot)
 			return 1;
 	return 0;
-}
-
-/* "ID RUNNER_ID": 0, or -1 (the end of the socket, or anything else). */
-static int take_job(char id[UUID_STR_LEN], char *rid, size_t ridlen)
-{
-	char buf[MSG_MAX + 1], idb[64], ridb[MSG_MAX];
-	ssize_t n;
-
-	do
-		n = recv(HOLDER_FD, buf, MSG_MAX, 0);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (sscanf(buf, "%63s %255s", idb, ridb) != 2 || !util_is_uuid(idb) ||
-	    strlen(ridb) >= ridlen)
-		return -1;
-	memcpy(id, idb, UUID_STR_LEN);
-	memcpy(rid, ridb, strlen(ridb) + 1);
-	return 0;
-}
-
-static void __attribute__((noreturn)) holder_main(const struct cfg *cfg, const char *conf,
-						  int slot)
-{
-	char config_path[CFG_PATH_MAX], err[512], slotnum[16], id[UUID_STR_LEN], rid[160];
-	struct sup_warm *w;
-	struct db *db;
-	int rc, fresh;
-
-	signal(SIGTERM, SIG_IGN); /* as any supervisor: a job outlives the dispatcher */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGCHLD, SIG_DFL);
-	snprintf(config_path, sizeof config_path, "%s", conf);
-	snprintf(slotnum, sizeof slotnum, "%d", slot);
-	log_init("sandbox-supervisor");
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path, "--warm",
-					     "--slot", slotnum, NULL });
-	db = db_open(cfg, err, sizeof err);
-	if (db == NULL) {
-		log_kv("warn", "warm_db_connect", "slot", slotnum, "error", err, (char *)NULL);
-		_exit(1);
-	}
-	w = supervise_warm_start(cfg, db, slot, err, sizeof err);
-	if (w == NULL) {
-		log_kv("warn", "warm_failed", "slot", slotnum, "error", err, (char *)NULL);
-		_exit(1);
-	}
-	if (write(HOLDER_FD, "R", 1) != 1) {
-		supervise_warm_abort(w);
-		_exit(0);
-	}
-	for (;;) {
-		struct pollfd p[2] = { { .fd = HOLDER_FD, .events = POLLIN },
-				       { .fd = supervise_warm_fd(w), .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		/* a job first: a sandbox that died meanwhile makes it run cold, not wait */
-		if (p[0].revents)
-			break;
-		if (p[1].revents) {
-			log_kv("info", "warm_sandbox_ended", "slot", slotnum, "note",
-			       "the idle sandbox exited: the slot is cleaned and given back",
-			       (char *)NULL);
-			supervise_warm_abort(w);
-			_exit(0);
-		}
-	}
-	if (take_job(id, rid, sizeof rid) < 0) {
-		supervise_warm_abort(w); /* the dispatcher stopped or wants the slot */
-		_exit(0);
-	}
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path,
-					     "--supervise", id, "--slot", slotnum, "--runner-id",
-					     rid, "--lock-fd", "4", NULL });
-	if (write(HOLDER_FD, "A", 1) != 1) {
-		/* the dispatcher is gone, but the job was claimed for us: run it */
-	}
-	close(HOLDER_FD);
-	fresh = spare_db_fresh(db);
-	rc = supervise_warm_run(w, id, rid, fresh);
-	close(LOCK_FD); /* the slot is free: wake an idle dispatcher (wake.h) */
-	wake_send(cfg->runner_wake_socket);
-	exit(rc);
 }
 
 /* sock to HOLDER_FD, lock to LOCK_FD, every other inherited descriptor closed. */
