@@ -37,13 +37,6 @@
 
 #define MSG_MAX 256
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /* ---- the prewarmed sandbox
  *
  * Before the job is known (supervise_warm_start), exactly as a cold launch up to
@@ -77,8 +70,8 @@ static void warm_teardown(struct sup_warm *w)
 	struct sup *s = &w->s;
 
 	launch_fds_close(&w->f);
-	close_fd(&w->ctl);
-	close_fd(&w->pidfd);
+	launch_close_fd(&w->ctl);
+	launch_close_fd(&w->pidfd);
 	launch_cleanup(&s->l);
 	s->l.pid = 0;
 	s->l.cg_on = 0;
@@ -95,8 +88,8 @@ static void warm_teardown(struct sup_warm *w)
 static void warm_free(struct sup_warm *w)
 {
 	launch_fds_close(&w->f);
-	close_fd(&w->ctl);
-	close_fd(&w->pidfd);
+	launch_close_fd(&w->ctl);
+	launch_close_fd(&w->pidfd);
 	sup_free(&w->s);
 	free(w);
 }

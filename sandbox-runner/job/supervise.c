@@ -235,13 +235,6 @@ char **sup_command_argv(const struct job *j)
 	return v;
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /* Network jobs: bwrap is blocked before exec until slirp4netns has configured tap0
  * in the sandbox's network namespace (launch_net_setup). */
 static int net_setup(struct sup *s, struct launch_fds *f)
@@ -434,7 +427,7 @@ static void run_loop(struct sup *s, struct launch_fds *f)
 	int pidfd = (int)syscall(SYS_pidfd_open, s->l.pid, 0);
 
 	if (s->job.stdin_len == 0)
-		close_fd(&f->in[1]);
+		launch_close_fd(&f->in[1]);
 	while (!exited || f->out[0] >= 0 || f->err[0] >= 0) {
 		double now;
 
@@ -465,9 +458,9 @@ static void run_loop(struct sup *s, struct launch_fds *f)
 		if (exited && now >= deadline + 5000)
 			break; /* pipes held open by something unkillable: give up on them */
 		if (exited && pidfd >= 0)
-			close_fd(&pidfd);
+			launch_close_fd(&pidfd);
 	}
-	close_fd(&pidfd);
+	launch_close_fd(&pidfd);
 	sup_mark(s, "drain_after_exit");
 	if (f->status[0] >= 0)
 		launch_read_status(&s->l, &f->status[0]);

@@ -118,7 +118,7 @@ int launch_cgroup(struct launch *l, long long memory_bytes, long long pids, cons
 
 /* ---- the sandbox's descriptors */
 
-static void close_fd(int *fd)
+void launch_close_fd(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
@@ -146,16 +146,16 @@ int launch_pipes(struct launch_fds *f, int block)
 
 void launch_fds_close(struct launch_fds *f)
 {
-	close_fd(&f->in[0]), close_fd(&f->in[1]), close_fd(&f->out[0]), close_fd(&f->out[1]);
-	close_fd(&f->err[0]), close_fd(&f->err[1]), close_fd(&f->status[0]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
-	close_fd(&f->block[0]), close_fd(&f->block[1]);
+	launch_close_fd(&f->in[0]), launch_close_fd(&f->in[1]), launch_close_fd(&f->out[0]), launch_close_fd(&f->out[1]);
+	launch_close_fd(&f->err[0]), launch_close_fd(&f->err[1]), launch_close_fd(&f->status[0]);
+	launch_close_fd(&f->status[1]), launch_close_fd(&f->sc), launch_close_fd(&f->args);
+	launch_close_fd(&f->block[0]), launch_close_fd(&f->block[1]);
 }
 
 void launch_keep_parent_ends(struct launch_fds *f)
 {
-	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
+	launch_close_fd(&f->in[0]), launch_close_fd(&f->out[1]), launch_close_fd(&f->err[1]);
+	launch_close_fd(&f->status[1]), launch_close_fd(&f->sc), launch_close_fd(&f->args), launch_close_fd(&f->block[0]);
 	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
 }
 
@@ -199,7 +199,7 @@ int agent_memfd(const struct cfg *cfg, char *err, size_t errlen)
 	if (r < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
 	    lseek(fd, 0, SEEK_SET) < 0) {
 		snprintf(err, errlen, "copying the agent: %s", strerror(errno));
-		close_fd(&fd);
+		launch_close_fd(&fd);
 	}
 out:
 	if (src >= 0)
@@ -249,7 +249,7 @@ void launch_read_status(struct launch *l, int *fd)
 			bws_feed(&l->bst, tmp, (size_t)r);
 	if (r == 0) {
 		bws_finish(&l->bst);
-		close_fd(fd);
+		launch_close_fd(fd);
 	}
 }
 
@@ -302,7 +302,7 @@ int launch_net_setup(struct launch *l, int *statusfd, int *blockfd)
 		return launch_fail(l, STAGE_COMMAND_START, what, err);
 	if (write(*blockfd, "1", 1) != 1)
 		return launch_fail(l, STAGE_COMMAND_START, what, strerror(errno));
-	close_fd(blockfd);
+	launch_close_fd(blockfd);
 	return 0;
 }
 
@@ -355,7 +355,7 @@ void launch_cleanup(struct launch *l)
 		waitpid(l->slirp, NULL, 0);
 		l->slirp = -1;
 	}
-	close_fd(&l->blockfd); /* after the kill: bwrap must not go on at its EOF */
+	launch_close_fd(&l->blockfd); /* after the kill: bwrap must not go on at its EOF */
 	if (launch_injected(l, "cleanup", err, sizeof err))
 		cleanup_failed(l, "process group: injected fault");
 	if (session)
@@ -365,7 +365,7 @@ void launch_cleanup(struct launch *l)
 	launch_mark(l, "cg_destroy");
 	if (!session)
 		reap_orphans();
-	close_fd(&l->wsfd);
+	launch_close_fd(&l->wsfd);
 	if (l->ws_path[0] && launch_injected(l, "ws_cleanup", err, sizeof err))
 		cleanup_failed(l, "workspace: injected fault");
 	else if (l->ws_path[0] && ws_destroy(l->ws_path) < 0) {

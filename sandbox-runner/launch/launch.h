@@ -85,6 +85,8 @@ int launch_workspace(struct launch *l, long long disk_mb);
  * it too). 0, or -1 (failed at stage initialize, in the caller's words what). */
 int launch_cgroup(struct launch *l, long long memory_bytes, long long pids, const char *what);
 
+/* Closes *fd if open; -1 after. */
+void launch_close_fd(int *fd);
 /* All -1. */
 void launch_fds_init(struct launch_fds *f);
 /* stdin, stdout, stderr and status pipes (and block, for a network sandbox): 0, or -1
