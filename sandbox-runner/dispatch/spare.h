@@ -5,15 +5,12 @@
 #define SANDBOX_SPARE_H
 
 #include "config.h"
+#include "helper.h"
 
 #define SPARE_MAX 64
 
 struct spare_pool {
-	int fd[SPARE_MAX];    /* the dispatcher's end of each spare's socketpair */
-	int ready[SPARE_MAX]; /* the spare has its connection and waits */
-	int n;
-	double next_spawn;    /* monotonic ms: no fork before (a spare that fails at once) */
-	const char *config_path;
+	struct helper_pool h; /* the spares (slot[] unused: a spare takes any slot) */
 };
 
 void spare_init(struct spare_pool *p, const char *config_path);
