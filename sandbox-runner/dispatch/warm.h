@@ -1,8 +1,9 @@
 /* Prewarmed sandboxes (runner_warm_sandboxes, daemon only): a holder per free job
  * slot, forked from the dispatcher like a spare (spare.h), holding the slot's lock,
- * with the slot prepared and bwrap started on the exec stub (supervise.h
- * supervise_warm_start, stub.c). A claimed job goes to a ready holder, which becomes
- * its supervisor; each sandbox serves one job and is never reused. */
+ * with the slot prepared and bwrap started on the exec stub (holder.h, stub.c), in
+ * one pool of forked helpers with the spares' (helper.h). A claimed job goes to a
+ * ready holder, which becomes its supervisor; each sandbox serves one job and is
+ * never reused. */
 #ifndef SANDBOX_WARM_H
 #define SANDBOX_WARM_H
 

@@ -452,7 +452,7 @@ int store_append(struct db *db, const struct job *j, const char *runner_id, int 
 }
 
 /* The small result of a job the service failed: one diagnostic and failure (the
- * same fields as the supervisor's, sandbox-runner/job/supervise.c failure_json). */
+ * same fields as the supervisor's, launch_failure_json in launch/launch.c). */
 static int insert_failure(struct db *db, const char *id, int exit_code, const char *diagnostic,
 			  enum job_stage stage, const char *instance, const char *runtime,
 			  const char *cleanup, const char *error, long long out_bytes,

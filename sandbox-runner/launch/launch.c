@@ -146,16 +146,20 @@ int launch_pipes(struct launch_fds *f, int block)
 
 void launch_fds_close(struct launch_fds *f)
 {
-	launch_close_fd(&f->in[0]), launch_close_fd(&f->in[1]), launch_close_fd(&f->out[0]), launch_close_fd(&f->out[1]);
-	launch_close_fd(&f->err[0]), launch_close_fd(&f->err[1]), launch_close_fd(&f->status[0]);
-	launch_close_fd(&f->status[1]), launch_close_fd(&f->sc), launch_close_fd(&f->args);
-	launch_close_fd(&f->block[0]), launch_close_fd(&f->block[1]);
+	int *fd[] = { &f->in[0], &f->in[1], &f->out[0], &f->out[1], &f->err[0], &f->err[1],
+		      &f->status[0], &f->status[1], &f->sc, &f->args, &f->block[0], &f->block[1] };
+
+	for (size_t i = 0; i < sizeof fd / sizeof fd[0]; i++)
+		launch_close_fd(fd[i]);
 }
 
 void launch_keep_parent_ends(struct launch_fds *f)
 {
-	launch_close_fd(&f->in[0]), launch_close_fd(&f->out[1]), launch_close_fd(&f->err[1]);
-	launch_close_fd(&f->status[1]), launch_close_fd(&f->sc), launch_close_fd(&f->args), launch_close_fd(&f->block[0]);
+	int *fd[] = { &f->in[0], &f->out[1], &f->err[1], &f->status[1], &f->sc, &f->args,
+		      &f->block[0] };
+
+	for (size_t i = 0; i < sizeof fd / sizeof fd[0]; i++)
+		launch_close_fd(fd[i]);
 	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
 }
 

@@ -119,6 +119,8 @@ int ses_start_sandbox(struct ses *s)
 	char *cmd[] = { (char *)PROF_AGENT_PATH, NULL };
 	struct sb_spawn sp;
 	int rc = -1;
+	int *ours[] = { &sv[0], &sv[1], &ep[0], &ep[1], &st[0], &st[1], &sc, &args, &agent,
+			&bl[0], &bl[1] };
 
 	s->prof = malloc(sizeof *s->prof);
 	if (s->prof == NULL || prof_load(s->cfg, s->row.profile, s->prof, err, sizeof err) < 0)
@@ -162,9 +164,8 @@ int ses_start_sandbox(struct ses *s)
 		rc = 0;
 	}
 out:
-	launch_close_fd(&sv[0]), launch_close_fd(&sv[1]), launch_close_fd(&ep[0]), launch_close_fd(&ep[1]);
-	launch_close_fd(&st[0]), launch_close_fd(&st[1]), launch_close_fd(&sc), launch_close_fd(&args), launch_close_fd(&agent);
-	launch_close_fd(&bl[0]), launch_close_fd(&bl[1]);
+	for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+		launch_close_fd(ours[i]);
 	if (rc == 0 && s->row.network) {
 		/* our end of the sandbox's pipes is closed: only bwrap holds them */
 		rc = net_setup(s);
