@@ -104,7 +104,7 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	log_init("sandbox-supervisor");
 	/* idle: `--spare` (ps shows the pool; tests/stack.sh counts it as the runner's) */
 	title_set((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
-					   NULL });
+					 NULL });
 	db = db_open(cfg, err, sizeof err);
 	if (db == NULL) {
 		log_kv("warn", "spare_db_connect", "error", err, (char *)NULL);
@@ -118,8 +118,8 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	snprintf(slotnum, sizeof slotnum, "%d", slot);
 	snprintf(fdnum, sizeof fdnum, "%d", lockfd);
 	title_set((const char *const[]){ "sandbox-runner", "--config", config_path,
-					   "--supervise", id, "--slot", slotnum, "--runner-id",
-					   rid, "--lock-fd", fdnum, NULL });
+					 "--supervise", id, "--slot", slotnum, "--runner-id",
+					 rid, "--lock-fd", fdnum, NULL });
 	if (write(SPARE_FD, "A", 1) != 1) {
 		/* the dispatcher is gone, but the job was claimed for us: run it */
 	}

@@ -486,7 +486,7 @@ void holder_main(const struct cfg *cfg, const char *conf, int slot)
 	snprintf(slotnum, sizeof slotnum, "%d", slot);
 	log_init("sandbox-supervisor");
 	title_set((const char *const[]){ "sandbox-runner", "--config", config_path, "--warm",
-					     "--slot", slotnum, NULL });
+					 "--slot", slotnum, NULL });
 	db = db_open(cfg, err, sizeof err);
 	if (db == NULL) {
 		log_kv("warn", "warm_db_connect", "slot", slotnum, "error", err, (char *)NULL);
@@ -525,8 +525,8 @@ void holder_main(const struct cfg *cfg, const char *conf, int slot)
 		_exit(0);
 	}
 	title_set((const char *const[]){ "sandbox-runner", "--config", config_path,
-					     "--supervise", id, "--slot", slotnum, "--runner-id",
-					     rid, "--lock-fd", "4", NULL });
+					 "--supervise", id, "--slot", slotnum, "--runner-id",
+					 rid, "--lock-fd", "4", NULL });
 	if (write(HOLDER_FD, "A", 1) != 1) {
 		/* the dispatcher is gone, but the job was claimed for us: run it */
 	}

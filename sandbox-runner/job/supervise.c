@@ -80,7 +80,7 @@ void sup_diag(struct sup *s, const char *fmt, ...)
 
 /* Logs one attempt the way the reference does (launch.h). */
 void sup_log_attempt(const struct sup *s, const char *step, int attempt, int max,
-			const char *type, int retry)
+		     const char *type, int retry)
 {
 	launch_log_attempt(&s->l, step, attempt, max, type, retry);
 }

@@ -116,7 +116,7 @@ int ses_start_fail(struct ses *s, enum job_stage stage, const char *what, const 
 }
 
 void ses_log_attempt(const struct ses *s, const char *step, int attempt, int max,
-			const char *type, int retry)
+		     const char *type, int retry)
 {
 	launch_log_attempt(&s->l, step, attempt, max, type, retry);
 }
