@@ -366,7 +366,7 @@ static void warm_tend(struct disp *d)
 	if (d->o->once || want <= 0 || strcmp(d->cfg->runner_limits_mode, "cgroup") != 0)
 		return;
 	warm_prune(&d->warm);
-	if (d->warm.n >= want || d->probe_wanted)
+	if (d->warm.h.n >= want || d->probe_wanted)
 		return;
 	for (int slot = 0; slot < d->cfg->runner_slots; slot++) {
 		int fd;

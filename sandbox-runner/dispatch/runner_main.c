@@ -66,6 +66,7 @@
 #include "session.h"
 #include "spare.h"
 #include "supervise.h"
+#include "title.h"
 #include "util.h"
 #include "wake.h"
 
@@ -196,7 +197,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char err[512];
 
-	spare_title_init(argv);
+	title_init(argv);
 	parse(argc, argv, &a);
 	log_init(a.job ? "sandbox-supervisor" : a.session ? "sandbox-session" : "sandbox-runner");
 	if (cfg_load(&cfg, a.config, err, sizeof err) < 0)

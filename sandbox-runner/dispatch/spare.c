@@ -32,8 +32,11 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "helper.h"
 #include "log.h"
+#include "store.h"
 #include "supervise.h"
+#include "title.h"
 #include "util.h"
 #include "wake.h"
 
@@ -44,61 +47,7 @@
 
 void spare_init(struct spare_pool *p, const char *config_path)
 {
-	memset(p, 0, sizeof *p);
-	p->config_path = config_path;
-}
-
-static void drop(struct spare_pool *p, int i)
-{
-	close(p->fd[i]);
-	p->n--;
-	p->fd[i] = p->fd[p->n];
-	p->ready[i] = p->ready[p->n];
-}
-
-/* The command line shown in /proc/PID/cmdline (ps, pgrep -f, tests/stack.sh): the
- * area of the dispatcher's own argv and environment strings, which are contiguous
- * after exec; the environment strings move to the heap first (spare_title_init), as
- * nginx and PostgreSQL do. One string joined by spaces: written past the end of the
- * original argv, the kernel shows it up to its first NUL. Tools only. */
-static char *title_area;
-static size_t title_len;
-
-void spare_title_init(char **argv)
-{
-	extern char **environ;
-	char *end;
-
-	if (argv == NULL || argv[0] == NULL)
-		return;
-	end = argv[0] + strlen(argv[0]) + 1;
-	for (size_t i = 1; argv[i] && argv[i] == end; i++)
-		end += strlen(argv[i]) + 1;
-	for (size_t i = 0; environ && environ[i] && environ[i] == end; i++) {
-		char *copy = strdup(environ[i]);
-		if (copy == NULL)
-			break;
-		end += strlen(environ[i]) + 1;
-		environ[i] = copy;
-	}
-	title_area = argv[0];
-	title_len = (size_t)(end - argv[0]);
-}
-
-void spare_cmdline(const char *const *argv)
-{
-	size_t off = 0;
-
-	if (title_area == NULL || title_len < 2)
-		return;
-	memset(title_area, 0, title_len);
-	for (size_t i = 0; argv[i] && off + 1 < title_len; i++) {
-		int n = snprintf(title_area + off, title_len - off, "%s%s", i ? " " : "", argv[i]);
-		if (n < 0)
-			break;
-		off += (size_t)n;
-	}
-	title_area[title_len - 1] = '\0';
+	hp_init(&p->h, config_path);
 }
 
 /* One message with the lock descriptor: 0 and *lockfd, or -1 (the dispatcher is gone,
@@ -139,24 +88,6 @@ static int take_job(const struct cfg *cfg, char id[UUID_STR_LEN], int *slot, cha
 	return 0;
 }
 
-/* A connection takes the server's max_allowed_packet when it is opened: one opened
- * before the operator lowered it would store what a fresh one is refused (the
- * result must meet the server's setting as it is when the job starts, as with a
- * launched supervisor). One round trip; 0 also when the connection is gone. */
-int spare_db_fresh(struct db *db)
-{
-	struct db_res *res = db_querya(db,
-				       "SELECT @@GLOBAL.max_allowed_packet = @@SESSION.max_allowed_packet",
-				       NULL, 0);
-	int same;
-
-	if (res == NULL)
-		return 0;
-	same = db_res_int(res, 0, 0, 0) == 1;
-	db_res_free(res);
-	return same;
-}
-
 static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const char *conf)
 {
 	char config_path[CFG_PATH_MAX];
@@ -172,8 +103,8 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	snprintf(config_path, sizeof config_path, "%s", conf);
 	log_init("sandbox-supervisor");
 	/* idle: `--spare` (ps shows the pool; tests/stack.sh counts it as the runner's) */
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
-					   NULL });
+	title_set((const char *const[]){ "sandbox-runner", "--config", config_path, "--spare",
+					 NULL });
 	db = db_open(cfg, err, sizeof err);
 	if (db == NULL) {
 		log_kv("warn", "spare_db_connect", "error", err, (char *)NULL);
@@ -186,14 +117,14 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 	/* a supervisor from here on, by its command line too, before the dispatcher hears */
 	snprintf(slotnum, sizeof slotnum, "%d", slot);
 	snprintf(fdnum, sizeof fdnum, "%d", lockfd);
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path,
-					   "--supervise", id, "--slot", slotnum, "--runner-id",
-					   rid, "--lock-fd", fdnum, NULL });
+	title_set((const char *const[]){ "sandbox-runner", "--config", config_path,
+					 "--supervise", id, "--slot", slotnum, "--runner-id",
+					 rid, "--lock-fd", fdnum, NULL });
 	if (write(SPARE_FD, "A", 1) != 1) {
 		/* the dispatcher is gone, but the job was claimed for us: run it */
 	}
 	close(SPARE_FD);
-	if (!spare_db_fresh(db)) {
+	if (!store_db_fresh(db)) {
 		db_close(db);
 		db = NULL; /* supervise_run connects, as a launched supervisor does */
 	}
@@ -204,80 +135,34 @@ static void __attribute__((noreturn)) spare_main(const struct cfg *cfg, const ch
 }
 
 /* Every inherited descriptor but 0-2 and the spare's socket (moved to SPARE_FD). */
-static int keep_only(int sock)
+static int keep_only(int sock, const struct helper_start *h)
 {
+	(void)h;
 	if (sock != SPARE_FD && dup2(sock, SPARE_FD) < 0)
 		return -1;
-	if (syscall(SYS_close_range, SPARE_FD + 1, ~0U, 0) == 0)
-		return 0;
-	for (int fd = SPARE_FD + 1; fd < 65536; fd++)
-		close(fd);
+	hp_close_from(SPARE_FD + 1);
 	return 0;
 }
 
-/* Spares that died while idle closed their socket: forgotten now, so the pool
- * refills without waiting for a job to find them gone (with prewarmed sandboxes,
- * jobs seldom come to spares). */
-static void prune(struct spare_pool *p)
+static void spare_run(const struct helper_start *h)
 {
-	for (int i = 0; i < p->n;) {
-		char c;
-
-		if (recv(p->fd[i], &c, 1, MSG_DONTWAIT | MSG_PEEK) == 0)
-			drop(p, i);
-		else
-			i++;
-	}
+	spare_main(h->cfg, h->config_path);
 }
 
 void spare_tend(struct spare_pool *p, const struct cfg *cfg, int want)
 {
-	int sv[2], st;
-	pid_t pid;
+	const struct helper_start h = { cfg, p->h.config_path, -1, -1 };
 
-	prune(p);
+	/* Spares that died while idle closed their socket: forgotten now, so the pool
+	 * refills without waiting for a job to find them gone (with prewarmed
+	 * sandboxes, jobs seldom come to spares). */
+	hp_prune(&p->h, 0);
 	if (want > SPARE_MAX)
 		want = SPARE_MAX;
-	if (p->n >= want || util_mono_ms() < p->next_spawn)
+	if (p->h.n >= want || util_mono_ms() < p->h.next_spawn)
 		return;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return;
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return;
-	}
-	if (pid == 0) {
-		/* as launch() in dispatch.c: belongs to no dispatcher */
-		if (setsid() < 0 || fork() != 0)
-			_exit(0);
-		if (keep_only(sv[1]) < 0)
-			_exit(1);
-		spare_main(cfg, p->config_path);
-	}
-	close(sv[1]);
-	waitpid(pid, &st, 0);
-	p->fd[p->n] = sv[0];
-	p->ready[p->n] = 0;
-	p->n++;
-	p->next_spawn = 0;
-}
-
-/* Reads a spare's "R" without waiting: 1 ready, 0 not yet, -1 gone. */
-static int check_ready(struct spare_pool *p, int i)
-{
-	char c;
-	ssize_t n;
-
-	if (p->ready[i])
-		return 1;
-	n = recv(p->fd[i], &c, 1, MSG_DONTWAIT);
-	if (n == 1 && c == 'R')
-		return p->ready[i] = 1;
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	return -1;
+	if (hp_fork(&p->h, &h, keep_only, spare_run) == 0)
+		p->h.next_spawn = 0;
 }
 
 /* 0 the spare answered "A", -1 it is gone without the job, 1 no answer in time (it
@@ -311,28 +196,27 @@ static int offer(int fd, const char *id, int slot, int lockfd, const char *runne
 int spare_hand(struct spare_pool *p, const char *id, int slot, int lockfd,
 	       const char *runner_id)
 {
-	for (int i = 0; i < p->n;) {
-		int r = check_ready(p, i);
+	for (int i = 0; i < p->h.n;) {
+		int r = hp_check_ready(&p->h, i);
 		if (r == 0) {
 			i++;
 			continue;
 		}
-		if (r > 0 && (r = offer(p->fd[i], id, slot, lockfd, runner_id)) >= 0) {
+		if (r > 0 && (r = offer(p->h.fd[i], id, slot, lockfd, runner_id)) >= 0) {
 			if (r == 1)
 				log_kv("warn", "spare_slow", "job", id, "note",
 				       "no answer within 1 s; the spare has the job", (char *)NULL);
-			drop(p, i);
+			hp_drop(&p->h, i);
 			return 0;
 		}
 		/* died while idle: it never had the job */
-		drop(p, i);
-		p->next_spawn = util_mono_ms() + RESPAWN_MS;
+		hp_drop(&p->h, i);
+		p->h.next_spawn = util_mono_ms() + RESPAWN_MS;
 	}
 	return -1;
 }
 
 void spare_close_all(struct spare_pool *p)
 {
-	while (p->n > 0)
-		drop(p, 0);
+	hp_close_all(&p->h);
 }

@@ -5,28 +5,15 @@
 #define SANDBOX_SPARE_H
 
 #include "config.h"
+#include "helper.h"
 
 #define SPARE_MAX 64
 
 struct spare_pool {
-	int fd[SPARE_MAX];    /* the dispatcher's end of each spare's socketpair */
-	int ready[SPARE_MAX]; /* the spare has its connection and waits */
-	int n;
-	double next_spawn;    /* monotonic ms: no fork before (a spare that fails at once) */
-	const char *config_path;
+	struct helper_pool h; /* the spares (slot[] unused: a spare takes any slot) */
 };
 
 void spare_init(struct spare_pool *p, const char *config_path);
-/* At the start of main, before anything keeps a pointer into the environment: lets
- * a spare show the command line of the supervisor it becomes. */
-void spare_title_init(char **argv);
-/* The command line tools see (ps, pgrep -f): argv joined, in the area found by
- * spare_title_init. */
-void spare_cmdline(const char *const *argv);
-/* Whether a connection opened a while ago still has the server's global
- * max_allowed_packet (else the caller opens a new one before its job). */
-struct db;
-int spare_db_fresh(struct db *db);
 /* Forks one spare when fewer than want are there (rate-limited). */
 void spare_tend(struct spare_pool *p, const struct cfg *cfg, int want);
 /* Hands a claimed job and its slot lock to a ready spare: 0 a spare took it, -1 none

@@ -1,20 +1,14 @@
-/* Prewarmed sandboxes: the holders' pool (dispatcher side) and a holder's life.
+/* Prewarmed sandboxes, the dispatcher's side: the pool of holders (holder.h: a
+ * holder's life), one per free job slot.
  *
  * A holder is forked from the dispatcher like a spare (spare.c: no exec, double
- * fork, setsid, the dispatcher's signals ignored, every inherited descriptor closed
- * but its end of a SOCK_SEQPACKET socketpair at fd 3 and the slot's lock at fd 4),
- * opens its own connection and prepares its slot up to a running bwrap whose
- * command is the exec stub (supervise_warm_start). Then it says "R" and waits for
- * two things at once:
- *   its socket   "ID RUNNER_ID": the claimed job; it answers "A" before anything
- *                else and is that job's supervisor (supervise_warm_run, under the
- *                command line a launched supervisor has); the end of the socket (the
- *                dispatcher stopped, or asked for the slot back): it stands down.
- *   bwrap's pidfd the sandbox died while idle: it stands down.
- * Standing down kills the sandbox, cleans the slot exactly as after a job and exits,
- * which releases the slot's lock; the dispatcher forks a new holder for a free slot.
- * A holder that was handed a job and died before "A" never had it: the dispatcher
- * waits for the slot's lock and runs the job cold there. */
+ * fork, setsid, every inherited descriptor closed but its end of a SOCK_SEQPACKET
+ * socketpair at fd 3 and the slot's lock at fd 4); it says "R" once its sandbox is
+ * up. A claimed job is handed to a ready holder ("ID RUNNER_ID", answered "A"); the
+ * end of its socket asks it to stand down. One that stood down by itself (its
+ * sandbox died idle) is forgotten, and the dispatcher forks a new holder for a free
+ * slot. A holder that was handed a job and died before "A" never had it: the
+ * dispatcher waits for the slot's lock and runs the job cold there. */
 #include "warm.h"
 
 #include <errno.h>
@@ -31,13 +25,11 @@
 
 #include "db.h"
 #include "log.h"
-#include "spare.h"
-#include "supervise.h"
+#include "helper.h"
+#include "holder.h"
 #include "util.h"
 #include "wake.h"
 
-#define HOLDER_FD 3
-#define LOCK_FD 4
 #define ACK_WAIT_MS 1000
 #define RESPAWN_MS 1000 /* after a holder that ended without being ready, doubled */
 #define RESPAWN_MAX_MS 60000 /* while they keep failing (no agent binary, no cgroup) */
@@ -45,200 +37,73 @@
 
 void warm_init(struct warm_pool *p, const char *config_path)
 {
-	memset(p, 0, sizeof *p);
-	p->config_path = config_path;
-}
-
-static void drop(struct warm_pool *p, int i)
-{
-	close(p->fd[i]);
-	p->n--;
-	p->fd[i] = p->fd[p->n];
-	p->slot[i] = p->slot[p->n];
-	p->ready[i] = p->ready[p->n];
+	hp_init(&p->h, config_path);
+	p->backoff_ms = 0;
 }
 
 int warm_holds(const struct warm_pool *p, int slot)
 {
-	for (int i = 0; i < p->n; i++)
-		if (p->slot[i] == slot)
+	for (int i = 0; i < p->h.n; i++)
+		if (p->h.slot[i] == slot)
 			return 1;
 	return 0;
 }
 
-/* "ID RUNNER_ID": 0, or -1 (the end of the socket, or anything else). */
-static int take_job(char id[UUID_STR_LEN], char *rid, size_t ridlen)
-{
-	char buf[MSG_MAX + 1], idb[64], ridb[MSG_MAX];
-	ssize_t n;
-
-	do
-		n = recv(HOLDER_FD, buf, MSG_MAX, 0);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (sscanf(buf, "%63s %255s", idb, ridb) != 2 || !util_is_uuid(idb) ||
-	    strlen(ridb) >= ridlen)
-		return -1;
-	memcpy(id, idb, UUID_STR_LEN);
-	memcpy(rid, ridb, strlen(ridb) + 1);
-	return 0;
-}
-
-static void __attribute__((noreturn)) holder_main(const struct cfg *cfg, const char *conf,
-						  int slot)
-{
-	char config_path[CFG_PATH_MAX], err[512], slotnum[16], id[UUID_STR_LEN], rid[160];
-	struct sup_warm *w;
-	struct db *db;
-	int rc, fresh;
-
-	signal(SIGTERM, SIG_IGN); /* as any supervisor: a job outlives the dispatcher */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGCHLD, SIG_DFL);
-	snprintf(config_path, sizeof config_path, "%s", conf);
-	snprintf(slotnum, sizeof slotnum, "%d", slot);
-	log_init("sandbox-supervisor");
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path, "--warm",
-					     "--slot", slotnum, NULL });
-	db = db_open(cfg, err, sizeof err);
-	if (db == NULL) {
-		log_kv("warn", "warm_db_connect", "slot", slotnum, "error", err, (char *)NULL);
-		_exit(1);
-	}
-	w = supervise_warm_start(cfg, db, slot, err, sizeof err);
-	if (w == NULL) {
-		log_kv("warn", "warm_failed", "slot", slotnum, "error", err, (char *)NULL);
-		_exit(1);
-	}
-	if (write(HOLDER_FD, "R", 1) != 1) {
-		supervise_warm_abort(w);
-		_exit(0);
-	}
-	for (;;) {
-		struct pollfd p[2] = { { .fd = HOLDER_FD, .events = POLLIN },
-				       { .fd = supervise_warm_fd(w), .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		/* a job first: a sandbox that died meanwhile makes it run cold, not wait */
-		if (p[0].revents)
-			break;
-		if (p[1].revents) {
-			log_kv("info", "warm_sandbox_ended", "slot", slotnum, "note",
-			       "the idle sandbox exited: the slot is cleaned and given back",
-			       (char *)NULL);
-			supervise_warm_abort(w);
-			_exit(0);
-		}
-	}
-	if (take_job(id, rid, sizeof rid) < 0) {
-		supervise_warm_abort(w); /* the dispatcher stopped or wants the slot */
-		_exit(0);
-	}
-	spare_cmdline((const char *const[]){ "sandbox-runner", "--config", config_path,
-					     "--supervise", id, "--slot", slotnum, "--runner-id",
-					     rid, "--lock-fd", "4", NULL });
-	if (write(HOLDER_FD, "A", 1) != 1) {
-		/* the dispatcher is gone, but the job was claimed for us: run it */
-	}
-	close(HOLDER_FD);
-	fresh = spare_db_fresh(db);
-	rc = supervise_warm_run(w, id, rid, fresh);
-	close(LOCK_FD); /* the slot is free: wake an idle dispatcher (wake.h) */
-	wake_send(cfg->runner_wake_socket);
-	exit(rc);
-}
-
 /* sock to HOLDER_FD, lock to LOCK_FD, every other inherited descriptor closed. */
-static int holder_fds(int sock, int lock)
+static int holder_fds(int sock, const struct helper_start *h)
 {
-	int s = fcntl(sock, F_DUPFD_CLOEXEC, 16), l = fcntl(lock, F_DUPFD_CLOEXEC, 16);
+	int s = fcntl(sock, F_DUPFD_CLOEXEC, 16), l = fcntl(h->lockfd, F_DUPFD_CLOEXEC, 16);
 
 	if (s < 0 || l < 0 || dup2(s, HOLDER_FD) < 0 || dup2(l, LOCK_FD) < 0)
 		return -1;
-	if (syscall(SYS_close_range, LOCK_FD + 1, ~0U, 0) == 0)
-		return 0;
-	for (int fd = LOCK_FD + 1; fd < 65536; fd++)
-		close(fd);
+	hp_close_from(LOCK_FD + 1);
 	return 0;
+}
+
+static void holder_run(const struct helper_start *h)
+{
+	holder_main(h->cfg, h->config_path, h->slot);
 }
 
 int warm_spawn(struct warm_pool *p, const struct cfg *cfg, int slot, int lockfd)
 {
-	int sv[2], st;
-	pid_t pid;
+	const struct helper_start h = { cfg, p->h.config_path, slot, lockfd };
 
-	if (p->n >= WARM_MAX || util_mono_ms() < p->next_spawn)
+	if (p->h.n >= WARM_MAX || util_mono_ms() < p->h.next_spawn)
 		return -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		/* as launch() in dispatch.c: belongs to no dispatcher */
-		if (setsid() < 0 || fork() != 0)
-			_exit(0);
-		if (holder_fds(sv[1], lockfd) < 0)
-			_exit(1);
-		holder_main(cfg, p->config_path, slot);
-	}
-	close(sv[1]);
-	waitpid(pid, &st, 0);
-	p->fd[p->n] = sv[0];
-	p->slot[p->n] = slot;
-	p->ready[p->n] = 0;
-	p->n++;
-	return 0;
+	return hp_fork(&p->h, &h, holder_fds, holder_run);
 }
 
 /* A ready holder that stood down by itself (its sandbox died idle) closed its
  * socket: forgotten now, so its slot is prewarmed again without waiting for a job. */
 void warm_prune(struct warm_pool *p)
 {
-	for (int i = 0; i < p->n;) {
-		char c;
-
-		if (p->ready[i] && recv(p->fd[i], &c, 1, MSG_DONTWAIT | MSG_PEEK) == 0)
-			drop(p, i);
-		else
-			i++;
-	}
+	hp_prune(&p->h, 1);
 }
 
 int warm_ready(struct warm_pool *p, int slot)
 {
-	for (int i = 0; i < p->n; i++) {
-		char c;
-		ssize_t n;
+	for (int i = 0; i < p->h.n; i++) {
+		int r;
 
-		if (p->slot[i] != slot)
+		if (p->h.slot[i] != slot)
 			continue;
-		if (p->ready[i])
+		if (p->h.ready[i])
 			return i;
-		n = recv(p->fd[i], &c, 1, MSG_DONTWAIT);
-		if (n == 1 && c == 'R') {
-			p->ready[i] = 1;
+		r = hp_check_ready(&p->h, i);
+		if (r > 0) {
 			p->backoff_ms = 0;
 			return i;
 		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		if (r == 0)
 			return -1;
 		/* gone before it was ready (its warm_failed line says why): its slot comes
 		 * free when it has cleaned up; the next try waits longer each time */
-		drop(p, i);
+		hp_drop(&p->h, i);
 		p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : RESPAWN_MS;
 		if (p->backoff_ms > RESPAWN_MAX_MS)
 			p->backoff_ms = RESPAWN_MAX_MS;
-		p->next_spawn = util_mono_ms() + p->backoff_ms;
+		p->h.next_spawn = util_mono_ms() + p->backoff_ms;
 		return -1;
 	}
 	return -1;
@@ -247,27 +112,27 @@ int warm_ready(struct warm_pool *p, int slot)
 int warm_hand(struct warm_pool *p, int i, const char *id, const char *runner_id)
 {
 	char buf[MSG_MAX], c;
-	struct pollfd pf = { .fd = p->fd[i], .events = POLLIN };
+	struct pollfd pf = { .fd = p->h.fd[i], .events = POLLIN };
 	int n = snprintf(buf, sizeof buf, "%s %s", id, runner_id), rc = -1;
 
-	if (n > 0 && (size_t)n < sizeof buf && send(p->fd[i], buf, (size_t)n, MSG_NOSIGNAL) == n) {
+	if (n > 0 && (size_t)n < sizeof buf && send(p->h.fd[i], buf, (size_t)n, MSG_NOSIGNAL) == n) {
 		if (poll(&pf, 1, ACK_WAIT_MS) == 0) {
 			log_kv("warn", "warm_slow", "job", id, "note",
 			       "no answer within 1 s; the holder has the job", (char *)NULL);
 			rc = 0;
 		} else {
-			rc = recv(p->fd[i], &c, 1, MSG_DONTWAIT) == 1 && c == 'A' ? 0 : -1;
+			rc = recv(p->h.fd[i], &c, 1, MSG_DONTWAIT) == 1 && c == 'A' ? 0 : -1;
 		}
 	}
-	drop(p, i);
+	hp_drop(&p->h, i);
 	return rc;
 }
 
 int warm_stand_down(struct warm_pool *p)
 {
-	for (int i = 0; i < p->n; i++)
-		if (p->ready[i]) {
-			drop(p, i); /* the end of its socket */
+	for (int i = 0; i < p->h.n; i++)
+		if (p->h.ready[i]) {
+			hp_drop(&p->h, i); /* the end of its socket */
 			return 0;
 		}
 	return -1;
@@ -275,6 +140,5 @@ int warm_stand_down(struct warm_pool *p)
 
 void warm_close_all(struct warm_pool *p)
 {
-	while (p->n > 0)
-		drop(p, 0);
+	hp_close_all(&p->h);
 }

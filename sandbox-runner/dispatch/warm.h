@@ -1,23 +1,20 @@
 /* Prewarmed sandboxes (runner_warm_sandboxes, daemon only): a holder per free job
  * slot, forked from the dispatcher like a spare (spare.h), holding the slot's lock,
- * with the slot prepared and bwrap started on the exec stub (supervise.h
- * supervise_warm_start, stub.c). A claimed job goes to a ready holder, which becomes
- * its supervisor; each sandbox serves one job and is never reused. */
+ * with the slot prepared and bwrap started on the exec stub (holder.h, stub.c), in
+ * one pool of forked helpers with the spares' (helper.h). A claimed job goes to a
+ * ready holder, which becomes its supervisor; each sandbox serves one job and is
+ * never reused. */
 #ifndef SANDBOX_WARM_H
 #define SANDBOX_WARM_H
 
 #include "config.h"
+#include "helper.h"
 
-#define WARM_MAX 256
+#define WARM_MAX HELPER_MAX
 
 struct warm_pool {
-	int fd[WARM_MAX];    /* the dispatcher's end of each holder's socketpair */
-	int slot[WARM_MAX];  /* the job slot it holds */
-	int ready[WARM_MAX]; /* its sandbox is up and it waits */
-	int n;
-	double next_spawn;   /* monotonic ms: no fork before (after a holder that failed) */
-	double backoff_ms;   /* the wait after the last failed holder, 0: none failed */
-	const char *config_path;
+	struct helper_pool h; /* the holders: slot[] is the job slot each holds */
+	double backoff_ms;    /* the wait after the last failed holder, 0: none failed */
 };
 
 void warm_init(struct warm_pool *p, const char *config_path);

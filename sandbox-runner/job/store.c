@@ -452,7 +452,7 @@ int store_append(struct db *db, const struct job *j, const char *runner_id, int 
 }
 
 /* The small result of a job the service failed: one diagnostic and failure (the
- * same fields as the supervisor's, sandbox-runner/job/supervise.c failure_json). */
+ * same fields as the supervisor's, launch_failure_json in launch/launch.c). */
 static int insert_failure(struct db *db, const char *id, int exit_code, const char *diagnostic,
 			  enum job_stage stage, const char *instance, const char *runtime,
 			  const char *cleanup, const char *error, long long out_bytes,
@@ -686,4 +686,22 @@ int store_state(struct db *db, const char *id, enum job_state *state)
 		return -1;
 	*state = (enum job_state)rc;
 	return 0;
+}
+
+/* A connection takes the server's max_allowed_packet when it is opened: one opened
+ * before the operator lowered it would store what a fresh one is refused (the
+ * result must meet the server's setting as it is when the job starts, as with a
+ * launched supervisor). One round trip; 0 also when the connection is gone. */
+int store_db_fresh(struct db *db)
+{
+	struct db_res *res = db_querya(db,
+				       "SELECT @@GLOBAL.max_allowed_packet = @@SESSION.max_allowed_packet",
+				       NULL, 0);
+	int same;
+
+	if (res == NULL)
+		return 0;
+	same = db_res_int(res, 0, 0, 0) == 1;
+	db_res_free(res);
+	return same;
 }

@@ -96,5 +96,9 @@ struct db_res *store_expired(struct db *db, long long live_s);
 int store_mark_lost(struct db *db, const char *id, const char *runner_id);
 /* State of a job, for --once waiting: 0 and state filled, -1. */
 int store_state(struct db *db, const char *id, enum job_state *state);
+/* Whether a connection opened a while ago (a spare's, a holder's) still has the
+ * server's global max_allowed_packet (else the caller opens a new one before its
+ * job). */
+int store_db_fresh(struct db *db);
 
 #endif

@@ -1,18 +1,12 @@
 /* One job's supervisor, top to bottom: load the job, policy check (policy.c),
- * workspace (workspace.c), limits (cgroup.c), start bwrap as the slot uid
- * (sandbox.c, profile.c, scfilter.c; net.c for network jobs), then one poll loop
- * that pumps output (pump.c), reads bwrap's status (bwstatus.c) and enforces wall
- * clock, cgroup limits, heartbeat and cancellation, and stores the output as it
- * arrives (live output, below); collect artifacts, clean up, map the outcome
- * (outcome.c) and store the result (store.c), retrying transient faults (retry.c).
- *
- * Live output: from the job's 50th ms on, a stream whose oldest pending byte is 50 ms
- * old, or that has 64 KiB pending, is stored (store_append: one chunk of at most
- * JD_CHUNK_BYTES per transaction, with the stream's stored length and the job's and
- * key's stored bytes) and leaves memory. A job that ends within 50 ms stores its
- * output with its result only, as before. A failed flush keeps the bytes pending (at
- * most output_bytes per stream) and is retried every 500 ms; the result transaction
- * writes whatever is still pending, starting at what the database says is stored. */
+ * workspace and limits, start bwrap as the slot uid (launch.c; the profile's
+ * arguments from profile.c, scfilter.c), then one poll loop that pumps output
+ * (pump.c), reads bwrap's status (bwstatus.c) and enforces wall clock, cgroup
+ * limits, heartbeat and cancellation, and stores the output as it arrives
+ * (liveout.c); the compile step of a compiled runtime; then artifacts, clean up,
+ * outcome and result (finish.c). The entry points: a launched or pre-forked
+ * supervisor (supervise_run), a job without the database (supervise_local); the
+ * prewarm holder's are in holder.c. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -39,8 +33,8 @@
 #include "artname.h"
 #include "bwstatus.h"
 #include "cgroup.h"
-#include "fault.h"
 #include "jobdata.h"
+#include "launch.h"
 #include "log.h"
 #include "net.h"
 #include "outcome.h"
@@ -50,72 +44,30 @@
 #include "retry.h"
 #include "sandbox.h"
 #include "scfilter.h"
-#include "session.h"
-#include "stubproto.h"
 #include "store.h"
 #include "strbuf.h"
+#include "supint.h"
 #include "util.h"
 #include "wake.h"
 #include "workspace.h"
 
 #define HEARTBEAT_MS 500   /* also the cancel check: cancellation lands within 1 s */
 #define CG_CHECK_MS 50
-#define START_BACKOFF_CAP_MS 1000 /* the reference's cap */
-#define FLUSH_MS 50               /* age of the oldest pending byte that flushes a stream */
-#define FLUSH_BYTES (64 * 1024)   /* pending bytes that flush a stream */
-#define FLUSH_RETRY_MS 500        /* after a failed flush (the database is away) */
-
-enum live { LIVE_UNKNOWN, LIVE_ON, LIVE_OFF };
-
-struct sup {
-	const struct cfg *cfg;
-	struct db *db;
-	struct job job;
-	struct prof_named *prof;  /* the job's profile (use_profile) */
-	int slot;
-	uid_t uid;
-	const char *runner_id;
-	json_t *diag;
-	char ws_path[CFG_PATH_MAX + 64];
-	int wsfd;
-	struct cg cg;
-	int cg_on;
-	pid_t pid;
-	enum stop_reason reason;
-	int status_known, code;
-	struct pump_out out, err;
-	enum live live;                /* LIVE_OFF: everything waits for the result */
-	int live_tried;                /* a flush was attempted: the result reads what is stored */
-	double flush_retry_at;         /* no flush before this (monotonic ms) */
-	double t0;
-	pid_t slirp;
-	struct bw_status bst; /* bwrap's --json-status-fd */
-	struct rusage ru;
-	struct cg_usage usage; /* read before the cgroup is removed */
-	enum job_stage failure_stage; /* STAGE_NONE: the service did not fail */
-	char failure_error[600];
-	const struct sup_probe *probe; /* benchmark hook, or NULL */
-	int local;                     /* supervise_local: no database at all */
-	const char *cleanup_status;    /* JS_CLEANUP_*: not_started, completed, failed */
-	char cleanup_error[200];       /* what failed in cleanup, "" if nothing */
-	struct cmdpol pol;             /* the operator's command policy (policy.h) */
-	json_t *compile;               /* result.compile (compile_step), NULL: none */
-	double compile_ms;             /* wall time the compile step used: the run gets the rest */
-	double t_spawn;                /* start(): right before the fork, 0 before any */
-	struct cg_usage base;          /* a prewarmed slot's event counts before the job */
-	const char *cold_reason;       /* why a job ran cold with prewarming on, NULL: none */
-	int launch_noted;              /* the "launch:" diagnostic is there */
-};
-
-static void mark(const struct sup *s, const char *step)
+void sup_mark(const struct sup *s, const char *step)
 {
+	launch_mark(&s->l, step);
+}
+
+/* The launch's hook: the probe, when the benchmark set one. */
+static void probe_mark(void *ctx, const char *step)
+{
+	const struct sup *s = ctx;
+
 	if (s->probe)
 		s->probe->mark(s->probe->ctx, step);
 }
 
-static void diag(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void diag(struct sup *s, const char *fmt, ...)
+void sup_diag(struct sup *s, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -126,28 +78,14 @@ static void diag(struct sup *s, const char *fmt, ...)
 	json_array_append_new(s->diag, json_string(line));
 }
 
-/* failure.runtime_id: which runner host and slot ran the job (jobs.runner_id). */
-static const char *runtime_id(const struct sup *s)
+/* Logs one attempt the way the reference does (launch.h). */
+void sup_log_attempt(const struct sup *s, const char *step, int attempt, int max,
+		     const char *type, int retry)
 {
-	return s->runner_id ? s->runner_id : "local";
+	launch_log_attempt(&s->l, step, attempt, max, type, retry);
 }
 
-/* Logs one attempt the way the reference does (E2B_DIAGNOSTIC): step, job,
- * attempt, max, runtime, error type, retry yes/no. Never a job's data or a secret:
- * the error type is a class (db) or an errno name. */
-static void log_attempt(const struct sup *s, const char *step, int attempt, int max,
-			const char *type, int retry)
-{
-	char a[16], m[16];
-
-	snprintf(a, sizeof a, "%d", attempt);
-	snprintf(m, sizeof m, "%d", max);
-	log_kv("warn", "retry", "step", step, "job", s->job.id[0] ? s->job.id : "-", "attempt", a,
-	       "max_attempts", m, "runtime_id", runtime_id(s), "error_type", type, "retry",
-	       retry ? "yes" : "no", (char *)NULL);
-}
-
-static int db_ready(struct sup *s)
+int sup_db_ready(struct sup *s)
 {
 	char err[256];
 
@@ -161,7 +99,7 @@ static int db_ready(struct sup *s)
 	return 0;
 }
 
-static void db_drop_if_lost(struct sup *s)
+void sup_db_drop_if_lost(struct sup *s)
 {
 	if (s->db && db_gone(s->db)) {
 		db_close(s->db);
@@ -169,46 +107,32 @@ static void db_drop_if_lost(struct sup *s)
 	}
 }
 
-static void kill_job(struct sup *s)
-{
-	if (s->pid > 0)
-		kill(-s->pid, SIGKILL);
-	/* With a cgroup that emptied, every process of the job is gone: the uid-wide
-	 * kill (a fork) is only needed where the cgroup cannot vouch for that. */
-	if (s->cg_on && cg_kill_all(&s->cg) == 0 && cg_nprocs(&s->cg) == 0)
-		return;
-	sb_kill_uid(s->uid);
-}
-
-static void stop(struct sup *s, enum stop_reason why)
+void sup_stop(struct sup *s, enum stop_reason why)
 {
 	if (s->reason == STOP_NONE)
 		s->reason = why;
-	kill_job(s);
+	launch_kill(&s->l);
 }
 
-/* The service failed at stage: "local-process controls failed: <what>" (the
- * reference's words), the detail in failure.error. The limits' own diagnostic
- * ("resource limits were not applied") comes with the outcome (outcome.h). */
-static int setup_fail(struct sup *s, enum job_stage stage, const char *what, const char *error)
+/* The words of a failure at stage (launch_fail, which keeps the facts): "local-process
+ * controls failed: <what>" (the reference's words), the detail in failure.error. The
+ * limits' own diagnostic ("resource limits were not applied") comes with the outcome
+ * (outcome.h). */
+static void fail_words(void *ctx, enum job_stage stage, const char *what)
 {
-	s->failure_stage = stage;
-	snprintf(s->failure_error, sizeof s->failure_error, "%s", error);
 	if (stage != STAGE_INITIALIZE)
-		diag(s, "%s: %s", js_outcome(JO_SETUP_FAILED)->diagnostic, what);
-	return -1;
+		sup_diag(ctx, "%s: %s", js_outcome(JO_SETUP_FAILED)->diagnostic, what);
+}
+
+int sup_setup_fail(struct sup *s, enum job_stage stage, const char *what, const char *error)
+{
+	return launch_fail(&s->l, stage, what, error);
 }
 
 /* An injected fault (the test build only, fault.h): errno set, err says so. */
-static int injected(const char *point, char *err, size_t errlen)
+static int injected(const struct sup *s, const char *point, char *err, size_t errlen)
 {
-	int e = fault_at(point);
-
-	if (e == 0)
-		return 0;
-	snprintf(err, errlen, "injected fault: %s", retry_errname(e));
-	errno = e;
-	return 1;
+	return launch_injected(&s->l, point, err, errlen);
 }
 
 /* slirp4netns opens /dev/net/tun inside the sandbox's network namespace. */
@@ -247,67 +171,53 @@ static const char *policy_check(const struct sup *s)
 	return NULL;
 }
 
-static int write_inputs(struct sup *s);
-
-static int prepare_workspace(struct sup *s)
+int sup_prepare_workspace(struct sup *s)
 {
-	char err[512], root[CFG_PATH_MAX + 8];
-
-	snprintf(root, sizeof root, "%s/work", s->cfg->runner_state_dir);
-	if (injected("workspace", err, sizeof err))
-		return setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
-	s->wsfd = ws_create(root, s->slot, s->uid, s->job.limits[LIM_DISK_MB], s->ws_path,
-			    sizeof s->ws_path, err, sizeof err);
-	if (s->wsfd < 0)
-		return setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
-	return write_inputs(s);
+	if (launch_workspace(&s->l, s->job.limits[LIM_DISK_MB]) < 0)
+		return -1;
+	return sup_write_inputs(s);
 }
 
 /* The job's files and cwd, by fd under the workspace. */
-static int write_inputs(struct sup *s)
+int sup_write_inputs(struct sup *s)
 {
 	char err[512];
 
-	if (injected("files", err, sizeof err))
-		return setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
+	if (injected(s, "files", err, sizeof err))
+		return sup_setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
 	for (size_t i = 0; i < s->job.nfiles; i++) {
 		const struct job_file_in *f = &s->job.files[i];
-		if (ws_write_file(s->wsfd, f->path, f->data, f->len, f->executable, s->uid, err,
+		if (ws_write_file(s->l.wsfd, f->path, f->data, f->len, f->executable, s->l.uid, err,
 				  sizeof err) < 0)
-			return setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
+			return sup_setup_fail(s, STAGE_INPUT_FILES, "writing input files failed", err);
 	}
-	if (*s->job.cwd && ws_mkdirs(s->wsfd, s->job.cwd, s->uid, err, sizeof err) < 0)
-		return setup_fail(s, STAGE_INPUT_FILES, "creating cwd failed", err);
+	if (*s->job.cwd && ws_mkdirs(s->l.wsfd, s->job.cwd, s->l.uid, err, sizeof err) < 0)
+		return sup_setup_fail(s, STAGE_INPUT_FILES, "creating cwd failed", err);
 	return 0;
 }
 
-static void limits_diag(struct sup *s)
+void sup_limits_diag(struct sup *s)
 {
-	diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
-		"NOFILE, CORE=0)", cg_describe(&s->cg));
+	sup_diag(s, "limits: %s (memory, swap, pids, cpu accounting) and rlimits (CPU, FSIZE, "
+		"NOFILE, CORE=0)", cg_describe(&s->l.cg));
 }
 
-static int prepare_limits(struct sup *s)
+int sup_prepare_limits(struct sup *s)
 {
-	char err[512];
 	long long mem = s->job.limits[LIM_MEMORY_MB] << 20;
 
 	if (strcmp(s->cfg->runner_limits_mode, "rlimit-only") == 0) {
-		diag(s, "limits: rlimit-only mode (operator setting): memory by RLIMIT_AS, pids "
+		sup_diag(s, "limits: rlimit-only mode (operator setting): memory by RLIMIT_AS, pids "
 			"by RLIMIT_NPROC, cpu by RLIMIT_CPU; no cgroup");
 		return 0;
 	}
-	/* bwrap's monitor and its pid 1 live in the cgroup too. */
-	if (injected("limits", err, sizeof err) ||
-	    cg_setup(&s->cg, s->cfg->runner_cgroup_name, s->slot, mem,
-		     s->job.limits[LIM_PIDS] + 2, err, sizeof err) < 0)
-		return setup_fail(s, STAGE_INITIALIZE, "resource limits", err);
-	s->cg_on = 1;
-	limits_diag(s);
+	if (launch_cgroup(&s->l, mem, s->job.limits[LIM_PIDS], "resource limits") < 0)
+		return -1;
+	sup_limits_diag(s);
 	return 0;
 }
 
-static char **command_argv(const struct job *j)
+char **sup_command_argv(const struct job *j)
 {
 	size_t n = j->argv ? json_array_size(j->argv) : 3;
 	char **v = calloc(n + 1, sizeof *v);
@@ -325,142 +235,15 @@ static char **command_argv(const struct job *j)
 	return v;
 }
 
-static void nonblock(int fd)
+/* Network jobs: bwrap is blocked before exec until slirp4netns has configured tap0
+ * in the sandbox's network namespace (launch_net_setup). */
+static int net_setup(struct sup *s, struct launch_fds *f)
 {
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-/* The pipes; ours are close-on-exec, the child's ends are placed by sb_spawn. */
-struct fds {
-	int in[2], out[2], err[2], status[2], block[2], sc, args;
-};
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-static void close_fds(struct fds *f)
-{
-	close_fd(&f->in[0]), close_fd(&f->in[1]), close_fd(&f->out[0]), close_fd(&f->out[1]);
-	close_fd(&f->err[0]), close_fd(&f->err[1]), close_fd(&f->status[0]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args);
-	close_fd(&f->block[0]), close_fd(&f->block[1]);
-}
-
-/* After the spawn, cold or prewarmed: our copies of the child's ends must go, or EOF
- * never comes; ours become non-blocking for the pump. */
-static void keep_parent_ends(struct fds *f)
-{
-	close_fd(&f->in[0]), close_fd(&f->out[1]), close_fd(&f->err[1]);
-	close_fd(&f->status[1]), close_fd(&f->sc), close_fd(&f->args), close_fd(&f->block[0]);
-	nonblock(f->in[1]), nonblock(f->out[0]), nonblock(f->err[0]), nonblock(f->status[0]);
-}
-
-/* Takes what bwrap's status pipe has now; closes it at EOF. */
-static void read_status(struct sup *s, int *fd)
-{
-	char tmp[512];
-	ssize_t r;
-
-	while ((r = read(*fd, tmp, sizeof tmp)) > 0 || (r < 0 && errno == EINTR))
-		if (r > 0)
-			bws_feed(&s->bst, tmp, (size_t)r);
-	if (r == 0) {
-		bws_finish(&s->bst);
-		close_fd(fd);
-	}
-}
-
-/* Waits up to ms for fd to be readable: 1, 0 on timeout, -1. */
-static int wait_readable(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int r;
-
-	do
-		r = poll(&p, 1, ms);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-/* The sandbox's pid on the host, from bwrap's {"child-pid": N}: waits up to 10 s. */
-static pid_t child_pid(struct sup *s, int *fd)
-{
-	for (int i = 0; i < 100 && !s->bst.have_pid && *fd >= 0; i++) {
-		if (wait_readable(*fd, 100) < 0)
-			break;
-		read_status(s, fd);
-	}
-	return s->bst.have_pid ? s->bst.child_pid : -1;
-}
-
-/* Network jobs: bwrap is blocked before exec until slirp4netns
- * has configured tap0 in the sandbox's network namespace. */
-static int net_setup(struct sup *s, struct fds *f)
-{
-	int ready[2];
-	char c, err[256];
-	pid_t child = child_pid(s, &f->status[0]);
-
-	if (child <= 0)
-		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", "sandbox did not start");
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", strerror(errno));
-	s->slirp = net_slirp_start(s->cfg, child, s->uid, ready[1], err, sizeof err);
-	close(ready[1]);
-	if (s->slirp < 0) {
-		close(ready[0]);
-		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", err);
-	}
-	if (wait_readable(ready[0], 10000) <= 0 || read(ready[0], &c, 1) != 1) {
-		close(ready[0]);
-		return setup_fail(s, STAGE_COMMAND_START, "network setup failed",
-				  "slirp4netns did not become ready");
-	}
-	close(ready[0]);
-	if (net_restrict(s->cfg, child, err, sizeof err) < 0)
-		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", err);
-	if (write(f->block[1], "1", 1) != 1)
-		return setup_fail(s, STAGE_COMMAND_START, "network setup failed", strerror(errno));
-	close_fd(&f->block[1]);
-	diag(s, "network: slirp4netns user-mode NAT (unprivileged, slot uid); host, private "
+	if (launch_net_setup(&s->l, &f->status[0], &f->block[1]) < 0)
+		return -1;
+	sup_diag(s, "network: slirp4netns user-mode NAT (unprivileged, slot uid); host, private "
 		"and link-local addresses unreachable");
 	return 0;
-}
-
-/* Starts bwrap as the reference starts its sandbox: up to runner_start_attempts
- * attempts while the errno says transient (retry.c), capped exponential backoff
- * (runner_start_backoff_ms doubled, at most 1 s), one log line per attempt; when
- * all fail, one diagnostic. The pid, or -1 (failure recorded). */
-static pid_t spawn_with_retry(struct sup *s, const struct sb_spawn *sp, char *err,
-			      size_t errlen)
-{
-	int max = (int)s->cfg->runner_start_attempts;
-	char what[128];
-
-	for (int attempt = 1;; attempt++) {
-		/* The wall clock counts from before the fork (the attempt that works): the
-		 * command may run before this process is scheduled again on a loaded host,
-		 * and that time is the job's too. */
-		s->t_spawn = util_mono_ms();
-		pid_t pid = injected("start", err, errlen) ? -1 : sb_spawn(sp, err, errlen);
-		int e = errno;
-		int retry = pid < 0 && retry_transient(e) && attempt < max;
-
-		if (pid > 0)
-			return pid;
-		log_attempt(s, "command.start", attempt, max, retry_errname(e), retry);
-		if (!retry) {
-			snprintf(what, sizeof what, "sandbox start failed after %d of %d attempts (%s)",
-				 attempt, max, retry_errname(e));
-			return setup_fail(s, STAGE_COMMAND_START, what, err);
-		}
-		util_sleep_ms(retry_delay_ms(s->cfg->runner_start_backoff_ms, START_BACKOFF_CAP_MS,
-					     attempt));
-	}
 }
 
 /* The profile the job named, as this host defines it (runner_profiles_dir), and its
@@ -479,77 +262,69 @@ static int use_profile(struct sup *s, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 		snprintf(msg, sizeof msg, "sandbox profile '%.64s' is not available on this "
 			 "runner host", name);
-		return setup_fail(s, STAGE_COMMAND_START, msg, err);
+		return sup_setup_fail(s, STAGE_COMMAND_START, msg, err);
 	}
 	if (s->db && strcmp(name, PROF_DEFAULT) != 0 &&
-	    store_set_profile(s->db, s->job.id, s->runner_id, digest) < 0)
-		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", db_error(s->db));
+	    store_set_profile(s->db, s->job.id, s->l.runner_id, digest) < 0)
+		return sup_setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", db_error(s->db));
 	return 0;
 }
 
-static void placement_diag(struct sup *s)
+void sup_placement_diag(struct sup *s)
 {
-	if (s->cg_on)
-		diag(s, "limits: cgroup placement %s", strcmp(cg_placement(), "clone3") == 0
+	if (s->l.cg_on)
+		sup_diag(s, "limits: cgroup placement %s", strcmp(cg_placement(), "clone3") == 0
 			? "clone3 (born in the slot's cgroup, CLONE_INTO_CGROUP)"
 			: "procs (the child wrote its pid to cgroup.procs before exec)");
 }
 
-static int start(struct sup *s, struct fds *f)
+static int start(struct sup *s, struct launch_fds *f)
 {
-	char err[512], etc[CFG_PATH_MAX + 8];
-	char **cmd = command_argv(&s->job);
+	char err[512];
+	char **cmd = sup_command_argv(&s->job);
 	struct sb_spawn sp;
 
-	memset(f, -1, sizeof *f);
-	if (cmd == NULL || pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
-	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0 ||
-	    (s->job.network && pipe2(f->block, O_CLOEXEC) < 0)) {
+	launch_fds_init(f);
+	if (cmd == NULL || launch_pipes(f, s->job.network) < 0) {
 		free(cmd);
-		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", strerror(errno));
+		return sup_setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", strerror(errno));
 	}
-	mark(s, "pipes");
+	sup_mark(s, "pipes");
 	f->sc = sc_build_fd(err, sizeof err);
-	mark(s, "sc_build_fd");
+	sup_mark(s, "sc_build_fd");
 	if (f->sc < 0) {
 		free(cmd);
-		return setup_fail(s, STAGE_COMMAND_START, "seccomp filter could not be built", err);
+		return sup_setup_fail(s, STAGE_COMMAND_START, "seccomp filter could not be built", err);
 	}
 	if (use_profile(s, err, sizeof err) < 0) {
 		free(cmd);
 		return -1;
 	}
-	const struct prof_job pj = { s->ws_path, s->job.cwd, s->cfg->runner_tmp_mb, s->job.env,
+	const struct prof_job pj = { s->l.ws_path, s->job.cwd, s->cfg->runner_tmp_mb, s->job.env,
 				     SB_FD_SECCOMP, SB_FD_STATUS,
 				     s->job.network ? SB_FD_BLOCK : -1 };
 	f->args = prof_job_args(s->cfg, &s->prof->t, &pj, err, sizeof err);
 	if (f->args < 0) {
 		free(cmd);
-		return setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", err);
+		return sup_setup_fail(s, STAGE_COMMAND_START, "sandbox setup failed", err);
 	}
-	mark(s, "prof_bwrap_args");
-	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
-	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid, .etc_dir = etc,
-				.cg = s->cg_on ? &s->cg : NULL, .limits = s->job.limits,
-				.args_fd = f->args, .seccomp_fd = f->sc,
-				.status_fd = f->status[1], .stdin_fd = f->in[0],
-				.stdout_fd = f->out[1], .stderr_fd = f->err[1],
-				.block_fd = s->job.network ? f->block[0] : -1, .cmd = cmd };
-	s->pid = spawn_with_retry(s, &sp, err, sizeof err);
+	sup_mark(s, "prof_bwrap_args");
+	launch_sb(&s->l, f, s->job.limits, cmd, &sp);
+	s->l.pid = launch_spawn(&s->l, &sp, 1, err, sizeof err);
 	free(cmd);
-	if (s->pid < 0)
+	if (s->l.pid < 0)
 		return -1;
-	mark(s, "sb_spawn");
-	placement_diag(s);
+	sup_mark(s, "sb_spawn");
+	sup_placement_diag(s);
 	if (s->cfg->runner_warm_sandboxes > 0 && !s->launch_noted) {
 		/* prewarming is on: say why this one was not */
-		diag(s, "launch: cold (%s)", s->cold_reason ? s->cold_reason
+		sup_diag(s, "launch: cold (%s)", s->cold_reason ? s->cold_reason
 							     : "no prewarmed sandbox was ready");
 		s->launch_noted = 1;
 	}
-	keep_parent_ends(f);
+	launch_keep_parent_ends(f);
 	if (s->job.network && net_setup(s, f) < 0) {
-		kill_job(s);
+		launch_kill(&s->l);
 		return -1;
 	}
 	return 0;
@@ -561,26 +336,26 @@ static void heartbeat(struct sup *s)
 
 	if (s->local)
 		return;
-	if (db_ready(s) < 0)
+	if (sup_db_ready(s) < 0)
 		return; /* the job keeps running; the result waits for the DB */
-	rc = store_heartbeat(s->db, s->job.id, s->runner_id, s->cfg->runner_lease_seconds,
+	rc = store_heartbeat(s->db, s->job.id, s->l.runner_id, s->cfg->runner_lease_seconds,
 			     &cancel);
 	if (rc < 0) {
-		log_attempt(s, "heartbeat", 1, 1, "db", 1);
-		db_drop_if_lost(s);
+		sup_log_attempt(s, "heartbeat", 1, 1, "db", 1);
+		sup_db_drop_if_lost(s);
 		return;
 	}
 	if (cancel)
-		stop(s, STOP_CANCEL);
+		sup_stop(s, STOP_CANCEL);
 	else if (rc == 1) /* marked lost or taken over: nobody wants this result */
-		stop(s, STOP_CANCEL);
+		sup_stop(s, STOP_CANCEL);
 }
 
 /* The cgroup's usage; a prewarmed slot's OOM kills and refused forks before the job
  * (none, in practice) are not the job's. */
 static void read_usage(struct sup *s, struct cg_usage *u)
 {
-	cg_read(&s->cg, u);
+	cg_read(&s->l.cg, u);
 	if (u->cpu_ns >= 0 && s->base.cpu_ns > 0)
 		u->cpu_ns = u->cpu_ns > s->base.cpu_ns ? u->cpu_ns - s->base.cpu_ns : 0;
 	if (u->oom_kills > 0 && s->base.oom_kills > 0)
@@ -593,19 +368,19 @@ static void check_cgroup(struct sup *s)
 {
 	struct cg_usage u;
 
-	if (!s->cg_on)
+	if (!s->l.cg_on)
 		return;
 	read_usage(s, &u);
 	if (u.pids_denied > 0)
-		stop(s, STOP_PIDS);
+		sup_stop(s, STOP_PIDS);
 	else if (u.cpu_ns > s->job.limits[LIM_CPU_SECONDS] * 1000000000LL)
-		stop(s, STOP_CPU);
+		sup_stop(s, STOP_CPU);
 	else if (u.oom_kills > 0)
-		stop(s, STOP_MEMORY);
+		sup_stop(s, STOP_MEMORY);
 }
 
 /* Waits up to ms for one of the job's pipes (or bwrap's exit, through pidfd). */
-static void wait_io(const struct fds *f, int pidfd, int ms)
+static void wait_io(const struct launch_fds *f, int pidfd, int ms)
 {
 	struct pollfd p[5];
 	int n = 0;
@@ -625,116 +400,23 @@ static void wait_io(const struct fds *f, int pidfd, int ms)
 
 /* Moves what is ready: output in (past the cap the job is stopped: output_limit),
  * bwrap's status in, stdin out. */
-static void pump_io(struct sup *s, struct fds *f, size_t *in_off)
+static void pump_io(struct sup *s, struct launch_fds *f, size_t *in_off)
 {
 	if (f->out[0] >= 0 && pump_drain(&f->out[0], &s->out))
-		stop(s, STOP_OUTPUT);
+		sup_stop(s, STOP_OUTPUT);
 	if (f->err[0] >= 0 && pump_drain(&f->err[0], &s->err))
-		stop(s, STOP_OUTPUT);
+		sup_stop(s, STOP_OUTPUT);
 	if (f->status[0] >= 0)
-		read_status(s, &f->status[0]);
+		launch_read_status(&s->l, &f->status[0]);
 	if (f->in[1] >= 0)
 		pump_feed(&f->in[1], s->job.stdin_buf, s->job.stdin_len, in_off);
-}
-
-static int flush_due(const struct pump_out *o, double now)
-{
-	return o->len >= FLUSH_BYTES || (o->len > 0 && now - o->since >= FLUSH_MS);
-}
-
-/* Stores what o holds, chunk by chunk: 0, or -1 (the rest stays pending). */
-static int flush_stream(struct sup *s, int stream, struct pump_out *o)
-{
-	while (o->len > 0) {
-		size_t n = o->len < JD_CHUNK_BYTES ? o->len : JD_CHUNK_BYTES;
-		long long base = (long long)o->base, stored;
-		int rc;
-
-		s->live_tried = 1;
-		rc = store_append(s->db, &s->job, s->runner_id, stream, base, o->data, n, &stored);
-		if (rc == 0 || (rc == 2 && stored > base && stored <= base + (long long)o->len)) {
-			/* rc 2: an earlier chunk did commit although we never heard so */
-			pump_consume(o, (size_t)(stored - base));
-			continue;
-		}
-		if (rc == 1) { /* marked lost or taken over: nobody wants this output */
-			s->live = LIVE_OFF;
-			stop(s, STOP_CANCEL);
-		} else if (rc == 2) {
-			/* only this supervisor appends: the result settles what is stored */
-			log_kv("error", "live_output_mismatch", "job", s->job.id, (char *)NULL);
-			s->live = LIVE_OFF;
-		} else {
-			log_attempt(s, "output_flush", 1, 1, "db", 1);
-			db_drop_if_lost(s);
-		}
-		return -1;
-	}
-	return 0;
-}
-
-/* Live output only where the server takes a whole chunk (the dispatcher checked at
- * its start; max_allowed_packet may have shrunk since): else everything goes with the
- * result, whose own check names the cause. 0, or -1 (ask again later). */
-static int live_check(struct sup *s)
-{
-	long long have = store_max_packet(s->db);
-
-	if (have < 0) {
-		db_drop_if_lost(s);
-		return -1;
-	}
-	s->live = have >= JD_CHUNK_BYTES + JD_PACKET_OVERHEAD ? LIVE_ON : LIVE_OFF;
-	if (s->live == LIVE_OFF)
-		log_kv("warn", "live_output_off", "job", s->job.id, "reason",
-		       "max_allowed_packet below one chunk", (char *)NULL);
-	return 0;
-}
-
-/* Stores the streams that are due (never during the job's first FLUSH_MS). */
-static void flush_live(struct sup *s, double now)
-{
-	int out, err;
-
-	if (s->local || s->live == LIVE_OFF || now - s->t0 < FLUSH_MS || now < s->flush_retry_at)
-		return;
-	out = flush_due(&s->out, now);
-	err = flush_due(&s->err, now);
-	if (!out && !err)
-		return;
-	if (db_ready(s) < 0 || (s->live == LIVE_UNKNOWN && live_check(s) < 0) ||
-	    (out && s->live == LIVE_ON && flush_stream(s, JD_STDOUT, &s->out) < 0) ||
-	    (err && s->live == LIVE_ON && flush_stream(s, JD_STDERR, &s->err) < 0))
-		s->flush_retry_at = util_mono_ms() + FLUSH_RETRY_MS;
-}
-
-/* How long the loop may sleep before a pending stream is due: at most cap ms. */
-static int flush_wait_ms(const struct sup *s, double now, int cap)
-{
-	const struct pump_out *o[2] = { &s->out, &s->err };
-	double ms = cap;
-
-	if (s->local || s->live == LIVE_OFF)
-		return cap;
-	for (int i = 0; i < 2; i++) {
-		double at = o[i]->since + FLUSH_MS;
-		if (o[i]->len == 0)
-			continue;
-		if (at < s->t0 + FLUSH_MS)
-			at = s->t0 + FLUSH_MS;
-		if (at < s->flush_retry_at)
-			at = s->flush_retry_at;
-		if (at - now < ms)
-			ms = at - now;
-	}
-	return ms <= 0 ? 0 : (int)ms + 1;
 }
 
 static void settle_status(struct sup *s, int wst);
 
 /* Until bwrap has exited and the output pipes are drained: wall clock, cgroup
  * limits, heartbeat (and cancellation). */
-static void run_loop(struct sup *s, struct fds *f)
+static void run_loop(struct sup *s, struct launch_fds *f)
 {
 	/* compile and run share one wall_seconds budget */
 	double deadline = s->t0 + (double)s->job.limits[LIM_WALL_SECONDS] * 1e3 - s->compile_ms;
@@ -742,33 +424,33 @@ static void run_loop(struct sup *s, struct fds *f)
 	size_t in_off = 0;
 	int exited = 0, wst = 0;
 	/* bwrap's exit wakes poll at once (a pidfd), instead of at the next tick. */
-	int pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, s->l.pid, 0);
 
 	if (s->job.stdin_len == 0)
-		close_fd(&f->in[1]);
+		launch_close_fd(&f->in[1]);
 	while (!exited || f->out[0] >= 0 || f->err[0] >= 0) {
 		double now;
 
 		wait_io(f, exited ? -1 : pidfd,
-			exited ? 20 : flush_wait_ms(s, util_mono_ms(), CG_CHECK_MS));
+			exited ? 20 : sup_flush_wait_ms(s, util_mono_ms(), CG_CHECK_MS));
 		pump_io(s, f, &in_off);
-		if (!exited && wait4(s->pid, &wst, WNOHANG, &s->ru) == s->pid) {
+		if (!exited && wait4(s->l.pid, &wst, WNOHANG, &s->ru) == s->l.pid) {
 			exited = 1;
-			mark(s, "run");
+			sup_mark(s, "run");
 			/* The pid namespace is gone with bwrap; anything that escaped
 			 * it into the cgroup or the uid goes now. */
-			kill_job(s);
-			mark(s, "kill_after_exit");
+			launch_kill(&s->l);
+			sup_mark(s, "kill_after_exit");
 		}
 		now = util_mono_ms();
 		if (!exited && now >= deadline)
-			stop(s, STOP_WALL);
+			sup_stop(s, STOP_WALL);
 		if (!exited && now >= next_cg) {
 			check_cgroup(s);
 			next_cg = now + CG_CHECK_MS;
 		}
 		if (!exited)
-			flush_live(s, now);
+			sup_flush_live(s, now);
 		if (!exited && now >= next_hb) {
 			heartbeat(s);
 			next_hb = util_mono_ms() + HEARTBEAT_MS;
@@ -776,12 +458,12 @@ static void run_loop(struct sup *s, struct fds *f)
 		if (exited && now >= deadline + 5000)
 			break; /* pipes held open by something unkillable: give up on them */
 		if (exited && pidfd >= 0)
-			close_fd(&pidfd);
+			launch_close_fd(&pidfd);
 	}
-	close_fd(&pidfd);
-	mark(s, "drain_after_exit");
+	launch_close_fd(&pidfd);
+	sup_mark(s, "drain_after_exit");
 	if (f->status[0] >= 0)
-		read_status(s, &f->status[0]);
+		launch_read_status(&s->l, &f->status[0]);
 	settle_status(s, wst);
 }
 
@@ -789,14 +471,14 @@ static void run_loop(struct sup *s, struct fds *f)
  * started the command; without a child-pid, bwrap failed to start it. */
 static void settle_status(struct sup *s, int wst)
 {
-	if (s->bst.have_exit) {
-		s->code = s->bst.exit_code;
+	if (s->l.bst.have_exit) {
+		s->code = s->l.bst.exit_code;
 		s->status_known = 1;
-	} else if (WIFEXITED(wst) && s->bst.have_pid) {
+	} else if (WIFEXITED(wst) && s->l.bst.have_pid) {
 		s->code = WEXITSTATUS(wst);
 		s->status_known = 1;
 	}
-	if (!s->bst.have_pid && s->reason == STOP_NONE) {
+	if (!s->l.bst.have_pid && s->reason == STOP_NONE) {
 		/* bwrap failed before starting the command: its stderr says why */
 		char raw[200], msg[400];
 		snprintf(raw, sizeof raw, "%.*s", (int)(s->err.head_len < 190 ? s->err.head_len : 190),
@@ -804,209 +486,48 @@ static void settle_status(struct sup *s, int wst)
 		raw[strcspn(raw, "\n")] = '\0';
 		/* bwrap's words, but they may quote a request's path (cwd): escaped */
 		an_escape(msg, sizeof msg, raw);
-		setup_fail(s, STAGE_COMMAND_START, "sandbox start failed",
+		sup_setup_fail(s, STAGE_COMMAND_START, "sandbox start failed",
 			   msg[0] ? msg : "bwrap exited before starting the command");
 	}
 }
 
-static void collect(struct sup *s, struct artifact **arts, size_t *n)
-{
-	struct artifact_caps caps = { s->cfg->runner_max_artifact_files,
-				      s->cfg->runner_max_artifact_bytes,
-				      s->cfg->runner_max_artifacts_bytes };
-	struct strbuf notes = STRBUF_INIT;
-
-	*arts = NULL;
-	*n = 0;
-	if (s->job.artifacts_dir == NULL || s->wsfd < 0)
-		return;
-	if (ws_collect(s->wsfd, s->job.artifacts_dir, &caps, arts, n, &notes) < 0) {
-		diag(s, "artifacts could not be collected");
-	} else {
-		char *save = NULL;
-		for (char *line = strtok_r(notes.buf, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			diag(s, "%s", line);
-	}
-	sb_release(&notes);
-}
-
-/* Notes the first part of cleanup that failed (failure.cleanup_error). */
-static void cleanup_failed(struct sup *s, const char *what)
-{
-	if (!s->cleanup_error[0])
-		snprintf(s->cleanup_error, sizeof s->cleanup_error, "%s", what);
-}
-
-static void cleanup(struct sup *s)
-{
-	char err[160];
-
-	kill_job(s);
-	mark(s, "cleanup_kill");
-	if (s->slirp > 0) {
-		kill(s->slirp, SIGKILL);
-		waitpid(s->slirp, NULL, 0);
-	}
-	if (injected("cleanup", err, sizeof err))
-		cleanup_failed(s, "process group: injected fault");
-	if (s->cg_on && cg_destroy(&s->cg) < 0)
-		cleanup_failed(s, "process group: its cgroup could not be emptied and removed");
-	mark(s, "cg_destroy");
-	/* We are a subreaper: bwrap's orphaned pid-1 helper ends up here, not as a
-	 * zombie of the host's init (it would count against the slot uid). */
-	for (int i = 0; i < 100; i++) {
-		pid_t r = waitpid(-1, NULL, WNOHANG);
-		if (r < 0)
-			break;
-		if (r == 0)
-			util_sleep_ms(10);
-	}
-	if (s->wsfd >= 0)
-		close(s->wsfd);
-	s->wsfd = -1;
-	if (s->ws_path[0] && injected("ws_cleanup", err, sizeof err))
-		cleanup_failed(s, "workspace: injected fault");
-	else if (s->ws_path[0] && ws_destroy(s->ws_path) < 0) {
-		snprintf(err, sizeof err, "workspace: not removed (%s)", retry_errname(errno));
-		cleanup_failed(s, err);
-	}
-	mark(s, "ws_destroy");
-	s->cleanup_status = s->cleanup_error[0] ? JS_CLEANUP_FAILED : JS_CLEANUP_COMPLETED;
-}
-
-/* failure.instance_status: how far the sandbox got before the service failed. */
-static const char *instance_status(const struct sup *s)
-{
-	switch (s->failure_stage) {
-	case STAGE_CREATE: return JS_INSTANCE_NOT_CREATED;
-	case STAGE_NONE: return JS_INSTANCE_EXITED;
-	default: return JS_INSTANCE_CREATED;
-	}
-}
-
-/* The failure facts (the reference's E2BSandboxSessionError): only when the service
- * failed (a stage, or cleanup); a policy refusal is the job's outcome, not one. */
-static json_t *failure_json(const struct sup *s)
-{
-	int stage_failed = s->failure_stage != STAGE_NONE && s->failure_stage != STAGE_POLICY;
-
-	if (!stage_failed && !s->cleanup_error[0])
-		return NULL;
-	return json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "stage",
-			 js_stage_name(stage_failed ? s->failure_stage : STAGE_CLEANUP),
-			 "instance_status", instance_status(s), "runtime_id", runtime_id(s),
-			 "cleanup_status", s->cleanup_status, "cleanup_error",
-			 s->cleanup_error[0] ? s->cleanup_error : NULL, "error",
-			 stage_failed ? s->failure_error : s->cleanup_error);
-}
-
-/* The result must not be lost to a DB outage: retry, capped backoff, until it is
- * stored or the job turns out to be no longer ours. */
-static void store_result(struct sup *s, struct job_result *r)
-{
-	for (int attempt = 1;; attempt++) {
-		int rc = db_ready(s) < 0 ? -1 : store_finish(s->db, s->job.id, s->runner_id, r);
-		if (rc == 0)
-			return;
-		if (rc == 1) {
-			log_kv("warn", "result_discarded", "job", s->job.id, "reason",
-			       "job no longer owned by this runner", (char *)NULL);
-			return;
-		}
-		log_attempt(s, "store_result", attempt, 0, "db", 1);
-		db_drop_if_lost(s);
-		util_sleep_ms(retry_delay_ms(100, 10000, attempt));
-	}
-}
-
-/* The job's status from what happened; appends the outcome's diagnostic. */
-static void outcome_for(struct sup *s, struct outcome *o)
-{
-	struct outcome_in in = { s->reason, s->status_known, s->code, s->usage.oom_kills,
-				 s->usage.pids_denied, s->failure_stage,
-				 s->cleanup_error[0] != '\0' };
-
-	outcome_map(&in, o);
-	for (size_t i = 0; i < o->ndiag; i++)
-		diag(s, "%s", o->diagnostics[i]);
-}
-
-static void finish(struct sup *s, struct artifact *arts, size_t narts)
-{
-	struct outcome o;
-	struct cg_usage u = s->usage;
-	struct job_result r;
-	json_t *fail;
-	char ec[16];
-
-	outcome_for(s, &o);
-	fail = failure_json(s);
-	memset(&r, 0, sizeof r);
-	r.state = o.state;
-	r.exit_code = o.exit_code;
-	r.signal = o.signal;
-	r.out = s->out.data, r.out_len = s->out.len, r.out_trunc = s->out.trunc;
-	r.err = s->err.data, r.err_len = s->err.len, r.err_trunc = s->err.trunc;
-	r.out_off = (long long)s->out.base, r.err_off = (long long)s->err.base;
-	r.live = s->live_tried;
-	r.diagnostics = s->diag;
-	r.failure = fail;
-	r.wall_ms = s->pid > 0 ? (long long)(util_mono_ms() - s->t0) : -1;
-	r.cpu_ms = u.cpu_ns >= 0 ? u.cpu_ns / 1000000
-		   : s->pid > 0 ? (long long)(s->ru.ru_utime.tv_sec + s->ru.ru_stime.tv_sec) * 1000 +
-					  (s->ru.ru_utime.tv_usec + s->ru.ru_stime.tv_usec) / 1000
-				: -1;
-	r.mem_peak = u.mem_peak >= 0 ? u.mem_peak : s->pid > 0 ? s->ru.ru_maxrss * 1024L : -1;
-	r.artifacts = arts;
-	r.nartifacts = narts;
-	r.compile = s->compile;
-	store_result(s, &r);
-	wake_send(s->cfg->api_wake_socket); /* committed: local long-polls answer now (wake.h) */
-	snprintf(ec, sizeof ec, "%d", o.exit_code);
-	log_kv("info", "job_finished", "job", s->job.id, "state", js_name(o.state), "exit_code", ec,
-	       "cleanup", s->cleanup_status, (char *)NULL);
-	json_decref(fail);
-}
-
-static int load_job(struct sup *s, const char *id)
+int sup_load_job(struct sup *s, const char *id)
 {
 	for (int attempt = 1; attempt <= 10; attempt++) {
-		if (db_ready(s) == 0 && store_load(s->db, id, &s->job) == 0)
+		if (sup_db_ready(s) == 0 && store_load(s->db, id, &s->job) == 0)
 			return 0;
 		store_job_free(&s->job);
 		snprintf(s->job.id, sizeof s->job.id, "%s", id);
-		log_attempt(s, "load_job", attempt, 10, "db", attempt < 10);
+		sup_log_attempt(s, "load_job", attempt, 10, "db", attempt < 10);
 		if (s->db)
-			db_drop_if_lost(s);
+			sup_db_drop_if_lost(s);
 		util_sleep_ms(retry_delay_ms(200, 5000, attempt));
 	}
 	return -1;
 }
 
-static void sup_init(struct sup *s, const struct cfg *cfg, int slot)
+void sup_init(struct sup *s, const struct cfg *cfg, int slot)
 {
 	memset(s, 0, sizeof *s);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	s->cfg = cfg;
-	s->slot = slot;
-	s->uid = (uid_t)(cfg->runner_uid_base + slot);
-	s->wsfd = -1;
+	launch_init(&s->l, cfg, LAUNCH_JOB, slot);
+	s->l.id = s->job.id;
+	s->l.on_fail = fail_words, s->l.ctx = s;
+	s->l.mark = probe_mark, s->l.mark_ctx = s;
 	s->diag = json_array();
-	s->cleanup_status = JS_CLEANUP_NOT_STARTED;
 	s->usage = (struct cg_usage){ -1, -1, -1, -1 };
-	bws_init(&s->bst);
 }
 
-static void run(struct sup *s, struct fds *f, struct artifact **arts, size_t *narts)
+void sup_run(struct sup *s, struct launch_fds *f, struct artifact **arts, size_t *narts)
 {
-	s->t0 = s->t_spawn > 0 ? s->t_spawn : util_mono_ms(); /* a prewarmed sandbox: now */
+	s->t0 = s->l.t_spawn > 0 ? s->l.t_spawn : util_mono_ms(); /* a prewarmed sandbox: now */
 	run_loop(s, f);
-	if (s->cg_on)
+	if (s->l.cg_on)
 		read_usage(s, &s->usage);
-	mark(s, "cg_read");
-	collect(s, arts, narts);
-	mark(s, "artifacts");
+	sup_mark(s, "cg_read");
+	sup_collect(s, arts, narts);
+	sup_mark(s, "artifacts");
 }
 
 #define COMPILE_OUTPUT_MAX 65536 /* of each stream, in result.compile */
@@ -1028,7 +549,7 @@ static void put_stream(json_t *o, const char *name, const struct pump_out *p)
 	json_object_set_new(o, key, json_boolean(p->trunc || p->len > n));
 }
 
-static void reset_stream(struct pump_out *p, long long limit)
+void sup_reset_stream(struct pump_out *p, long long limit)
 {
 	pump_free(p);
 	memset(p, 0, sizeof *p);
@@ -1048,7 +569,7 @@ static int compile_step(struct sup *s)
 	int network = s->job.network, rc;
 	enum live live = s->live;
 	struct outcome o;
-	struct fds f;
+	struct launch_fds f;
 
 	if (s->job.compile_argv == NULL)
 		return 0;
@@ -1056,14 +577,14 @@ static int compile_step(struct sup *s)
 	s->job.stdin_len = 0, s->job.network = 0, s->live = LIVE_OFF;
 	rc = start(s, &f);
 	if (rc == 0) {
-		s->t0 = s->t_spawn;
+		s->t0 = s->l.t_spawn;
 		run_loop(s, &f);
 		s->compile_ms = util_mono_ms() - s->t0;
 	}
-	close_fds(&f);
+	launch_fds_close(&f);
 	s->job.argv = run_argv;
 	s->job.stdin_len = stdin_len, s->job.network = network, s->live = live;
-	if (rc < 0 || s->failure_stage != STAGE_NONE)
+	if (rc < 0 || s->l.stage != STAGE_NONE)
 		return -1; /* the service failed: recorded as for any start */
 	outcome_map(&(struct outcome_in){ s->reason, s->status_known, s->code, 0, 0, STAGE_NONE, 0 },
 		    &o);
@@ -1072,20 +593,20 @@ static int compile_step(struct sup *s)
 		put_stream(s->compile, "stdout", &s->out);
 		put_stream(s->compile, "stderr", &s->err);
 	}
-	reset_stream(&s->out, s->job.limits[LIM_OUTPUT_BYTES]);
-	reset_stream(&s->err, s->job.limits[LIM_OUTPUT_BYTES]);
+	sup_reset_stream(&s->out, s->job.limits[LIM_OUTPUT_BYTES]);
+	sup_reset_stream(&s->err, s->job.limits[LIM_OUTPUT_BYTES]);
 	if (s->reason == STOP_WALL) {
-		diag(s, "compile step used all of wall_seconds (%lld s): the program was not run",
+		sup_diag(s, "compile step used all of wall_seconds (%lld s): the program was not run",
 		     s->job.limits[LIM_WALL_SECONDS]);
 		return -1;
 	}
 	if (o.state != JS_SUCCEEDED) {
-		diag(s, "compile step ended %s with exit code %d: the program was not run",
+		sup_diag(s, "compile step ended %s with exit code %d: the program was not run",
 		     js_name(o.state), o.exit_code);
 		return -1;
 	}
-	bws_release(&s->bst);
-	bws_init(&s->bst);
+	bws_release(&s->l.bst);
+	bws_init(&s->l.bst);
 	s->status_known = 0, s->code = 0;
 	memset(&s->ru, 0, sizeof s->ru);
 	return 0;
@@ -1093,7 +614,7 @@ static int compile_step(struct sup *s)
 
 /* The operator's command policy and the runner's re-check of the job: 0 go on, -1
  * the job ends here (recorded). */
-static int gate(struct sup *s)
+int sup_gate(struct sup *s)
 {
 	const char *why;
 	char err[256];
@@ -1102,466 +623,50 @@ static int gate(struct sup *s)
 	 * one, so failing here means it was changed since */
 	if (s->cfg->runner_command_policy[0] &&
 	    cmdpol_load(s->cfg->runner_command_policy, &s->pol, err, sizeof err) < 0) {
-		setup_fail(s, STAGE_CREATE, "command policy could not be read", err);
+		sup_setup_fail(s, STAGE_CREATE, "command policy could not be read", err);
 		return -1;
 	}
 	if ((why = policy_check(s)) != NULL) {
 		/* refused before anything exists: no workspace, no bwrap, no cleanup */
-		diag(s, "%s: %s", js_outcome(JO_BLOCKED)->diagnostic, why);
-		s->failure_stage = STAGE_POLICY;
+		sup_diag(s, "%s: %s", js_outcome(JO_BLOCKED)->diagnostic, why);
+		s->l.stage = STAGE_POLICY;
 		return -1;
 	}
 	return 0;
 }
 
 /* Policy check, workspace, limits, sandbox, run, artifacts, cleanup. */
-static void execute(struct sup *s, struct artifact **arts, size_t *narts)
+void sup_execute(struct sup *s, struct artifact **arts, size_t *narts)
 {
-	struct fds f;
+	struct launch_fds f;
 
 	memset(&f, -1, sizeof f);
 	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
-	if (gate(s) < 0)
+	if (sup_gate(s) < 0)
 		return;
-	if (prepare_workspace(s) == 0) {
-		mark(s, "ws_create");
-		if (prepare_limits(s) == 0) {
-			mark(s, "cg_setup");
+	if (sup_prepare_workspace(s) == 0) {
+		sup_mark(s, "ws_create");
+		if (sup_prepare_limits(s) == 0) {
+			sup_mark(s, "cg_setup");
 			if (compile_step(s) == 0 && start(s, &f) == 0)
-				run(s, &f, arts, narts);
+				sup_run(s, &f, arts, narts);
 		}
 	}
-	close_fds(&f);
-	mark(s, "close_fds");
-	cleanup(s);
+	launch_fds_close(&f);
+	sup_mark(s, "close_fds");
+	launch_cleanup(&s->l);
 }
 
-static void sup_free(struct sup *s)
+void sup_free(struct sup *s)
 {
 	pump_free(&s->out);
 	pump_free(&s->err);
-	bws_release(&s->bst);
+	launch_release(&s->l);
 	cmdpol_free(&s->pol);
 	json_decref(s->compile);
 	json_decref(s->diag);
 	free(s->prof);
 	db_close(s->db);
-}
-
-/* ---- prewarmed sandboxes (warm.h)
- *
- * Before the job is known (supervise_warm_start), exactly as a cold launch up to
- * bwrap: the slot's leftovers removed, the workspace tmpfs (at disk_mb_max), the
- * slot's cgroup (memory_mb_max, pids_max + 2), the pipes, the seccomp filter, the
- * default profile's arguments with an empty cwd and no job env, the private /etc,
- * rlimits at the operator's maxima, the uid drop, and bwrap itself, whose command
- * is the exec stub (stub.c) waiting on SB_FD_CTL. At assignment
- * (supervise_warm_run): the job is loaded and checked, the workspace remounted at
- * its disk_mb, its files written, the cgroup's limits lowered to its own, the usage
- * baselines taken, and the stub gets argv, env, cwd and rlimits; from there on it
- * is the cold supervisor's loop, result and cleanup. */
-
-struct sup_warm {
-	struct sup s;
-	struct fds f;
-	int ctl;   /* our end of the stub's spec socket */
-	int pidfd; /* bwrap's: readable once it ended */
-	char digest[PROFILE_DIGEST_LEN];
-};
-
-_Static_assert(SB_FD_AGENT == STUB_FD_EXE && SB_FD_CTL == STUB_FD_CTL,
-	       "the stub finds its descriptors where sb_spawn puts them");
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-/* Kills the sandbox and cleans the slot as after a job; the struct stays usable
- * for a cold start in the same slot. */
-static void warm_teardown(struct sup_warm *w)
-{
-	struct sup *s = &w->s;
-
-	close_fds(&w->f);
-	close_fd(&w->ctl);
-	close_fd(&w->pidfd);
-	cleanup(s);
-	s->pid = 0;
-	s->cg_on = 0;
-	s->ws_path[0] = '\0';
-	s->cleanup_status = JS_CLEANUP_NOT_STARTED;
-	s->cleanup_error[0] = '\0';
-	memset(&s->base, 0, sizeof s->base);
-	bws_release(&s->bst);
-	bws_init(&s->bst);
-	reset_stream(&s->out, s->job.limits[LIM_OUTPUT_BYTES]);
-	reset_stream(&s->err, s->job.limits[LIM_OUTPUT_BYTES]);
-}
-
-static void warm_free(struct sup_warm *w)
-{
-	close_fds(&w->f);
-	close_fd(&w->ctl);
-	close_fd(&w->pidfd);
-	sup_free(&w->s);
-	free(w);
-}
-
-void supervise_warm_abort(struct sup_warm *w)
-{
-	if (w == NULL)
-		return;
-	warm_teardown(w);
-	warm_free(w);
-}
-
-int supervise_warm_fd(const struct sup_warm *w)
-{
-	return w->pidfd;
-}
-
-/* bwrap and the stub, from the prepared slot. 0 or -1 with err. */
-static int warm_spawn(struct sup_warm *w, char *err, size_t errlen)
-{
-	struct sup *s = &w->s;
-	struct fds *f = &w->f;
-	char etc[CFG_PATH_MAX + 8];
-	char *cmd[] = { (char *)"/proc/self/fd/" STR(SB_FD_AGENT), (char *)STUB_ARG0, NULL };
-	const struct prof_job pj = { s->ws_path, "", s->cfg->runner_tmp_mb, NULL, SB_FD_SECCOMP,
-				     SB_FD_STATUS, -1 };
-	int sv[2] = { -1, -1 }, agent = -1;
-	struct sb_spawn sp;
-
-	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
-	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->status, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		snprintf(err, errlen, "pipes: %s", strerror(errno));
-		goto fail;
-	}
-	if ((f->sc = sc_build_fd(err, errlen)) < 0 ||
-	    (f->args = prof_job_args(s->cfg, &prof_default, &pj, err, errlen)) < 0 ||
-	    (agent = agent_memfd(s->cfg, err, errlen)) < 0)
-		goto fail;
-	snprintf(etc, sizeof etc, "%s/etc", s->cfg->runner_state_dir);
-	sp = (struct sb_spawn){ .bwrap = s->cfg->bwrap_path, .uid = s->uid, .etc_dir = etc,
-				.cg = &s->cg, .limits = s->job.limits, .args_fd = f->args,
-				.seccomp_fd = f->sc, .status_fd = f->status[1], .stdin_fd = f->in[0],
-				.stdout_fd = f->out[1], .stderr_fd = f->err[1], .block_fd = -1,
-				.cmd = cmd, .has_agent = 1, .agent_fd = agent, .ctl_fd = sv[1] };
-	s->pid = sb_spawn(&sp, err, errlen);
-	if (s->pid < 0)
-		goto fail;
-	close(agent);
-	close(sv[1]);
-	w->ctl = sv[0];
-	keep_parent_ends(f); /* block[] is -1: no network job is prewarmed */
-	w->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-	if (w->pidfd < 0) {
-		snprintf(err, errlen, "pidfd_open: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-fail:
-	if (agent >= 0)
-		close(agent);
-	if (sv[0] >= 0)
-		close(sv[0]), close(sv[1]);
-	return -1;
-}
-
-struct sup_warm *supervise_warm_start(const struct cfg *cfg, struct db *db, int slot,
-				      char *err, size_t errlen)
-{
-	struct sup_warm *w = calloc(1, sizeof *w);
-	struct sup *s;
-
-	if (w == NULL) {
-		snprintf(err, errlen, "out of memory");
-		db_close(db);
-		return NULL;
-	}
-	s = &w->s;
-	sup_init(s, cfg, slot);
-	s->db = db;
-	memset(&w->f, -1, sizeof w->f);
-	w->ctl = w->pidfd = -1;
-	s->job.cwd = (char *)"";
-	memcpy(s->job.limits, cfg->limit_max, sizeof s->job.limits);
-	if (strcmp(cfg->runner_limits_mode, "cgroup") != 0) {
-		snprintf(err, errlen, "runner_limits_mode is not cgroup");
-		warm_free(w);
-		return NULL;
-	}
-	if (prof_digest(cfg, w->digest) < 0) {
-		snprintf(err, errlen, "the profile digest could not be computed");
-		warm_free(w);
-		return NULL;
-	}
-	if (prepare_workspace(s) < 0 || prepare_limits(s) < 0) {
-		snprintf(err, errlen, "%s", s->failure_error);
-		goto fail;
-	}
-	if (warm_spawn(w, err, errlen) < 0)
-		goto fail;
-	return w;
-fail:
-	supervise_warm_abort(w);
-	return NULL;
-}
-
-/* Why this job cannot use the prewarmed sandbox, or NULL. */
-static const char *warm_ineligible(struct sup_warm *w)
-{
-	struct sup *s = &w->s;
-	char digest[PROFILE_DIGEST_LEN];
-	struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
-
-	if (s->job.network)
-		return "a network job";
-	if (s->job.profile && strcmp(s->job.profile, PROF_DEFAULT) != 0)
-		return "a named profile";
-	if (s->job.compile_argv)
-		return "a compile step";
-	if (prof_digest(s->cfg, digest) < 0 || strcmp(digest, w->digest) != 0)
-		return "the profile changed since the sandbox was prewarmed";
-	if (w->pidfd < 0 || poll(&p, 1, 0) != 0)
-		return "the prewarmed sandbox had ended";
-	return NULL;
-}
-
-/* The spec (stubproto.h) into b: 0, or -1 (too large for the stub: cold). */
-static int warm_spec(struct sup *s, struct strbuf *b, char *err, size_t errlen)
-{
-	struct strbuf env = STRBUF_INIT;
-	struct stub_hdr h = { STUB_MAGIC, 0, 0, 0, 0 };
-	char **cmd = command_argv(&s->job);
-	int envc = prof_job_env(s->cfg, &prof_default, s->job.env, &env, err, errlen);
-	size_t start;
-
-	if (cmd == NULL || envc < 0) {
-		free(cmd);
-		sb_release(&env);
-		return -1;
-	}
-	for (const struct prof_rlimit *r = prof_default.rlimits;
-	     r < prof_default.rlimits + prof_default.n_rlimits; r++) {
-		rlim_t soft, hard;
-		if (r->only_without_cgroup)
-			continue; /* as sandbox.c set_rlimits with a cgroup */
-		prof_rlimit_value(r, s->job.limits, 0, &soft, &hard);
-		h.nrl++;
-	}
-	while (cmd[h.argc])
-		h.argc++;
-	h.envc = (uint32_t)envc;
-	sb_add(b, &h, sizeof h);
-	for (const struct prof_rlimit *r = prof_default.rlimits;
-	     r < prof_default.rlimits + prof_default.n_rlimits; r++) {
-		struct stub_rl rl = { r->res, 0, 0, 0 };
-		rlim_t soft, hard;
-		if (r->only_without_cgroup)
-			continue;
-		prof_rlimit_value(r, s->job.limits, 0, &soft, &hard);
-		rl.soft = soft, rl.hard = hard;
-		sb_add(b, &rl, sizeof rl);
-	}
-	start = b->len;
-	sb_addf(b, "/workspace%s%s", *s->job.cwd ? "/" : "", s->job.cwd);
-	sb_add(b, "", 1);
-	for (uint32_t i = 0; i < h.argc; i++)
-		sb_add(b, cmd[i], strlen(cmd[i]) + 1);
-	sb_add(b, env.buf, env.len);
-	explicit_bzero(env.buf, env.len);
-	sb_release(&env);
-	free(cmd);
-	h.strbytes = (uint32_t)(b->len - start);
-	if (b->failed || b->len > STUB_SPEC_MAX || h.argc >= STUB_ARG_MAX / 2 ||
-	    h.envc >= STUB_ARG_MAX / 2) {
-		snprintf(err, errlen, "the command and environment are too large for the stub");
-		return -1;
-	}
-	memcpy(b->buf, &h, sizeof h);
-	return 0;
-}
-
-/* Sends the spec and shuts our side: 0, or -1 (the stub is gone). */
-static int warm_send(struct sup_warm *w, const struct strbuf *b)
-{
-	size_t off = 0;
-
-	while (off < b->len) {
-		ssize_t n = send(w->ctl, b->buf + off, b->len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return shutdown(w->ctl, SHUT_WR);
-}
-
-/* bwrap's own words for a failure in its child (die_with_error: "bwrap: ...: %s\n"
- * on the command's stderr, exit 1), as the job's stderr: through a pipe into the
- * pump, like any output. */
-static void bwrap_words(struct sup *s, const char *what, const char *arg, int e)
-{
-	char line[PATH_MAX + 256];
-	int p[2], n = snprintf(line, sizeof line, "bwrap: %s %s: %s\n", what, arg, strerror(e));
-
-	if (n < 0 || pipe2(p, O_CLOEXEC) < 0)
-		return;
-	if ((size_t)n >= sizeof line)
-		n = (int)sizeof line - 1;
-	if (write(p[1], line, (size_t)n) != n) {
-		/* a pipe takes 4 KiB at once: nothing lost */
-	}
-	close(p[1]);
-	while (p[0] >= 0)
-		if (pump_drain(&p[0], &s->err))
-			break;
-	if (p[0] >= 0)
-		close(p[0]);
-}
-
-/* The stub's answer after the sandbox ended: nothing (the command was exec'd), or a
- * step and an errno, turned into what a cold launch reports for the same failure. */
-static void warm_answer(struct sup_warm *w)
-{
-	struct sup *s = &w->s;
-	struct stub_fail a;
-	char what[128], detail[160], cwd[PATH_MAX];
-	char **cmd;
-
-	if (w->ctl < 0 || recv(w->ctl, &a, sizeof a, MSG_DONTWAIT) != (ssize_t)sizeof a)
-		return;
-	switch (a.step) {
-	case STUB_STEP_EXEC:
-		if ((cmd = command_argv(&s->job)) != NULL)
-			bwrap_words(s, "execvp", cmd[0], a.err);
-		free(cmd);
-		break;
-	case STUB_STEP_CHDIR:
-		snprintf(cwd, sizeof cwd, "/workspace%s%s", *s->job.cwd ? "/" : "", s->job.cwd);
-		bwrap_words(s, "Can't chdir to", cwd, a.err);
-		break;
-	case STUB_STEP_RLIMIT:
-		snprintf(what, sizeof what, "sandbox start failed after 1 of %lld attempts (%s)",
-			 s->cfg->runner_start_attempts, retry_errname(a.err));
-		snprintf(detail, sizeof detail, "rlimit: %s", strerror(a.err));
-		setup_fail(s, STAGE_COMMAND_START, what, detail);
-		break;
-	default:
-		setup_fail(s, STAGE_COMMAND_START, "sandbox start failed",
-			   "the exec stub refused its spec");
-	}
-}
-
-/* The job in the prewarmed sandbox: 0, or -1 when the sandbox turned out to be gone
- * before the spec went (nothing of the job ran: the caller starts it cold). */
-static int warm_execute(struct sup_warm *w, struct artifact **arts, size_t *narts)
-{
-	struct sup *s = &w->s;
-	struct strbuf spec = STRBUF_INIT;
-	char err[512];
-
-	if (warm_spec(s, &spec, err, sizeof err) < 0) {
-		sb_release(&spec);
-		s->cold_reason = "the command and environment are too large for the stub";
-		return -1;
-	}
-	if (ws_resize(s->ws_path, s->uid, s->job.limits[LIM_DISK_MB], err, sizeof err) < 0) {
-		setup_fail(s, STAGE_CREATE, "workspace setup failed", err);
-		goto out;
-	}
-	if (write_inputs(s) < 0)
-		goto out;
-	mark(s, "ws_create");
-	if (cg_set_limits(&s->cg, s->job.limits[LIM_MEMORY_MB] << 20, s->job.limits[LIM_PIDS] + 2,
-			  err, sizeof err) < 0) {
-		setup_fail(s, STAGE_INITIALIZE, "resource limits", err);
-		goto out;
-	}
-	limits_diag(s);
-	/* Usage counts from the sandbox's start, as a cold job's does: cpu_ms and the
-	 * memory peak include bwrap's own start (the idle wait adds nothing: the stub
-	 * blocks in read), and so does the process CPU time RLIMIT_CPU bounds. Only the
-	 * event counters (OOM kills, refused forks) start from the job. */
-	cg_read(&s->cg, &s->base);
-	s->base.cpu_ns = 0;
-	if (warm_send(w, &spec) < 0) {
-		explicit_bzero(spec.buf, spec.len);
-		sb_release(&spec);
-		s->cold_reason = "the prewarmed sandbox had ended";
-		return -1;
-	}
-	explicit_bzero(spec.buf, spec.len); /* env values */
-	sb_release(&spec);
-	mark(s, "sb_spawn");
-	placement_diag(s);
-	diag(s, "launch: prewarmed sandbox");
-	s->launch_noted = 1;
-	run(s, &w->f, arts, narts);
-	warm_answer(w);
-out:
-	close_fds(&w->f);
-	mark(s, "close_fds");
-	cleanup(s);
-	return 0;
-}
-
-/* Back to the state of a supervisor that has loaded its job: the warm sandbox is
- * gone, the slot clean, the diagnostics empty. */
-static void warm_to_cold(struct sup_warm *w, const char *why)
-{
-	struct sup *s = &w->s;
-
-	warm_teardown(w);
-	json_decref(s->diag);
-	s->diag = json_array();
-	s->failure_stage = STAGE_NONE;
-	s->failure_error[0] = '\0';
-	s->cold_reason = why;
-}
-
-int supervise_warm_run(struct sup_warm *w, const char *job_id, const char *runner_id,
-		       int fresh)
-{
-	struct sup *s = &w->s;
-	struct artifact *arts = NULL;
-	size_t narts = 0;
-	const char *why;
-
-	s->runner_id = runner_id;
-	if (!fresh) {
-		db_close(s->db);
-		s->db = NULL; /* load_job connects, as a launched supervisor does */
-	}
-	memset(&s->job, 0, sizeof s->job);
-	snprintf(s->job.id, sizeof s->job.id, "%s", job_id);
-	if (load_job(s, job_id) < 0) {
-		log_kv("error", "job_load_failed", "job", job_id, (char *)NULL);
-		supervise_warm_abort(w);
-		return 1; /* the lease expires and the job ends as lost */
-	}
-	log_kv("info", "job_started", "job", job_id, "runner", runner_id, (char *)NULL);
-	s->out.limit = s->err.limit = (size_t)s->job.limits[LIM_OUTPUT_BYTES];
-	json_decref(s->diag);
-	s->diag = json_array(); /* the prewarm's own lines are not the job's */
-	if ((why = warm_ineligible(w)) != NULL) {
-		warm_to_cold(w, why);
-		execute(s, &arts, &narts);
-	} else if (gate(s) < 0) {
-		warm_teardown(w); /* refused: as cold, nothing of the job ran */
-		s->cleanup_status = JS_CLEANUP_NOT_STARTED;
-	} else if (warm_execute(w, &arts, &narts) < 0) {
-		warm_to_cold(w, s->cold_reason);
-		execute(s, &arts, &narts);
-	}
-	log_kv("info", "job_launch", "job", job_id, "launch", s->cold_reason ? "cold" : "prewarmed",
-	       (char *)NULL);
-	finish(s, arts, narts);
-	ws_free_artifacts(arts, narts);
-	store_job_free(&s->job);
-	warm_free(w);
-	return 0;
 }
 
 int supervise_main(const struct cfg *cfg, const char *job_id, int slot, const char *runner_id)
@@ -1578,16 +683,16 @@ int supervise_run(const struct cfg *cfg, struct db *db, const char *job_id, int 
 
 	sup_init(&s, cfg, slot);
 	s.db = db;
-	s.runner_id = runner_id;
+	s.l.runner_id = runner_id;
 	snprintf(s.job.id, sizeof s.job.id, "%s", job_id);
-	if (load_job(&s, job_id) < 0) {
+	if (sup_load_job(&s, job_id) < 0) {
 		log_kv("error", "job_load_failed", "job", job_id, (char *)NULL);
 		sup_free(&s);
 		return 1; /* the lease expires and the job ends as lost */
 	}
 	log_kv("info", "job_started", "job", job_id, "runner", runner_id, (char *)NULL);
-	execute(&s, &arts, &narts);
-	finish(&s, arts, narts);
+	sup_execute(&s, &arts, &narts);
+	sup_finish(&s, arts, narts);
 	ws_free_artifacts(arts, narts);
 	store_job_free(&s.job);
 	sup_free(&s);
@@ -1608,9 +713,9 @@ static int local_run(const struct cfg *cfg, struct job *job, int slot,
 	s.local = 1;
 	s.probe = probe;
 	s.job = *job; /* borrowed: the caller frees it */
-	execute(&s, &arts, &narts);
+	sup_execute(&s, &arts, &narts);
 	ws_free_artifacts(arts, narts);
-	outcome_for(&s, &o);
+	sup_outcome_for(&s, &o);
 	*state = o.state;
 	*exit_code = o.exit_code;
 	if (out != NULL) {
@@ -1621,7 +726,7 @@ static int local_run(const struct cfg *cfg, struct job *job, int slot,
 		*outlen = n;
 	}
 	sup_free(&s);
-	return s.pid > 0 ? 0 : -1;
+	return s.l.pid > 0 ? 0 : -1;
 }
 
 int supervise_local(const struct cfg *cfg, struct job *job, int slot,

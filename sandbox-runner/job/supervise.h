@@ -35,21 +35,4 @@ int supervise_local(const struct cfg *cfg, struct job *job, int slot,
 int supervise_capture(const struct cfg *cfg, struct job *job, int slot, enum job_state *state,
 		      int *exit_code, unsigned char *out, size_t *outlen);
 
-/* A prewarmed sandbox (warm.h): the slot prepared and bwrap started with the exec
- * stub, before any job. db is the holder's connection (kept for the job; closed on
- * failure). NULL with err when it could not be prepared (the slot is clean again). */
-struct sup_warm;
-struct sup_warm *supervise_warm_start(const struct cfg *cfg, struct db *db, int slot,
-				      char *err, size_t errlen);
-/* bwrap's pidfd: readable once the sandbox ended (while idle: abort it). */
-int supervise_warm_fd(const struct sup_warm *w);
-/* Kills the sandbox, cleans the slot as after a job, frees w (and its connection). */
-void supervise_warm_abort(struct sup_warm *w);
-/* Runs the claimed job in it (or cold in the same slot when the job cannot use it:
- * a diagnostic says which), stores the result, cleans the slot, frees w. 0, or 1
- * when the job could not be loaded (its lease expires: lost). fresh 0: the holder's
- * connection is stale (spare_db_fresh) and a new one is opened. */
-int supervise_warm_run(struct sup_warm *w, const char *job_id, const char *runner_id,
-		       int fresh);
-
 #endif

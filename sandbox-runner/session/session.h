@@ -13,8 +13,4 @@
 int session_main(const struct cfg *cfg, const char *session_id, int slot,
 		 const char *runner_id);
 
-/* runner_agent_path in a sealed memfd (close-on-exec; also the exec stub of a
- * prewarmed sandbox, warm.h): the fd, or -1 with err. */
-int agent_memfd(const struct cfg *cfg, char *err, size_t errlen);
-
 #endif
