@@ -68,7 +68,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 HDRS := $(wildcard $(addsuffix /*.h,$(SRC_DIRS)) tests/unit/*.h)
 
-.PHONY: all deps run up down test unit unit-asan integration bench bench-smoke clean install test-vm
+.PHONY: all deps run up down test layout unit unit-asan integration bench bench-smoke clean install test-vm
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
      $(BUILD)/sandbox $(BUILD)/sandbox-deliver
 
@@ -182,7 +182,13 @@ down:
 integration: all $(BUILD)/seccomp-probe $(BUILD)/asan-runner $(BUILD)/fault-runner $(BUILD)/db-tests
 	@bash tests/run-integration.sh
 
+# The tree's shape: no product file over 900 lines, no include circle, includes between
+# folders as docs/ARCHITECTURE.md's map says (tests/layout.py).
+layout:
+	@python3 tests/layout.py
+
 test: deps
+	$(MAKE) layout
 	$(MAKE) all $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
 	$(MAKE) unit unit-asan
 	$(MAKE) integration

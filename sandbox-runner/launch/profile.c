@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "joblimits.h"
-#include "sandbox.h"
+#include "sbfd.h"
 #include "scfilter.h"
 #include "sha256.h"
 #include "strbuf.h"
