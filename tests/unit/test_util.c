@@ -367,7 +367,7 @@ static void test_read_file(void)
 }
 
 /* strtoll skips any isspace() byte; a leading space is refused, so must the rest be
- * (routes.c parses `?wait=%095` with util_parse_ll). */
+ * (app/jobs/jobroutes.c parses `?wait=%095` with util_parse_ll). */
 static void test_parse_ll_leading_whitespace(void)
 {
 	static const char *const rows[] = { "\t5", "\n5", "\r5", "\v5", "\f5", " \t5" };
