@@ -1,3 +1,4 @@
+/* The pure parts of the command-line client (cli/sandbox.c) (see cliargs.h). */
 #include "cliargs.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* The client side of the HTTP API for `sandbox` (cli/sandbox.c) (see clihttp.h). */
 #include "clihttp.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* The service configuration file (see config.h). */
 #include "config.h"
 
 #include <errno.h>

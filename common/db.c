@@ -1,3 +1,4 @@
+/* MariaDB access (see db.h). */
 #include "db.h"
 
 #include <errno.h>

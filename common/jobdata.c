@@ -1,3 +1,4 @@
+/* Job bytes at rest (see jobdata.h). */
 #include "jobdata.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* The per-job limits (see joblimits.h). */
 #include "joblimits.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* Job states (see jobstate.h). */
 #include "jobstate.h"
 
 #include <signal.h>

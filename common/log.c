@@ -1,3 +1,4 @@
+/* key=value log lines on stderr (see log.h). */
 #include "log.h"
 
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* Where the service may send a webhook (issue 12) (see netcheck.h). */
 #include "netcheck.h"
 
 #include <arpa/inet.h>

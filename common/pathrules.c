@@ -1,3 +1,4 @@
+/* Paths a job names (input files, cwd, artifacts directory) (see pathrules.h). */
 #include "pathrules.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* Scrubbing of secrets from text that may reach a log line (see redact.h). */
 #include "redact.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* The operator's runtimes file (runner_runtimes_file) (see runtimes.h). */
 #include "runtimes.h"
 
 #include "util.h"

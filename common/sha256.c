@@ -1,3 +1,4 @@
+/* SHA-256 (FIPS 180-4) (see sha256.h). */
 #include "sha256.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* A growable byte string with git strbuf's invariants (see strbuf.h). */
 #include "strbuf.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* Small pure helpers shared by every binary (see util.h). */
 #include "util.h"
 
 #include <ctype.h>

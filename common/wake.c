@@ -1,3 +1,4 @@
+/* Host-local claim wake-up (issue 11) (see wake.h). */
 #include "wake.h"
 
 #include <errno.h>

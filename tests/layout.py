@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tree's shape, checked (docs/ARCHITECTURE.md, "Folders"; issue 21).
 
-1. No product source file (app/, sandbox-runner/, cli/, common/, agent/) over 900 lines.
+1. No product source file (app/, sandbox-runner/, cli/, common/, agent/) over 900 lines,
+   and each opens with a comment (what it owns, or which header says so).
 2. No include circle between files: the graph of `#include "x.h"` edges, where a.c and
    a.h are one module, has no cycle.
 3. Includes between folders run one way: every edge between two folders is one that
@@ -58,6 +59,10 @@ def main():
             n = sum(1 for _ in fh)
         if n > MAX_LINES:
             problems.append(f"{p}: {n} lines (more than {MAX_LINES})")
+        with open(os.path.join(ROOT, p), encoding="utf-8", errors="replace") as fh:
+            first = next((line for line in fh if line.strip()), "")
+        if not first.lstrip().startswith(("/*", "//")):
+            problems.append(f"{p}: does not open with a comment saying what it owns")
 
     def module(p):
         return os.path.splitext(p)[0]

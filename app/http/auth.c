@@ -1,3 +1,4 @@
+/* Bearer token -> verified identity (see auth.h). */
 #include "auth.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Pure HTTP helpers (no FastCGI) (see http_util.h). */
 #include "http_util.h"
 
 #include <ctype.h>

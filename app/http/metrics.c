@@ -1,3 +1,4 @@
+/* Prometheus text exposition (GET /metrics) (see metrics.h). */
 #include "metrics.h"
 
 #include <arpa/inet.h>

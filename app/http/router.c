@@ -1,3 +1,4 @@
+/* Request routing from one table of {method, pattern, handler}, pure (see router.h). */
 #include "router.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* A per-worker cache of finished jobs' rendered objects (see jobcache.h). */
 #include "jobcache.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* A key's quotas at submit (see quota.h). */
 #include "quota.h"
 
 #include <stdio.h>

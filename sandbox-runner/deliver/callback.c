@@ -1,3 +1,4 @@
+/* Webhook delivery (issue 12) (see callback.h). */
 #include "callback.h"
 
 #include <arpa/inet.h>

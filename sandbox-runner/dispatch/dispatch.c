@@ -1,3 +1,4 @@
+/* The dispatcher (see dispatch.h). */
 #include "dispatch.h"
 
 #include <errno.h>

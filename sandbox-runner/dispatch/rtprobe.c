@@ -1,3 +1,5 @@
+/* The runtimes probe: which runtimes of runner_runtimes_file this host's sandbox provides
+ * (see rtprobe.h). */
 #include "rtprobe.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* Which row of the outcome table (common/jobstate.h) applies to what happened to a job (see
+ * outcome.h). */
 #include "outcome.h"
 
 #include <signal.h>

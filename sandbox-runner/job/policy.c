@@ -1,3 +1,5 @@
+/* What the runner refuses before it creates anything for a job: the path re-check and the
+ * operator's command policy (see policy.h). */
 #include "policy.h"
 
 #include "util.h"

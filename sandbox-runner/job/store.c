@@ -1,3 +1,5 @@
+/* The runner's side of the job tables: claim, heartbeat, live output, result, lost leases
+ * (see store.h). */
 #include "store.h"
 
 #include "jobdata.h"

@@ -1,3 +1,4 @@
+/* Artifact names (see artname.h). */
 #include "artname.h"
 
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* bwrap's --json-status-fd (see bwstatus.h). */
 #include "bwstatus.h"
 
 #include <jansson.h>

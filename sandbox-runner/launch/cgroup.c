@@ -1,3 +1,4 @@
+/* Per-slot cgroups (see cgroup.h). */
 #include "cgroup.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Network sandboxes: slirp4netns (see net.h). */
 #include "net.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* A sandbox's byte streams (see pump.h). */
 #include "pump.h"
 
 #include <errno.h>

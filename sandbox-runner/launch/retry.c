@@ -1,3 +1,4 @@
+/* Retrying transient faults (DESIGN.md section 5) (see retry.h). */
 #include "retry.h"
 
 #include <errno.h>

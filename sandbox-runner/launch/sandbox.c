@@ -1,3 +1,4 @@
+/* Starting bwrap as the slot's unprivileged uid, never as root (see sandbox.h). */
 #include "sandbox.h"
 
 #include <errno.h>

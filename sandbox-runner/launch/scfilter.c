@@ -1,3 +1,4 @@
+/* The sandbox's seccomp filter (see scfilter.h). */
 #include "scfilter.h"
 
 #include <errno.h>

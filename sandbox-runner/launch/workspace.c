@@ -1,3 +1,4 @@
+/* A slot's workspace (see workspace.h). */
 #include "workspace.h"
 
 #include <dirent.h>

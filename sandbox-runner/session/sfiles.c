@@ -1,3 +1,5 @@
+/* A session's file API on the host (GET/PUT/DELETE/list under the workspace) (see
+ * sfiles.h). */
 #include "sfiles.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* The runner's side of the session tables (see sstore.h). */
 #include "sstore.h"
 
 #include <stdio.h>
