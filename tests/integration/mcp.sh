@@ -20,8 +20,10 @@
 #   5c. runtimes: list_runtimes; run_command runtime python3 + source; c: the
 #      program runs after the compile step; a compile error -> isError with gcc's
 #      message as text and structuredContent.compile
-#   6. tests/mcp_conformance.py (python3 stdlib); a real MCP client (node +
-#      @modelcontextprotocol/sdk) when installed locally, else a visible skip
+#   6. tests/mcp_conformance.py (python3 stdlib); the real MCP client (node +
+#      @modelcontextprotocol/sdk, pinned in tests/clients, installed by tests/deps.sh),
+#      one check per line of tests/mcp_sdk_check.cjs; without it: a failure in CI
+#      (CI=true), else a visible skip
 
 set -u -o pipefail
 
@@ -344,20 +346,31 @@ if out=$(SANDBOX_TIME_SCALE=$TSCALE python3 "$REPO/tests/mcp_conformance.py" "$S
 else
 	_notok "tests/mcp_conformance.py" "exit 0" "$(tail -5 <<< "$out")" 0
 fi
-# The reference client (TypeScript SDK), only when it was installed by hand beforehand
-# (`mkdir -p var/mcp-sdk && cd var/mcp-sdk && npm install @modelcontextprotocol/sdk`,
-# or MCP_SDK_DIR naming such a directory): never fetched here, CI never needs npm.
-SDK_DIR=${MCP_SDK_DIR:-$REPO/var/mcp-sdk}
+# The reference client (TypeScript SDK), pinned in tests/clients and installed there by
+# tests/deps.sh (`npm ci`; never fetched here), or in the folder MCP_SDK_DIR names.
+# Each "ok - " / "not ok - " line of tests/mcp_sdk_check.cjs is one check here; its exit
+# status and closing "all passed" are checked too (a crash after the last line).
+# Missing node or SDK: a failure in CI, else a visible skip (ci_skip).
+. "$REPO/tests/clients/env.sh"
+SDK_DIR=${MCP_SDK_DIR:-$CLIENTS_DIR}
 if command -v node > /dev/null 2>&1 &&
    (cd "$SDK_DIR" 2> /dev/null && node -e 'require.resolve("@modelcontextprotocol/sdk/client/streamableHttp.js")') > /dev/null 2>&1; then
-	if out=$(NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT MCP_SDK_DIR=$SDK_DIR SANDBOX_TOKEN=$A_TOK SANDBOX_TIME_SCALE=$TSCALE \
-		node "$REPO/tests/mcp_sdk_check.cjs" "$SANDBOX_URL/v1/mcp" 2>&1); then
-		_ok "the MCP TypeScript SDK client: $(grep -c '^ok - ' <<< "$out") checks"
-	else
-		_notok "the MCP TypeScript SDK client" "exit 0" "$(grep -v '^ok - ' <<< "$out" | head -8)" 0
+	ctx "MCP SDK client"
+	out=$(NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT MCP_SDK_DIR=$SDK_DIR SANDBOX_TOKEN=$A_TOK SANDBOX_TIME_SCALE=$TSCALE \
+		node "$REPO/tests/mcp_sdk_check.cjs" "$SANDBOX_URL/v1/mcp" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) _ok "MCP SDK client: ${line#ok - }" ;;
+		"not ok - "*) _notok "MCP SDK client: ${line#not ok - }" "ok" "not ok" 0 ;;
+		esac
+	done <<< "$out"
+	if [ "$rc" != 0 ] || [ "$(tail -1 <<< "$out")" != "all passed" ]; then
+		_notok "MCP SDK client: tests/mcp_sdk_check.cjs" "exit 0 and \"all passed\"" \
+			"exit $rc: $(grep -v '^ok - ' <<< "$out" | head -8)" 0
 	fi
 else
-	skip "MCP SDK client" "node or @modelcontextprotocol/sdk not installed in $SDK_DIR (never fetched at test time)"
+	ci_skip "MCP SDK client" "node or @modelcontextprotocol/sdk not installed in $SDK_DIR (bash tests/deps.sh installs it)"
 fi
 
 finish
