@@ -68,7 +68,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 HDRS := $(wildcard $(addsuffix /*.h,$(SRC_DIRS)) tests/unit/*.h)
 
-.PHONY: all deps run up down test layout unit unit-asan integration bench bench-smoke clean install test-vm
+.PHONY: all deps deps-service run up down test layout unit unit-asan integration bench bench-smoke clean install test-vm
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
      $(BUILD)/sandbox $(BUILD)/sandbox-deliver
 
@@ -164,16 +164,20 @@ bench-smoke: all $(BENCH_BINS)
 deps:
 	@bash tests/deps.sh
 
+# The packages only (no test clients, no npm registry needed): what `make run`/`up` need.
+deps-service:
+	@SANDBOX_DEPS_CLIENTS=0 bash tests/deps.sh
+
 unit: $(BUILD)/unit-tests $(BUILD)/sandbox-agent
 	SANDBOX_AGENT=$(BUILD)/sandbox-agent $(BUILD)/unit-tests
 
 unit-asan: $(BUILD)/unit-tests-asan $(BUILD)/sandbox-agent
 	SANDBOX_AGENT=$(BUILD)/sandbox-agent ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit-tests-asan
 
-run: deps all
+run: deps-service all
 	@bash tests/stack.sh run
 
-up: deps all
+up: deps-service all
 	@bash tests/stack.sh up
 
 down:

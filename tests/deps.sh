@@ -17,6 +17,8 @@
 # first on PATH for them); the system's node is not touched. `npm ci` runs only when
 # node_modules is not the install of the current lock by the current node (a stamp of
 # the lock's sha256 and the node version), so a second run is quick.
+# SANDBOX_DEPS_CLIENTS=0: the packages only, no clients (what `make run`/`make up` and a
+# server need: the clients are for the test suites alone, and need the npm registry).
 #
 # The stack (tests/stack.sh) runs its own MariaDB and nginx on a private socket, port
 # and datadir; it never uses the system services these packages ship. We keep the
@@ -149,11 +151,13 @@ install_clients() {
     clients_stamp >"$CLIENTS_STAMP"
 }
 
+want_clients() { [[ ${SANDBOX_DEPS_CLIENTS:-1} != 0 ]]; }
+
 main() {
     local -a missing
     mapfile -t missing < <(missing_packages)
     if ((${#missing[@]} == 0)); then
-        install_clients
+        want_clients && install_clients
         return 0
     fi
 
@@ -180,7 +184,7 @@ main() {
     fi
     report_system_services
     say "all packages installed"
-    install_clients
+    if want_clients; then install_clients; fi
 }
 
 main "$@"
