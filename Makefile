@@ -127,7 +127,7 @@ $(BUILD)/unit-tests-asan: $(call obj,asan,$(UNIT_SRC) $(APP_LIB_SRC) $(RUN_LIB_S
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) -lcunit
 
 # The DB layer against the test stack's MariaDB (tests/run-integration.sh runs it).
-$(BUILD)/db-tests: $(call obj,rel,tests/dbunit/test_db.c tests/unit/check.c $(COMMON_SRC))
+$(BUILD)/db-tests: $(call obj,rel,tests/dbunit/test_db.c tests/unit/check.c sandbox-runner/job/store.c $(COMMON_SRC))
 	$(CC) $(LDHARD) -o $@ $^ $(LIBS) -lcunit
 
 # Runs inside the sandbox in the security suite: tries each denied operation and

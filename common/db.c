@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "redact.h"
 #include "util.h"
 
@@ -637,9 +638,20 @@ static enum db_tx_end tx_run(struct db *db, enum db_tx_end (*body)(struct db *, 
 	return end;
 }
 
-int db_tx(struct db *db, enum db_tx_end (*body)(struct db *db, void *arg), void *arg)
+/* The name of an event in db_tx_step's log lines. */
+static const char *tx_cause(enum db_tx_event ev)
+{
+	return ev == DB_TX_EV_DEADLOCK ? "deadlock"
+	       : ev == DB_TX_EV_LOCK_WAIT ? "lock_wait_timeout"
+					  : "requested";
+}
+
+/* db_tx's loop; step non-NULL: each retry and a loss are also logged under it. */
+static int tx_loop(struct db *db, const char *step,
+		   enum db_tx_end (*body)(struct db *db, void *arg), void *arg)
 {
 	double t0 = util_mono_ms();
+	char n[16];
 
 	db->tx_lost = 0;
 	for (int run = 1;; run++) {
@@ -656,12 +668,53 @@ int db_tx(struct db *db, enum db_tx_end (*body)(struct db *db, void *arg), void 
 			ev = DB_TX_EV_LOCK_WAIT;
 		else
 			return -1; /* not a conflict: the same run would fail again */
+		snprintf(n, sizeof n, "%d", run);
 		if (run >= DB_TX_ATTEMPTS || util_mono_ms() - t0 > DB_TX_BUDGET_MS) {
 			db->tx_lost = 1;
 			tx_report(DB_TX_EV_LOST);
+			if (step)
+				log_kv("warn", "tx_lost", "cause", tx_cause(ev), "step", step,
+				       "attempts", n, (char *)NULL);
 			return -1;
 		}
 		tx_report(ev);
+		if (step)
+			log_kv("info", "tx_retry", "cause", tx_cause(ev), "step", step, "attempt", n,
+			       (char *)NULL);
 		tx_pause(run + 1);
 	}
+}
+
+int db_tx(struct db *db, enum db_tx_end (*body)(struct db *db, void *arg), void *arg)
+{
+	return tx_loop(db, NULL, body, arg);
+}
+
+int db_tx_step(struct db *db, const char *step, enum db_tx_end (*body)(struct db *db, void *arg),
+	       void *arg)
+{
+	return tx_loop(db, step, body, arg);
+}
+
+struct exec_tx {
+	const char *sql;
+	const struct db_param *p;
+	size_t n;
+	long long rows;
+};
+
+static enum db_tx_end exec_body(struct db *db, void *arg)
+{
+	struct exec_tx *t = arg;
+
+	t->rows = db_execa(db, t->sql, t->p, t->n);
+	return t->rows < 0 ? DB_TX_ERROR : DB_TX_COMMIT;
+}
+
+long long db_tx_execa(struct db *db, const char *step, const char *sql,
+		      const struct db_param *p, size_t n)
+{
+	struct exec_tx t = { sql, p, n, -1 };
+
+	return tx_loop(db, step, exec_body, &t) < 0 ? -1 : t.rows;
 }

@@ -130,6 +130,19 @@ enum db_tx_end { DB_TX_COMMIT, DB_TX_ROLLBACK, DB_TX_ERROR, DB_TX_RETRY };
 #define DB_TX_BUDGET_MS 6000 /* one lock wait timeout (5 s) leaves room for one more run */
 #define DB_TX_PAUSE_MAX_MS 50
 int db_tx(struct db *db, enum db_tx_end (*body)(struct db *db, void *arg), void *arg);
+/* db_tx for a process without /metrics (the runner): the same runs, and a log line
+ * for each retry, `event=tx_retry cause=deadlock|lock_wait_timeout|requested
+ * step=STEP attempt=N`, and for a loss after the bound, `event=tx_lost cause=...
+ * step=STEP attempts=N`. step is a fixed name of the transaction, never a value. */
+int db_tx_step(struct db *db, const char *step, enum db_tx_end (*body)(struct db *db, void *arg),
+	       void *arg);
+/* One statement as a transaction of its own through db_tx_step (retried when it loses
+ * a conflict): its affected rows, or -1 (db_tx_lost, db_errno as for db_tx).
+ *   db_tx_exec_p(db, "claim", "UPDATE t SET a = ? WHERE id = ?", db_i64(n), db_str(id)); */
+long long db_tx_execa(struct db *db, const char *step, const char *sql,
+		      const struct db_param *p, size_t n);
+#define db_tx_exec_p(db, step, sql, ...) \
+	db_tx_execa((db), (step), (sql), DB_PARAMS(__VA_ARGS__))
 /* The last db_tx failed because it kept losing conflicts (deadlocks, lock wait
  * timeouts, the body's DB_TX_RETRY) until its bound; cleared by the next statement. */
 int db_tx_lost(const struct db *db);

@@ -309,25 +309,31 @@ struct attempt {
 	long long ms;     /* duration */
 };
 
-/* The summary on job_callbacks and, unless the destination was refused before any
- * connection, the attempt's own row, in one transaction. The UPDATE is guarded by the
- * attempt count load() read: a pass whose claim had expired (another pass took the
- * row) writes nothing, so attempt n is recorded once and a job holds at most
- * callback_max_attempts rows. 1 recorded, 0 not ours any more, -1 error. */
-static int record_tx(struct db *db, const struct cfg *cfg, const struct delivery *d,
-		     const struct attempt *a, int n)
+/* One attempt's record, the body of its transaction (db_tx_step): rc 1 recorded, 0 not
+ * ours any more. */
+struct record_tx {
+	const struct cfg *cfg;
+	const struct delivery *d;
+	const struct attempt *a;
+	int n, rc;
+};
+
+static enum db_tx_end record_body(struct db *db, void *arg)
 {
+	struct record_tx *t = arg;
+	const struct delivery *d = t->d;
+	const struct attempt *a = t->a;
+	int n = t->n;
 	long long rc;
 
-	if (db_begin(db) < 0)
-		return -1;
+	t->rc = 0;
 	if (a->o == OUT_DELIVERED)
 		rc = db_exec_p(db,
 			       "UPDATE job_callbacks SET state = 'delivered', attempts = ?,"
 			       " last_status = ?, last_error = NULL, delivered_at = NOW(3)"
 			       " WHERE job_id = ? AND state = 'pending' AND attempts = ?",
 			       db_i64(n), db_i64(a->status), db_str(d->job), db_i64(d->attempts));
-	else if (a->o == OUT_REFUSED || n >= cfg->callback_max_attempts)
+	else if (a->o == OUT_REFUSED || n >= t->cfg->callback_max_attempts)
 		rc = db_exec_p(db,
 			       "UPDATE job_callbacks SET state = 'failed', attempts = ?,"
 			       " last_status = ?, last_error = LEFT(?, 255)"
@@ -341,7 +347,7 @@ static int record_tx(struct db *db, const struct cfg *cfg, const struct delivery
 			       " next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND"
 			       " WHERE job_id = ? AND state = 'pending' AND attempts = ?",
 			       db_i64(n), db_null_i64(a->status, a->status == 0), db_str(a->err),
-			       db_i64(hs_backoff_ms(cfg->callback_backoff_ms, n) * 1000),
+			       db_i64(hs_backoff_ms(t->cfg->callback_backoff_ms, n) * 1000),
 			       db_str(d->job), db_i64(d->attempts));
 	if (rc == 1 && a->o != OUT_REFUSED)
 		rc = db_exec_p(db,
@@ -361,28 +367,28 @@ static int record_tx(struct db *db, const struct cfg *cfg, const struct delivery
 			       db_str(a->cls), db_i64(shard % 16));
 		rc = rc < 0 ? -1 : 1;
 	}
-	if (rc < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	if (rc == 0) {
-		db_rollback(db);
-		return 0;
-	}
-	return db_commit(db) < 0 ? -1 : 1;
+	if (rc < 0)
+		return DB_TX_ERROR;
+	if (rc == 0)
+		return DB_TX_ROLLBACK;
+	t->rc = 1;
+	return DB_TX_COMMIT;
 }
 
+/* The summary on job_callbacks and, unless the destination was refused before any
+ * connection, the attempt's own row, in one transaction (retried whole when it loses a
+ * conflict). The UPDATE is guarded by the attempt count load() read: a pass whose
+ * claim had expired (another pass took the row) writes nothing, so attempt n is
+ * recorded once and a job holds at most callback_max_attempts rows. The log lines
+ * come after the transaction, once. */
 static void record(struct db *db, const struct cfg *cfg, const struct delivery *d,
 		   const struct attempt *a)
 {
-	int n = d->attempts + (a->o == OUT_REFUSED ? 0 : 1), rc = -1;
+	int n = d->attempts + (a->o == OUT_REFUSED ? 0 : 1), rc;
+	struct record_tx t = { cfg, d, a, n, 0 };
 	char at[16], st[16];
 
-	for (int i = 0; i < 3; i++) {
-		rc = record_tx(db, cfg, d, a, n);
-		if (rc >= 0 || !db_retryable(db))
-			break;
-	}
+	rc = db_tx_step(db, "callback_record", record_body, &t) < 0 ? -1 : t.rc;
 	snprintf(at, sizeof at, "%d", n);
 	snprintf(st, sizeof st, "%ld", a->status);
 	/* The URL stays out of the log: its query may carry the client's own secrets. */
@@ -431,7 +437,8 @@ static void deliver(struct db *db, const struct cfg *cfg, const char *job)
 }
 
 /* Claimed rows are ours for CB_CLAIM_SECONDS: the conditional UPDATE that moves
- * next_attempt_at succeeds for one claimer only. */
+ * next_attempt_at succeeds for one claimer only (each its own transaction, retried
+ * when it loses a conflict). */
 static int claim(struct db *db, char ids[CB_PER_PASS][UUID_STR_LEN])
 {
 	struct db_res *r = db_query_p(db,
@@ -445,11 +452,11 @@ static int claim(struct db *db, char ids[CB_PER_PASS][UUID_STR_LEN])
 		return -1;
 	for (size_t i = 0; i < db_res_rows(r) && n < CB_PER_PASS; i++) {
 		const char *id = db_res_s(r, i, "job_id");
-		long long got = db_exec_p(db,
-					  "UPDATE job_callbacks SET next_attempt_at = NOW(3)"
-					  " + INTERVAL ? SECOND WHERE job_id = ? AND state = 'pending'"
-					  " AND next_attempt_at <= NOW(3)",
-					  db_i64(CB_CLAIM_SECONDS), db_str(id));
+		long long got = db_tx_exec_p(db, "callback_claim",
+					     "UPDATE job_callbacks SET next_attempt_at = NOW(3)"
+					     " + INTERVAL ? SECOND WHERE job_id = ? AND state = 'pending'"
+					     " AND next_attempt_at <= NOW(3)",
+					     db_i64(CB_CLAIM_SECONDS), db_str(id));
 		if (got == 1)
 			snprintf(ids[n++], UUID_STR_LEN, "%s", id);
 	}

@@ -89,31 +89,42 @@ static void aliases_csv(const struct rt_entry *e, char *out, size_t outlen)
 	}
 }
 
-static int store(struct db *db, const char *host, const struct rt_set *set,
-		 const struct rtp_res *res)
+/* This host's runtimes rows, replaced: the body of their transaction (db_tx_step). */
+struct store_tx {
+	const char *host;
+	const struct rt_set *set;
+	const struct rtp_res *res;
+};
+
+static enum db_tx_end store_body(struct db *db, void *arg)
 {
+	const struct store_tx *t = arg;
 	char aliases[RT_MAX_ALIASES * (RT_NAME_MAX + 1) + 1];
 
-	if (db_begin(db) < 0 ||
-	    db_exec_p(db, "DELETE FROM runner_runtimes WHERE host = ?", db_str(host)) < 0)
-		goto fail;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct rt_entry *e = &set->e[i];
-		if (!res[i].ok)
+	if (db_exec_p(db, "DELETE FROM runner_runtimes WHERE host = ?", db_str(t->host)) < 0)
+		return DB_TX_ERROR;
+	for (size_t i = 0; i < t->set->n; i++) {
+		const struct rt_entry *e = &t->set->e[i];
+		if (!t->res[i].ok)
 			continue;
 		aliases_csv(e, aliases, sizeof aliases);
 		if (db_exec_p(db,
 			      "INSERT INTO runner_runtimes (host, name, version, aliases, file,"
 			      " has_compile, seen_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
-			      db_str(host), db_str(e->name),
-			      db_str(res[i].has_version ? res[i].version : NULL), db_str(aliases),
-			      db_str(e->file), db_i64(e->compile != NULL)) < 0)
-			goto fail;
+			      db_str(t->host), db_str(e->name),
+			      db_str(t->res[i].has_version ? t->res[i].version : NULL),
+			      db_str(aliases), db_str(e->file), db_i64(e->compile != NULL)) < 0)
+			return DB_TX_ERROR;
 	}
-	return db_commit(db);
-fail:
-	db_rollback(db);
-	return -1;
+	return DB_TX_COMMIT;
+}
+
+static int store(struct db *db, const char *host, const struct rt_set *set,
+		 const struct rtp_res *res)
+{
+	struct store_tx t = { host, set, res };
+
+	return db_tx_step(db, "runtimes", store_body, &t) < 0 ? -1 : 0;
 }
 
 /* The digest of the runtimes file as rt_load reads it, "-" when it cannot be used. */

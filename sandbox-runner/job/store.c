@@ -23,31 +23,38 @@ static int add_event(struct db *db, const char *id, enum job_state from, enum jo
 			 db_str(detail)) < 0 ? -1 : 0;
 }
 
-/* Jobs over their key's running cap are skipped; the key row lock makes the count
- * exact on one server (under Galera, two nodes may each admit one more). */
-static int claim_one(struct db *db, const char *runner_id, long long lease_s, const char *digest,
-		     const char *cand, const char *key_id, long long cap)
+/* One claim, the body of its transaction (db_tx_step). Jobs over their key's running
+ * cap are skipped; the key row lock makes the count exact on one server (under Galera,
+ * two nodes may each admit one more). rc: 1 claimed, 0 not (taken meanwhile), 2 the
+ * key is at its cap. */
+struct claim_tx {
+	const char *runner_id, *digest, *cand, *key_id;
+	long long lease_s, cap;
+	int rc;
+};
+
+static enum db_tx_end claim_body(struct db *db, void *arg)
 {
+	struct claim_tx *t = arg;
 	struct db_res *res;
 	long long n;
 
-	if (db_begin(db) < 0)
-		return -1;
-	if (cap > 0) {
+	t->rc = 0;
+	if (t->cap > 0) {
 		res = db_query_p(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE",
-				 db_str(key_id));
+				 db_str(t->key_id));
 		if (res == NULL)
-			goto fail;
+			return DB_TX_ERROR;
 		db_res_free(res);
 		res = db_query_p(db, "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = ?",
-				 db_str(key_id), STATE(JS_RUNNING));
+				 db_str(t->key_id), STATE(JS_RUNNING));
 		if (res == NULL)
-			goto fail;
+			return DB_TX_ERROR;
 		n = db_res_int(res, 0, 0, 0);
 		db_res_free(res);
-		if (n >= cap) {
-			db_rollback(db);
-			return 2;
+		if (n >= t->cap) {
+			t->rc = 2;
+			return DB_TX_ROLLBACK;
 		}
 	}
 	n = db_exec_p(db,
@@ -56,18 +63,25 @@ static int claim_one(struct db *db, const char *runner_id, long long lease_s, co
 		      " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
 		      " attempt = attempt + 1, profile_digest = ?"
 		      " WHERE id = ? AND state = ?",
-		      STATE(JS_RUNNING), db_str(runner_id), db_i64(lease_s), db_str(digest),
-		      db_str(cand), STATE(JS_QUEUED));
-	if (n == 1 && add_event(db, cand, JS_QUEUED, JS_RUNNING, runner_id, "claimed") == 0 &&
-	    db_commit(db) == 0)
-		return 1;
-	if (n == 0) {
-		db_commit(db);
-		return 0;
-	}
-fail:
-	db_rollback(db);
-	return db_retryable(db) ? 0 : -1;
+		      STATE(JS_RUNNING), db_str(t->runner_id), db_i64(t->lease_s),
+		      db_str(t->digest), db_str(t->cand), STATE(JS_QUEUED));
+	if (n < 0 || (n == 1 && add_event(db, t->cand, JS_QUEUED, JS_RUNNING, t->runner_id,
+					  "claimed") < 0))
+		return DB_TX_ERROR;
+	t->rc = n == 1;
+	return DB_TX_COMMIT;
+}
+
+/* A claim that kept losing conflicts is a candidate not taken (0), not an error. */
+static int claim_one(struct db *db, const char *runner_id, long long lease_s, const char *digest,
+		     const char *cand, const char *key_id, long long cap)
+{
+	struct claim_tx t = { .runner_id = runner_id, .digest = digest, .cand = cand,
+			      .key_id = key_id, .lease_s = lease_s, .cap = cap };
+
+	if (db_tx_step(db, "claim", claim_body, &t) < 0)
+		return db_retryable(db) ? 0 : -1;
+	return t.rc;
 }
 
 #define CLAIM_CANDIDATES 8
@@ -244,10 +258,10 @@ void store_job_free(struct job *j)
 int store_set_profile(struct db *db, const char *id, const char *runner_id,
 		      const char *digest)
 {
-	return db_exec_p(db,
-			 "UPDATE jobs SET profile_digest = ? WHERE id = ? AND state = ?"
-			 " AND runner_id = ?",
-			 db_str(digest), db_str(id), STATE(JS_RUNNING), db_str(runner_id)) < 0
+	return db_tx_exec_p(db, "set_profile",
+			    "UPDATE jobs SET profile_digest = ? WHERE id = ? AND state = ?"
+			    " AND runner_id = ?",
+			    db_str(digest), db_str(id), STATE(JS_RUNNING), db_str(runner_id)) < 0
 		       ? -1
 		       : 0;
 }
@@ -400,8 +414,19 @@ long long store_max_packet(struct db *db)
 	return v;
 }
 
-int store_append(struct db *db, const struct job *j, const char *runner_id, int stream,
-		 long long off, const void *data, size_t len, long long *stored)
+/* One chunk, the body of its transaction (db_tx_step): n is what the guarded UPDATE
+ * changed (1: the chunk is written with it; 0: not ours, or the stored length moved). */
+struct append_tx {
+	const struct job *j;
+	const char *runner_id;
+	int stream;
+	long long off;
+	const void *data;
+	size_t len;
+	long long n;
+};
+
+static enum db_tx_end append_body(struct db *db, void *arg)
 {
 	/* Two fixed texts: the column is never built from a value. */
 	static const char *const bump[] = {
@@ -412,31 +437,37 @@ int store_append(struct db *db, const struct job *j, const char *runner_id, int 
 		" stored_bytes = stored_bytes + ? WHERE id = ? AND state = ? AND runner_id = ?"
 		" AND stderr_live_bytes = ?",
 	};
+	struct append_tx *t = arg;
+
+	t->n = db_exec_p(db, bump[t->stream - 1], db_i64((long long)t->len),
+			 db_i64((long long)t->len), db_str(t->j->id), STATE(JS_RUNNING),
+			 db_str(t->runner_id), db_i64(t->off));
+	if (t->n < 0)
+		return DB_TX_ERROR;
+	if (t->n != 1)
+		return DB_TX_ROLLBACK;
+	if (jd_append_output(db, t->j->id, t->stream, t->off, t->data, t->len) < 0 ||
+	    jd_add_stored(db, t->j->key_id, (long long)t->len) < 0)
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
+}
+
+int store_append(struct db *db, const struct job *j, const char *runner_id, int stream,
+		 long long off, const void *data, size_t len, long long *stored)
+{
+	struct append_tx t = { j, runner_id, stream, off, data, len, 0 };
 	struct db_res *res;
-	long long n;
 	int mine;
 
 	*stored = off;
 	if (len == 0 || len > JD_CHUNK_BYTES || (stream != JD_STDOUT && stream != JD_STDERR))
 		return -1;
-	if (db_begin(db) < 0)
-		return -1;
-	n = db_exec_p(db, bump[stream - 1], db_i64((long long)len), db_i64((long long)len),
-		      db_str(j->id), STATE(JS_RUNNING), db_str(runner_id), db_i64(off));
-	if (n == 1) {
-		if (jd_append_output(db, j->id, stream, off, data, len) < 0 ||
-		    jd_add_stored(db, j->key_id, (long long)len) < 0) {
-			db_rollback(db);
-			return -1;
-		}
-		if (db_commit(db) < 0)
-			return -1; /* committed or not: the next call's UPDATE tells */
+	if (db_tx_step(db, "append", append_body, &t) < 0)
+		return -1; /* a COMMIT without an answer, committed or not: the next call's UPDATE tells */
+	if (t.n == 1) {
 		*stored = off + (long long)len;
 		return 0;
 	}
-	db_rollback(db);
-	if (n < 0)
-		return -1;
 	/* Not ours, or the stored length moved (a COMMIT we did not hear back from). */
 	res = db_query_p(db,
 			 "SELECT state, runner_id, stdout_live_bytes, stderr_live_bytes FROM jobs"
@@ -481,6 +512,39 @@ static int insert_failure(struct db *db, const char *id, int exit_code, const ch
 	return n < 0 ? -1 : 0;
 }
 
+/* The small error result, the body of its transaction (db_tx_step). rc: 0 stored, 1
+ * not ours any more, -1 error. */
+struct unstorable_tx {
+	const char *id, *runner_id, *diag, *error;
+	int rc;
+};
+
+static enum db_tx_end unstorable_body(struct db *db, void *arg)
+{
+	struct unstorable_tx *t = arg;
+	const struct js_outcome_row *row = js_outcome(JO_UNSTORABLE);
+	long long n, out = 0, errb = 0;
+
+	t->rc = -1;
+	n = live_lengths(db, t->id, &out, &errb);
+	if (n == 0)
+		n = set_terminal(db, t->id, t->runner_id, row->state, out, errb);
+	else if (n == 1)
+		n = 0;
+	if (n == 0) {
+		t->rc = 1;
+		return DB_TX_ROLLBACK;
+	}
+	if (n < 0 ||
+	    insert_failure(db, t->id, row->code, t->diag, STAGE_RESULT_STORE, JS_INSTANCE_EXITED,
+			   t->runner_id, JS_CLEANUP_COMPLETED, t->error, out, errb) < 0 ||
+	    jd_settle(db, t->id, out + errb) < 0 ||
+	    add_event(db, t->id, JS_RUNNING, row->state, t->runner_id, "result not storable") < 0)
+		return DB_TX_ERROR;
+	t->rc = 0;
+	return DB_TX_COMMIT;
+}
+
 /* A result the database refuses for what it is (not for the moment) would be refused
  * on every retry: the job ends `error` 125 with a small result naming the cause. The
  * output stored while it ran stays (as for a lost job): the result counts it. */
@@ -489,31 +553,12 @@ static int finish_unstorable(struct db *db, const char *id, const char *runner_i
 {
 	const struct js_outcome_row *row = js_outcome(JO_UNSTORABLE);
 	char diag[256], error[160];
-	long long n, out = 0, errb = 0;
+	struct unstorable_tx t = { id, runner_id, diag, error, -1 };
 
 	snprintf(diag, sizeof diag, "%s: %s (database error %u)", row->diagnostic, db_cause(err),
 		 err);
 	snprintf(error, sizeof error, "%s (database error %u)", db_cause(err), err);
-	if (db_begin(db) < 0)
-		return -1;
-	n = live_lengths(db, id, &out, &errb);
-	if (n == 0)
-		n = set_terminal(db, id, runner_id, row->state, out, errb);
-	else if (n == 1)
-		n = 0;
-	if (n == 0) {
-		db_rollback(db);
-		return 1;
-	}
-	if (n < 0 ||
-	    insert_failure(db, id, row->code, diag, STAGE_RESULT_STORE, JS_INSTANCE_EXITED,
-			   runner_id, JS_CLEANUP_COMPLETED, error, out, errb) < 0 ||
-	    jd_settle(db, id, out + errb) < 0 ||
-	    add_event(db, id, JS_RUNNING, row->state, runner_id, "result not storable") < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return db_commit(db) < 0 ? -1 : 0;
+	return db_tx_step(db, "finish_unstorable", unstorable_body, &t) < 0 ? -1 : t.rc;
 }
 
 /* The largest value one statement of the result carries (a chunk at most). */
@@ -534,30 +579,35 @@ static char unstorable_job[UUID_STR_LEN];
 static unsigned unstorable_err;
 
 /* What the result transaction writes of a stream the supervisor holds from `off`
- * (p, len), `stored` bytes of it being stored: the rest, no byte twice, no gap. */
-static void plan_tail(const char *id, const char *stream, long long stored,
-		      const unsigned char *p, size_t len, long long off, struct tail *t)
+ * (p, len), `stored` bytes of it being stored: the rest, no byte twice, no gap. 1 when
+ * stored is outside [off, off + len] (log_mismatch says so, after the transaction). */
+static int plan_tail(long long stored, const unsigned char *p, size_t len, long long off,
+		     struct tail *t)
 {
 	if (stored >= off && stored <= off + (long long)len) {
 		t->p = p + (stored - off);
 		t->n = len - (size_t)(stored - off);
 		t->at = stored;
 		t->total = off + (long long)len;
-		return;
+		return 0;
 	}
 	/* Only this supervisor appends to its job's streams: this is a bug or a hand
 	 * edit. What is stored stays consistent with its count. */
-	{
-		char a[24], b[24];
-		snprintf(a, sizeof a, "%lld", stored);
-		snprintf(b, sizeof b, "%lld", off);
-		log_kv("error", "output_mismatch", "job", id, "stream", stream, "stored", a,
-		       "expected", b, (char *)NULL);
-	}
 	t->p = p;
 	t->n = 0;
 	t->at = stored;
 	t->total = stored;
+	return 1;
+}
+
+static void log_mismatch(const char *id, const char *stream, long long stored, long long off)
+{
+	char a[24], b[24];
+
+	snprintf(a, sizeof a, "%lld", stored);
+	snprintf(b, sizeof b, "%lld", off);
+	log_kv("error", "output_mismatch", "job", id, "stream", stream, "stored", a, "expected", b,
+	       (char *)NULL);
 }
 
 /* result.compile beside the job's row (schema 008); nothing without a compile step. */
@@ -576,12 +626,57 @@ static int store_compile(struct db *db, const char *id, const struct job_result 
 	return rc < 0 ? -1 : 0;
 }
 
+/* A result, the body of its transaction (db_tx_step). rc: 0 the body asked to commit,
+ * 1 not ours any more, -1 a write failed (is the result storable?), -2 the read of the
+ * stored lengths failed. so/se: what the last run read stored of
+ * each stream; bad_out/bad_err: it was not what the supervisor holds (log_mismatch). */
+struct finish_tx {
+	const char *id, *runner_id;
+	const struct job_result *r;
+	long long so, se;
+	int bad_out, bad_err, rc;
+};
+
+static enum db_tx_end finish_body(struct db *db, void *arg)
+{
+	struct finish_tx *t = arg;
+	const struct job_result *r = t->r;
+	struct tail out, errt;
+	long long n;
+
+	t->rc = -1;
+	t->so = r->out_off, t->se = r->err_off;
+	t->bad_out = t->bad_err = 0;
+	/* After live flushes, what is stored is read under the row lock: a chunk whose
+	 * COMMIT answer was lost is not written twice. A job that never flushed (most
+	 * finish within 50 ms) skips the read. */
+	n = r->live ? live_lengths(db, t->id, &t->so, &t->se) : 0;
+	if (n != 0) {
+		t->rc = n < 0 ? -2 : 1;
+		return n < 0 ? DB_TX_ERROR : DB_TX_ROLLBACK;
+	}
+	t->bad_out = plan_tail(t->so, r->out, r->out_len, r->out_off, &out);
+	t->bad_err = plan_tail(t->se, r->err, r->err_len, r->err_off, &errt);
+	n = set_terminal(db, t->id, t->runner_id, r->state, out.total, errt.total);
+	if (n == 0) {
+		t->rc = 1;
+		return DB_TX_ROLLBACK;
+	}
+	if (n < 0 || insert_result(db, t->id, r, &out, &errt) < 0 ||
+	    jd_settle(db, t->id, result_bytes(r, &out, &errt)) < 0 ||
+	    store_compile(db, t->id, r) < 0 ||
+	    add_event(db, t->id, JS_RUNNING, r->state, t->runner_id, "finished") < 0)
+		return DB_TX_ERROR;
+	t->rc = 0;
+	return DB_TX_COMMIT;
+}
+
 int store_finish(struct db *db, const char *id, const char *runner_id,
 		 const struct job_result *r)
 {
-	struct tail out, errt;
-	long long n, so = r->out_off, se = r->err_off;
+	struct finish_tx t = { .id = id, .runner_id = runner_id, .r = r, .rc = -1 };
 	unsigned err;
+	int done;
 
 	if (strcmp(unstorable_job, id) == 0)
 		return finish_unstorable(db, id, runner_id, unstorable_err);
@@ -600,30 +695,17 @@ int store_finish(struct db *db, const char *id, const char *runner_id,
 			return finish_unstorable(db, id, runner_id, 1153);
 		}
 	}
-	if (db_begin(db) < 0)
+	done = db_tx_step(db, "finish", finish_body, &t) == 0;
+	if (t.bad_out)
+		log_mismatch(id, "stdout", t.so, r->out_off);
+	if (t.bad_err)
+		log_mismatch(id, "stderr", t.se, r->err_off);
+	if (done)
+		return t.rc;
+	/* A COMMIT that failed (its outcome unknown) or the read: retry. */
+	if (t.rc != -1)
 		return -1;
-	/* After live flushes, what is stored is read under the row lock: a chunk whose
-	 * COMMIT answer was lost is not written twice. A job that never flushed (most
-	 * finish within 50 ms) skips the read. */
-	n = r->live ? live_lengths(db, id, &so, &se) : 0;
-	if (n != 0) {
-		db_rollback(db);
-		return n < 0 ? -1 : 1;
-	}
-	plan_tail(id, "stdout", so, r->out, r->out_len, r->out_off, &out);
-	plan_tail(id, "stderr", se, r->err, r->err_len, r->err_off, &errt);
-	n = set_terminal(db, id, runner_id, r->state, out.total, errt.total);
-	if (n == 0) {
-		db_rollback(db);
-		return 1;
-	}
-	if (n >= 0 && insert_result(db, id, r, &out, &errt) == 0 &&
-	    jd_settle(db, id, result_bytes(r, &out, &errt)) == 0 &&
-	    store_compile(db, id, r) == 0 &&
-	    add_event(db, id, JS_RUNNING, r->state, runner_id, "finished") == 0)
-		return db_commit(db) < 0 ? -1 : 0;
 	err = db_errno(db);
-	db_rollback(db);
 	if (!jd_permanent_error(err))
 		return -1;
 	{
@@ -648,29 +730,43 @@ struct db_res *store_expired(struct db *db, long long live_s)
 			  db_i64(live_s), STATE(JS_RUNNING));
 }
 
-int store_mark_lost(struct db *db, const char *id, const char *runner_id)
+/* A lost job, the body of its transaction (db_tx_step): rc 1 marked, 0 no longer so. */
+struct lost_tx {
+	const char *id, *runner_id;
+	int rc;
+};
+
+static enum db_tx_end lost_body(struct db *db, void *arg)
 {
+	struct lost_tx *t = arg;
 	const struct js_outcome_row *row = js_outcome(JO_LOST);
 	long long n, out = 0, err = 0;
 
-	if (db_begin(db) < 0)
-		return -1;
+	t->rc = 0;
 	n = db_exec_p(db,
 		      "UPDATE jobs SET state = ?, finished_at = CURRENT_TIMESTAMP(3),"
 		      " lease_expires_at = NULL WHERE id = ? AND state = ?"
 		      " AND lease_expires_at < CURRENT_TIMESTAMP(3)",
-		      STATE(row->state), db_str(id), STATE(JS_RUNNING));
+		      STATE(row->state), db_str(t->id), STATE(JS_RUNNING));
+	if (n == 0)
+		return DB_TX_ROLLBACK;
 	/* The row is locked now: no chunk can follow the lengths read. */
-	if (n == 1 && live_lengths(db, id, &out, &err) == 0 &&
-	    insert_failure(db, id, row->code, row->diagnostic, STAGE_EXECUTION,
-			   JS_INSTANCE_UNKNOWN, runner_id, JS_CLEANUP_UNKNOWN, "lease expired", out,
-			   err) == 0 &&
-	    jd_settle(db, id, out + err) == 0 &&
-	    add_event(db, id, JS_RUNNING, row->state, "lease-recovery", "lease expired") == 0 &&
-	    db_commit(db) == 0)
-		return 1;
-	db_rollback(db);
-	return n == 0 ? 0 : -1;
+	if (n != 1 || live_lengths(db, t->id, &out, &err) != 0 ||
+	    insert_failure(db, t->id, row->code, row->diagnostic, STAGE_EXECUTION,
+			   JS_INSTANCE_UNKNOWN, t->runner_id, JS_CLEANUP_UNKNOWN, "lease expired",
+			   out, err) < 0 ||
+	    jd_settle(db, t->id, out + err) < 0 ||
+	    add_event(db, t->id, JS_RUNNING, row->state, "lease-recovery", "lease expired") < 0)
+		return DB_TX_ERROR;
+	t->rc = 1;
+	return DB_TX_COMMIT;
+}
+
+int store_mark_lost(struct db *db, const char *id, const char *runner_id)
+{
+	struct lost_tx t = { id, runner_id, 0 };
+
+	return db_tx_step(db, "mark_lost", lost_body, &t) < 0 ? -1 : t.rc;
 }
 
 int store_state(struct db *db, const char *id, enum job_state *state)

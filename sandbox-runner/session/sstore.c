@@ -85,13 +85,48 @@ int ss_candidates(struct db *db, char ids[][UUID_STR_LEN], int max)
 int ss_claim(struct db *db, const char *id, const char *runner_id, const char *host,
 	     long long lease_s)
 {
-	long long n = db_exec_p(db,
-				"UPDATE sessions SET runner_id = ?, runner_host = ?,"
-				" lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND"
-				" WHERE id = ? AND runner_id IS NULL AND status = 'starting'",
-				db_str(runner_id), db_str(host), db_i64(lease_s), db_str(id));
+	long long n = db_tx_exec_p(db, "session_claim",
+				   "UPDATE sessions SET runner_id = ?, runner_host = ?,"
+				   " lease_expires_at = CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND"
+				   " WHERE id = ? AND runner_id IS NULL AND status = 'starting'",
+				   db_str(runner_id), db_str(host), db_i64(lease_s), db_str(id));
 
 	return n < 0 ? -1 : n == 1;
+}
+
+/* A session's end: its guarded UPDATE (sql, p), then, when it changed the row, its
+ * files and env erased (erase), its unfinished commands ended (cmd_status, code, diag)
+ * and its requests failed (req_status). The body of its transaction (db_tx_step); n
+ * is what the UPDATE changed (0: the session was not in the state it wants). */
+struct end_tx {
+	const char *id, *sql;
+	const struct db_param *p;
+	size_t np;
+	unsigned erase;
+	const char *cmd_status;
+	int code;
+	const char *diag, *req_status;
+	long long n;
+};
+
+static enum db_tx_end end_body(struct db *db, void *arg)
+{
+	struct end_tx *t = arg;
+
+	t->n = db_execa(db, t->sql, t->p, t->np);
+	if (t->n == 0)
+		return DB_TX_ROLLBACK;
+	if (t->n != 1 || jd_session_erase(db, t->id, t->erase) < 0 ||
+	    end_commands(db, t->id, t->cmd_status, t->code, t->diag) < 0 ||
+	    end_requests(db, t->id, t->req_status) < 0)
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
+}
+
+/* t's transaction (db_tx_step under step): what its UPDATE changed, or -1. */
+static long long end_session(struct db *db, const char *step, struct end_tx *t)
+{
+	return db_tx_step(db, step, end_body, t) < 0 ? -1 : t->n;
 }
 
 int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const char *error)
@@ -101,31 +136,23 @@ int ss_mark_lost(struct db *db, const char *id, const char *runner_id, const cha
 			      JS_CLEANUP_UNKNOWN, "runtime_id", runner_id, "cleanup_error", "error",
 			      error);
 	char *fj = dumps(f);
-	long long n = -1;
+	const struct db_param p[] = { db_str(fj), db_str(id), db_str(runner_id) };
+	struct end_tx t = {
+		.id = id, .p = p, .np = 3, .erase = JD_SESS_ENV, .cmd_status = "lost",
+		.code = LOST_CODE, .diag = "the session's runner was lost", .req_status = "lost",
+		.sql = "UPDATE sessions SET status = 'lost', end_reason = 'runner lost',"
+		       " failure_json = ?, cleanup_status = 'unknown',"
+		       " ended_at = CURRENT_TIMESTAMP(3), lease_expires_at = NULL"
+		       " WHERE id = ? AND " LIVE " AND runner_id <=> ?",
+	};
+	long long n;
 
 	json_decref(f);
-	if (fj == NULL || db_begin(db) < 0) {
-		free(fj);
+	if (fj == NULL)
 		return -1;
-	}
-	n = db_exec_p(db,
-		      "UPDATE sessions SET status = 'lost', end_reason = 'runner lost',"
-		      " failure_json = ?, cleanup_status = 'unknown',"
-		      " ended_at = CURRENT_TIMESTAMP(3), lease_expires_at = NULL"
-		      " WHERE id = ? AND " LIVE " AND runner_id <=> ?",
-		      db_str(fj), db_str(id), db_str(runner_id));
+	n = end_session(db, "session_lost", &t);
 	free(fj);
-	if (n != 1) {
-		db_rollback(db);
-		return n < 0 ? -1 : 0;
-	}
-	if (jd_session_erase(db, id, JD_SESS_ENV) < 0 ||
-	    end_commands(db, id, "lost", LOST_CODE, "the session's runner was lost") < 0 ||
-	    end_requests(db, id, "lost") < 0 || db_commit(db) < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return 1;
+	return n < 0 ? -1 : (int)n;
 }
 
 struct db_res *ss_expired(struct db *db)
@@ -143,7 +170,6 @@ int ss_fail_unclaimed(struct db *db, long long timeout_s)
 	char err[120];
 	json_t *f;
 	char *fj;
-	long long n = -1;
 	struct db_res *res;
 	int count = 0;
 
@@ -164,20 +190,21 @@ int ss_fail_unclaimed(struct db *db, long long timeout_s)
 	}
 	for (size_t i = 0; i < db_res_rows(res); i++) {
 		const char *id = db_res_str(res, i, 0);
-		if (db_begin(db) < 0)
+		const struct db_param p[] = { db_str(err), db_str(fj), db_str(id) };
+		struct end_tx t = {
+			.id = id, .p = p, .np = 3, .erase = JD_SESS_ENV | JD_SESS_FILES,
+			.cmd_status = "cancelled", .code = CANCELLED_CODE,
+			.diag = "session ended: it never started", .req_status = "failed",
+			.sql = "UPDATE sessions SET status = 'failed', end_reason = ?,"
+			       " failure_json = ?, cleanup_status = 'not_started',"
+			       " ended_at = CURRENT_TIMESTAMP(3)"
+			       " WHERE id = ? AND status = 'starting' AND runner_id IS NULL",
+		};
+		long long n = end_session(db, "session_fail_unclaimed", &t);
+
+		if (n < 0 && db_conn_lost(db))
 			break;
-		n = db_exec_p(db,
-			      "UPDATE sessions SET status = 'failed', end_reason = ?, failure_json = ?,"
-			      " cleanup_status = 'not_started', ended_at = CURRENT_TIMESTAMP(3)"
-			      " WHERE id = ? AND status = 'starting' AND runner_id IS NULL",
-			      db_str(err), db_str(fj), db_str(id));
-		if (n == 1 && jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) == 0 &&
-		    end_commands(db, id, "cancelled", CANCELLED_CODE,
-				 "session ended: it never started") == 0 &&
-		    end_requests(db, id, "failed") == 0 && db_commit(db) == 0)
-			count++;
-		else
-			db_rollback(db);
+		count += n == 1;
 	}
 	db_res_free(res);
 	free(fj);
@@ -253,21 +280,32 @@ struct db_res *ss_files(struct db *db, const char *id)
 			  db_str(id));
 }
 
+/* starting -> ready, the body of its transaction (db_tx_step): rc 0, 1 not ours. */
+struct ready_tx {
+	const char *id, *runner_id;
+	int rc;
+};
+
+static enum db_tx_end ready_body(struct db *db, void *arg)
+{
+	struct ready_tx *t = arg;
+	long long n = db_exec_p(db,
+				"UPDATE sessions SET status = 'ready', ready_at = CURRENT_TIMESTAMP(3)"
+				" WHERE id = ? AND runner_id = ? AND status = 'starting'",
+				db_str(t->id), db_str(t->runner_id));
+
+	t->rc = n == 0 ? 1 : 0;
+	if (n == 0)
+		return DB_TX_ROLLBACK;
+	return n != 1 || jd_session_erase(db, t->id, JD_SESS_FILES) < 0 ? DB_TX_ERROR
+									: DB_TX_COMMIT;
+}
+
 int ss_set_ready(struct db *db, const char *id, const char *runner_id)
 {
-	long long n;
+	struct ready_tx t = { id, runner_id, -1 };
 
-	if (db_begin(db) < 0)
-		return -1;
-	n = db_exec_p(db,
-		      "UPDATE sessions SET status = 'ready', ready_at = CURRENT_TIMESTAMP(3)"
-		      " WHERE id = ? AND runner_id = ? AND status = 'starting'",
-		      db_str(id), db_str(runner_id));
-	if (n != 1 || jd_session_erase(db, id, JD_SESS_FILES) < 0 || db_commit(db) < 0) {
-		db_rollback(db);
-		return n == 0 ? 1 : -1;
-	}
-	return 0;
+	return db_tx_step(db, "session_ready", ready_body, &t) < 0 ? -1 : t.rc;
 }
 
 int ss_heartbeat(struct db *db, const char *id, const char *runner_id, long long lease_s,
@@ -444,18 +482,19 @@ static int cmd_session(struct db *db, const char *cid, char sid[UUID_STR_LEN])
 	return rc;
 }
 
-int ss_cmd_finish(struct db *db, const char *cid, const struct ss_end_cmd *e)
-{
-	char sid[UUID_STR_LEN], *dj;
-	long long n = -1, held;
-	int rc = cmd_session(db, cid, sid);
+/* A command's end, the body of its transaction (db_tx_step). */
+struct cmd_end_tx {
+	const char *sid, *cid;
+	const struct ss_end_cmd *e;
+};
 
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
-	if (db_begin(db) < 0)
-		return -1;
-	held = jd_cmd_inputs(db, sid, JD_CMD_ONE, cid);
-	dj = held < 0 ? NULL : dumps(e->diagnostics);
+static enum db_tx_end cmd_end_body(struct db *db, void *arg)
+{
+	const struct cmd_end_tx *t = arg;
+	const struct ss_end_cmd *e = t->e;
+	long long n = -1, held = jd_cmd_inputs(db, t->sid, JD_CMD_ONE, t->cid);
+	char *dj = held < 0 ? NULL : dumps(e->diagnostics);
+
 	if (held >= 0)
 		n = db_exec_p(db,
 			      "UPDATE session_commands SET status = ?, exit_code = ?, `signal` = ?,"
@@ -464,67 +503,79 @@ int ss_cmd_finish(struct db *db, const char *cid, const struct ss_end_cmd *e)
 			      " stdin_open = 0 WHERE id = ? AND status IN ('queued', 'running')",
 			      db_str(e->status), db_i64(e->exit_code),
 			      db_null_i64(e->signal, e->signal == 0), db_i64(e->out_trunc),
-			      db_i64(e->err_trunc), db_str(dj ? dj : "[]"), db_str(cid));
+			      db_i64(e->err_trunc), db_str(dj ? dj : "[]"), db_str(t->cid));
 	free(dj);
 	/* Released only by the UPDATE that ended it (the session's end may have won). */
-	if (n < 0 || (n == 1 && jd_session_release(db, sid, held) < 0) || db_commit(db) < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return 0;
+	return n < 0 || (n == 1 && jd_session_release(db, t->sid, held) < 0) ? DB_TX_ERROR
+									       : DB_TX_COMMIT;
+}
+
+int ss_cmd_finish(struct db *db, const char *cid, const struct ss_end_cmd *e)
+{
+	char sid[UUID_STR_LEN];
+	struct cmd_end_tx t = { sid, cid, e };
+	int rc = cmd_session(db, cid, sid);
+
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	return db_tx_step(db, "command_finish", cmd_end_body, &t) < 0 ? -1 : 0;
+}
+
+/* A chunk of a command's output, the body of its transaction (db_tx_step). */
+struct output_tx {
+	const char *session_id, *key_id, *cid;
+	int stream;
+	long long off;
+	const void *data;
+	size_t len;
+};
+
+static enum db_tx_end output_body(struct db *db, void *arg)
+{
+	const struct output_tx *t = arg;
+	long long n = (long long)t->len;
+
+	if (jd_append_output(db, t->cid, t->stream, t->off, t->data, t->len) < 0 ||
+	    db_exec_p(db,
+		      t->stream == 1 ? "UPDATE session_commands SET stdout_bytes = stdout_bytes + ?"
+				       " WHERE id = ?"
+				     : "UPDATE session_commands SET stderr_bytes = stderr_bytes + ?"
+				       " WHERE id = ?",
+		      db_i64(n), db_str(t->cid)) < 0 ||
+	    db_exec_p(db, "UPDATE sessions SET stored_bytes = stored_bytes + ? WHERE id = ?",
+		      db_i64(n), db_str(t->session_id)) < 0 ||
+	    jd_add_stored(db, t->key_id, n) < 0)
+		return DB_TX_ERROR;
+	return DB_TX_COMMIT;
 }
 
 int ss_output(struct db *db, const char *session_id, const char *key_id, const char *cid,
 	      int stream, long long off, const void *data, size_t len)
 {
-	long long n = (long long)len;
+	struct output_tx t = { session_id, key_id, cid, stream, off, data, len };
 
 	if (len == 0)
 		return 0;
-	if (db_begin(db) < 0)
-		return -1;
-	if (jd_append_output(db, cid, stream, off, data, len) < 0 ||
-	    db_exec_p(db,
-		      stream == 1 ? "UPDATE session_commands SET stdout_bytes = stdout_bytes + ?"
-				    " WHERE id = ?"
-				  : "UPDATE session_commands SET stderr_bytes = stderr_bytes + ?"
-				    " WHERE id = ?",
-		      db_i64(n), db_str(cid)) < 0 ||
-	    db_exec_p(db, "UPDATE sessions SET stored_bytes = stored_bytes + ? WHERE id = ?",
-		      db_i64(n), db_str(session_id)) < 0 ||
-	    jd_add_stored(db, key_id, n) < 0 || db_commit(db) < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return 0;
+	return db_tx_step(db, "session_output", output_body, &t) < 0 ? -1 : 0;
 }
 
 int ss_finish(struct db *db, const char *id, const char *runner_id, const struct ss_end *e)
 {
 	char *fj = dumps(e->failure), diag[600];
+	const struct db_param p[] = { db_str(e->status), db_str(e->end_reason), db_str(fj),
+				      db_str(e->cleanup_status), db_str(id), db_str(runner_id) };
+	struct end_tx t = {
+		.id = id, .p = p, .np = 6, .erase = JD_SESS_ENV | JD_SESS_FILES,
+		.cmd_status = "cancelled", .code = CANCELLED_CODE, .diag = diag,
+		.req_status = e->status,
+		.sql = "UPDATE sessions SET status = ?, end_reason = ?, failure_json = ?,"
+		       " cleanup_status = ?, ended_at = CURRENT_TIMESTAMP(3),"
+		       " lease_expires_at = NULL WHERE id = ? AND runner_id = ? AND " LIVE,
+	};
 	long long n;
 
 	snprintf(diag, sizeof diag, "session ended: %s", e->end_reason);
-	if (db_begin(db) < 0) {
-		free(fj);
-		return -1;
-	}
-	n = db_exec_p(db,
-		      "UPDATE sessions SET status = ?, end_reason = ?, failure_json = ?,"
-		      " cleanup_status = ?, ended_at = CURRENT_TIMESTAMP(3),"
-		      " lease_expires_at = NULL WHERE id = ? AND runner_id = ? AND " LIVE,
-		      db_str(e->status), db_str(e->end_reason), db_str(fj),
-		      db_str(e->cleanup_status), db_str(id), db_str(runner_id));
+	n = end_session(db, "session_finish", &t);
 	free(fj);
-	if (n != 1) {
-		db_rollback(db);
-		return n == 0 ? 1 : -1;
-	}
-	if (jd_session_erase(db, id, JD_SESS_ENV | JD_SESS_FILES) < 0 ||
-	    end_commands(db, id, "cancelled", CANCELLED_CODE, diag) < 0 ||
-	    end_requests(db, id, e->status) < 0 || db_commit(db) < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return 0;
+	return n < 0 ? -1 : n == 0;
 }

@@ -2,7 +2,9 @@
  * build/db-tests --config FILE (tests/run-integration.sh runs it once the stack is up).
  * Everything happens in a TEMPORARY table of this connection, but db_tx's tests, which
  * need a second connection (a child process) and use the table dbtx_probe, dropped
- * at the end. */
+ * at the end, and the runner's store_append under a real deadlock and store_finish
+ * under a lock wait timeout (each with a job row and its key's storage rows of its own,
+ * deleted at the end). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +13,12 @@
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
+#include <fcntl.h>
 
 #include "config.h"
 #include "db.h"
+#include "jobdata.h"
+#include "store.h"
 #include "tests.h"
 #include "util.h"
 
@@ -259,12 +264,241 @@ static void test_tx_ends(void)
 	CHECK_INT(db_run(db, "DROP TABLE dbtx_probe"), 0);
 }
 
+/* ---- the runner's transactions through db_tx_step: store_append under a deadlock */
+
+#define ST_RUNNER "dbtest/slot-0/0"
+
+/* A running job of this runner with nothing stored, its lease ending in lease_s
+ * seconds (< 0: expired), and its key's storage rows. */
+static int job_setup(const char *job, const char *key, long long lease_s)
+{
+	if (db_exec_p(db,
+		      "INSERT INTO jobs (id, key_id, identity_namespace, tenant_id, subject_type,"
+		      " subject_id, state, runner_id, started_at, lease_expires_at, argv_json,"
+		      " env_json, stdin, metadata_json, wall_seconds, cpu_seconds, memory_mb, pids,"
+		      " output_bytes, disk_mb) VALUES (?, ?, 'dbtest', 'dbtest', 'user', 'dbtest',"
+		      " 'running', ?, CURRENT_TIMESTAMP(3), CURRENT_TIMESTAMP(3) + INTERVAL ? SECOND,"
+		      " '[\"/bin/true\"]', '{}', '', '{}', 10, 10, 256, 64, 1048576, 64)",
+		      db_str(job), db_str(key), db_str(ST_RUNNER), db_i64(lease_s)) != 1)
+		return -1;
+	for (int s = 0; s < JD_SHARDS; s++)
+		if (db_exec_p(db, "INSERT INTO key_storage (key_id, shard, bytes) VALUES (?, ?, 0)",
+			      db_str(key), db_i64(s)) != 1)
+			return -1;
+	return 0;
+}
+
+/* The other side: the heavier transaction (the probe's 100 rows), holding every
+ * storage row of the key, which store_append's last statement wants; on `go`, after
+ * 300 ms (store_append holds the job's row by then), it wants the job's row. */
+static void append_peer(const char *job, const char *key, int ready, int go)
+{
+	char err[256], c;
+	struct db *d = db_open(&cfg, err, sizeof err);
+	struct db_res *r = NULL;
+
+	if (d == NULL || db_begin(d) < 0 ||
+	    db_exec_p(d, "UPDATE dbtx_probe SET n = n + 100 WHERE id >= ?", db_i64(1)) < 0 ||
+	    (r = db_query_p(d, "SELECT bytes FROM key_storage WHERE key_id = ? FOR UPDATE",
+			    db_str(key))) == NULL)
+		_exit(1);
+	db_res_free(r);
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		_exit(1);
+	util_sleep_ms(300);
+	r = db_query_p(d, "SELECT id FROM jobs WHERE id = ? FOR UPDATE", db_str(job));
+	if (r == NULL || db_commit(d) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+/* stderr into a temporary file until log_end, which reads it into buf: the saved fd. */
+static int log_begin(int *fd)
+{
+	char name[] = "/tmp/dbtest-log-XXXXXX";
+	int saved;
+
+	fflush(stderr);
+	*fd = mkstemp(name);
+	if (*fd < 0)
+		return -1;
+	unlink(name);
+	saved = dup(2);
+	if (saved < 0 || dup2(*fd, 2) != 2) {
+		close(*fd);
+		return -1;
+	}
+	return saved;
+}
+
+static void log_end(int fd, int saved, char *buf, size_t len)
+{
+	ssize_t got;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	got = pread(fd, buf, len - 1, 0);
+	buf[got > 0 ? got : 0] = '\0';
+	close(fd);
+}
+
+static long long q_int(const char *sql, const char *id)
+{
+	struct db_res *r = db_query_p(db, sql, db_str(id));
+	long long n = r && db_res_rows(r) == 1 ? db_res_int(r, 0, 0, -1) : -1;
+
+	db_res_free(r);
+	return n;
+}
+
+/* store_append's transaction loses a real deadlock at its last statement (the key's
+ * storage): db_tx_step rolls it back and runs it again whole; the chunk is stored
+ * once, the counts are the chunk's length once, the answer is "stored", and one
+ * `event=tx_retry cause=deadlock step=append` line is logged (none `tx_lost`). */
+static void test_append_deadlock(void)
+{
+	char job_id[UUID_STR_LEN], key[UUID_STR_LEN], buf[4096];
+	struct job j;
+	int ready[2], go[2], status = -1, fd, saved, rc;
+	long long stored = -1;
+	char c;
+	pid_t pid;
+
+	memset(&j, 0, sizeof j);
+	if (!CHECK(util_uuid7(job_id) == 0 && util_uuid7(key) == 0, "uuid") ||
+	    !CHECK(probe_reset() == 0, "probe table: %s", db_error(db)) ||
+	    !CHECK(job_setup(job_id, key, 60) == 0, "setup: %s", db_error(db)) ||
+	    !CHECK(pipe(ready) == 0 && pipe(go) == 0, "pipe"))
+		return;
+	snprintf(j.id, sizeof j.id, "%s", job_id);
+	snprintf(j.key_id, sizeof j.key_id, "%s", key);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		append_peer(job_id, key, ready[1], go[0]);
+	if (!CHECK(pid > 0, "fork") || !CHECK(read(ready[0], &c, 1) == 1, "peer ready"))
+		return;
+	if (!CHECK((saved = log_begin(&fd)) >= 0, "log capture"))
+		return;
+	memset(tx_events, 0, sizeof tx_events);
+	db_tx_observe(count_event, NULL);
+	rc = write(go[1], "g", 1) == 1
+		     ? store_append(db, &j, ST_RUNNER, JD_STDOUT, 0, "hello", 5, &stored)
+		     : -9;
+	db_tx_observe(NULL, NULL);
+	log_end(fd, saved, buf, sizeof buf);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the peer committed");
+	CHECK_INT(rc, 0);
+	CHECK_INT(stored, 5);
+	CHECK_INT(tx_events[DB_TX_EV_DEADLOCK], 1);
+	CHECK_INT(tx_events[DB_TX_EV_LOST], 0);
+	CHECK_HAS(buf, "event=tx_retry cause=deadlock step=append attempt=1");
+	CHECK_LACKS(buf, "tx_lost");
+	CHECK_INT(q_int("SELECT stdout_live_bytes FROM jobs WHERE id = ?", job_id), 5);
+	CHECK_INT(q_int("SELECT stored_bytes FROM jobs WHERE id = ?", job_id), 5);
+	CHECK_INT(q_int("SELECT COUNT(*) FROM job_output WHERE job_id = ?", job_id), 1);
+	CHECK_INT(q_int("SELECT COUNT(*) FROM job_output WHERE job_id = ? AND stream = 1 AND"
+			" off = 0 AND data = 'hello'", job_id), 1);
+	CHECK_INT(q_int("SELECT SUM(bytes) FROM key_storage WHERE key_id = ?", key), 5);
+	/* the next chunk, no conflict: stored after the first */
+	CHECK_INT(store_append(db, &j, ST_RUNNER, JD_STDOUT, 5, "!", 1, &stored), 0);
+	CHECK_INT(stored, 6);
+	db_exec_p(db, "DELETE FROM job_output WHERE job_id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM job_events WHERE job_id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM jobs WHERE id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM key_storage WHERE key_id = ?", db_str(key));
+	db_run(db, "DROP TABLE dbtx_probe");
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/* The other side of a lock wait: a result row for the job, uncommitted, for 1.5 s,
+ * then rolled back. */
+static void result_peer(const char *job, int ready)
+{
+	char err[256];
+	struct db *d = db_open(&cfg, err, sizeof err);
+
+	if (d == NULL || db_begin(d) < 0 ||
+	    db_exec_p(d,
+		      "INSERT INTO job_results (job_id, diagnostics_json) VALUES (?, '[]')",
+		      db_str(job)) != 1 ||
+	    write(ready, "r", 1) != 1)
+		_exit(1);
+	util_sleep_ms(1500);
+	db_rollback(d);
+	_exit(0);
+}
+
+/* store_finish's transaction waits past its lock wait timeout (1 s here) at its result
+ * row: db_tx_step rolls the whole transaction back (a 1205 undoes only its statement)
+ * and runs it again; the job ends `succeeded` once, with one result and one event,
+ * and one `event=tx_retry cause=lock_wait_timeout step=finish` line is logged. (The
+ * job's lease is not expired: the stack's dispatcher leaves it alone.) */
+static void test_finish_lock_wait(void)
+{
+	char job_id[UUID_STR_LEN], key[UUID_STR_LEN], buf[4096];
+	struct job_result r = { .state = JS_SUCCEEDED, .exit_code = 0, .wall_ms = -1,
+				.cpu_ms = -1, .mem_peak = -1 };
+	int ready[2], status = -1, fd, saved, rc;
+	char c;
+	pid_t pid;
+
+	if (!CHECK(util_uuid7(job_id) == 0 && util_uuid7(key) == 0, "uuid") ||
+	    !CHECK((r.diagnostics = json_array()) != NULL, "json") ||
+	    !CHECK(job_setup(job_id, key, 60) == 0, "setup: %s", db_error(db)) ||
+	    !CHECK(pipe(ready) == 0, "pipe"))
+		return;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		result_peer(job_id, ready[1]);
+	if (!CHECK(pid > 0, "fork") || !CHECK(read(ready[0], &c, 1) == 1, "peer ready") ||
+	    !CHECK(db_run(db, "SET SESSION innodb_lock_wait_timeout = 1") == 0, "%s",
+		   db_error(db)) ||
+	    !CHECK((saved = log_begin(&fd)) >= 0, "log capture"))
+		return;
+	memset(tx_events, 0, sizeof tx_events);
+	db_tx_observe(count_event, NULL);
+	rc = store_finish(db, job_id, ST_RUNNER, &r);
+	db_tx_observe(NULL, NULL);
+	log_end(fd, saved, buf, sizeof buf);
+	db_run(db, "SET SESSION innodb_lock_wait_timeout = 5");
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the peer ran");
+	CHECK_INT(rc, 0);
+	CHECK_INT(tx_events[DB_TX_EV_LOCK_WAIT], 1);
+	CHECK_INT(tx_events[DB_TX_EV_LOST], 0);
+	CHECK_HAS(buf, "event=tx_retry cause=lock_wait_timeout step=finish attempt=1");
+	CHECK_LACKS(buf, "tx_lost");
+	CHECK_INT(q_int("SELECT state = 'succeeded' FROM jobs WHERE id = ?", job_id), 1);
+	CHECK_INT(q_int("SELECT COUNT(*) FROM job_results WHERE job_id = ? AND exit_code = 0",
+			job_id), 1);
+	CHECK_INT(q_int("SELECT COUNT(*) FROM job_events WHERE job_id = ?", job_id), 1);
+	/* once only: it is no longer running, nothing written */
+	CHECK_INT(store_finish(db, job_id, ST_RUNNER, &r), 1);
+	json_decref(r.diagnostics);
+	db_exec_p(db, "DELETE FROM job_events WHERE job_id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM job_results WHERE job_id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM job_callbacks WHERE job_id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM jobs WHERE id = ?", db_str(job_id));
+	db_exec_p(db, "DELETE FROM key_storage WHERE key_id = ?", db_str(key));
+	close(ready[0]);
+	close(ready[1]);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "typed_roundtrip", test_roundtrip },
 	{ "errors", test_errors },
 	{ "tx_deadlock_retried", test_tx_deadlock },
 	{ "tx_deadlock_swallowed_not_committed", test_tx_deadlock_swallowed },
 	{ "tx_bound_rollback_error", test_tx_ends },
+	{ "store_append_deadlock_retried", test_append_deadlock },
+	{ "store_finish_lock_wait_retried", test_finish_lock_wait },
 	CU_TEST_INFO_NULL,
 };
 
