@@ -30,6 +30,7 @@ static const struct key keys[] = {
 	{ S(db_socket) },
 	{ S(db_host) },
 	{ I(db_port, 1, 65535) },
+	{ S(db_hosts) },
 	{ S(db_name) },
 	{ S(db_user) },
 	{ S(db_password_file) },
@@ -226,6 +227,9 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
 				snprintf(err, errlen, "%s: value too long", key);
 				return -1;
 			}
+			if (k->off == offsetof(struct cfg, db_hosts))
+				return cfg_db_hosts_parse(value, c->db_host_list,
+							  &c->db_host_count, err, errlen);
 			return 0;
 		}
 		if (util_parse_ll(value, k->min, k->max, (long long *)(void *)field) < 0) {
@@ -240,6 +244,100 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
 		return r;
 	snprintf(err, errlen, "unknown key '%s'", key);
 	return -1;
+}
+
+/* One db_hosts entry, spaces trimmed, into h. */
+static int db_host_parse(const char *e, size_t len, struct cfg_db_host *h, char *err,
+			 size_t errlen)
+{
+	const char *colon;
+
+	memset(h, 0, sizeof *h);
+	if (len >= sizeof h->entry) {
+		snprintf(err, errlen, "db_hosts: entry '%.40s...' too long", e);
+		return -1;
+	}
+	memcpy(h->entry, e, len);
+	h->entry[len] = '\0';
+	if (strncmp(h->entry, "unix:", 5) == 0) {
+		const char *path = h->entry + 5;
+
+		if (path[0] != '/' || strlen(path) >= sizeof h->socket) {
+			snprintf(err, errlen, "db_hosts: entry '%s': a socket must be an absolute"
+				 " path shorter than 108 bytes", h->entry);
+			return -1;
+		}
+		snprintf(h->socket, sizeof h->socket, "%s", path);
+		return 0;
+	}
+	colon = strchr(h->entry, ':');
+	if (colon != NULL && colon > h->entry &&
+	    strspn(h->entry, "abcdefghijklmnopqrstuvwxyz") == (size_t)(colon - h->entry) &&
+	    !(colon[1] >= '0' && colon[1] <= '9')) {
+		/* "tcp:x", "mysql://x": a scheme this key does not know */
+		snprintf(err, errlen, "db_hosts: entry '%s': unknown scheme '%.*s' (expected"
+			 " host:port, host or unix:/path)", h->entry, (int)(colon - h->entry),
+			 h->entry);
+		return -1;
+	}
+	if (colon != NULL && util_parse_ll(colon + 1, 1, 65535, &h->port) < 0) {
+		snprintf(err, errlen, "db_hosts: entry '%s': port must be an integer from 1 to"
+			 " 65535", h->entry);
+		return -1;
+	}
+	len = colon ? (size_t)(colon - h->entry) : strlen(h->entry);
+	if (len == 0 || len >= sizeof h->host ||
+	    strspn(h->entry, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") <
+		    len) {
+		snprintf(err, errlen, "db_hosts: entry '%s': expected a host name or IPv4"
+			 " address", h->entry);
+		return -1;
+	}
+	memcpy(h->host, h->entry, len);
+	h->host[len] = '\0';
+	return 0;
+}
+
+int cfg_db_hosts_parse(const char *value, struct cfg_db_host *out, int *n, char *err,
+		       size_t errlen)
+{
+	const char *p = value;
+	int count = 0;
+
+	*n = 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\0')
+		return 0;
+	for (;;) {
+		const char *end = strchr(p, ','), *e;
+		size_t len;
+
+		if (end == NULL)
+			end = p + strlen(p);
+		e = p;
+		while (e < end && (*e == ' ' || *e == '\t'))
+			e++;
+		len = (size_t)(end - e);
+		while (len > 0 && (e[len - 1] == ' ' || e[len - 1] == '\t'))
+			len--;
+		if (len == 0) {
+			snprintf(err, errlen, "db_hosts: empty entry %d", count + 1);
+			return -1;
+		}
+		if (count == CFG_DB_HOSTS_MAX) {
+			snprintf(err, errlen, "db_hosts: more than %d entries", CFG_DB_HOSTS_MAX);
+			return -1;
+		}
+		if (db_host_parse(e, len, &out[count], err, errlen) < 0)
+			return -1;
+		count++;
+		if (*end == '\0')
+			break;
+		p = end + 1;
+	}
+	*n = count;
+	return 0;
 }
 
 static char *trim(char *s)

@@ -12,10 +12,23 @@
  * slots/that.lock. Job slots stay below it (runner_slots <= 256). */
 #define CFG_SESSION_SLOT_BASE 1000
 
+/* db_hosts: the database nodes db_open tries in turn (issue 22) */
+#define CFG_DB_HOSTS_MAX 8
+struct cfg_db_host {
+	char entry[CFG_PATH_MAX + 8]; /* as written: for logs and errors (no secrets) */
+	char host[256];               /* "" for a unix socket */
+	char socket[108];             /* "" for TCP */
+	long long port;               /* 0: db_port */
+};
+
 struct cfg {
 	char db_socket[CFG_PATH_MAX];
 	char db_host[256];
 	long long db_port;
+	/* "host:port, host, unix:/path" in order; empty = db_socket or db_host/db_port */
+	char db_hosts[1024];
+	struct cfg_db_host db_host_list[CFG_DB_HOSTS_MAX]; /* db_hosts parsed */
+	int db_host_count;
 	char db_name[64];
 	char db_user[64];
 	char db_password_file[CFG_PATH_MAX];
@@ -103,6 +116,11 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
 /* Defaults, then the file; -1 with "path:line: reason" in err. Unknown keys are
  * errors: a typo must never silently fall back to a default. */
 int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen);
+/* Parses a db_hosts value (comma-separated `host:port`, `host` or `unix:/path`, at
+ * most CFG_DB_HOSTS_MAX) into out; *n = 0 for an empty value. -1 with a message
+ * naming the key and the entry in err. */
+int cfg_db_hosts_parse(const char *value, struct cfg_db_host *out, int *n, char *err,
+		       size_t errlen);
 /* Reads the DB password file into buf (first line). -1 with err. */
 int cfg_db_password(const struct cfg *c, char *buf, size_t n, char *err, size_t errlen);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "redact.h"
@@ -66,13 +67,84 @@ static void stmt_err(struct db *db, MYSQL_STMT *st)
 	set_err(db, mysql_stmt_errno(st), mysql_stmt_error(st));
 }
 
+/* A new handle with the session's options (utf8mb4, UTC, timeouts, no reconnect). */
+static MYSQL *db_handle(const struct cfg *cfg)
+{
+	MYSQL *my = mysql_init(NULL);
+	unsigned timeout = (unsigned)cfg->db_connect_timeout, rw = timeout * 5;
+	my_bool off = 0;
+	const char *init = "SET time_zone='+00:00', innodb_lock_wait_timeout=5";
+
+	if (my == NULL)
+		return NULL;
+	mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &rw);
+	mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &rw);
+	mysql_options(my, MYSQL_OPT_RECONNECT, &off);
+	mysql_options(my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(my, MYSQL_INIT_COMMAND, init);
+	return my;
+}
+
+/* The db_hosts entry this process tries first (-1: not chosen yet). It starts at
+ * getpid() % n, so that many workers spread over the nodes, and then follows the
+ * entry that last answered; after a round where none did, it moves one on. */
+static int db_start = -1;
+
+/* db_hosts: each entry in turn from db_start; the first that connects and answers
+ * a query (a Galera node that is not Primary connects but refuses it with 1047). */
+static MYSQL *db_connect_list(const struct cfg *cfg, const char *pw, char *err,
+			      size_t errlen)
+{
+	int n = cfg->db_host_count, start;
+	char tried[1024] = "", last[256] = "";
+	size_t used = 0;
+
+	if (db_start < 0 || db_start >= n)
+		db_start = (int)(getpid() % n);
+	start = db_start;
+	for (int i = 0; i < n; i++) {
+		const struct cfg_db_host *h = &cfg->db_host_list[(start + i) % n];
+		MYSQL *my = db_handle(cfg);
+		unsigned code;
+		int w;
+
+		if (my == NULL) {
+			snprintf(err, errlen, "mysql_init failed");
+			return NULL;
+		}
+		if (mysql_real_connect(my, h->socket[0] ? NULL : h->host, cfg->db_user, pw,
+				       cfg->db_name,
+				       (unsigned)(h->port ? h->port : cfg->db_port),
+				       h->socket[0] ? h->socket : NULL, 0) != NULL &&
+		    mysql_query(my, "SELECT 1") == 0) {
+			MYSQL_RES *r = mysql_store_result(my);
+
+			mysql_free_result(r);
+			if (i > 0)
+				log_kv("warn", "db_failover", "from",
+				       cfg->db_host_list[start].entry, "to", h->entry, (char *)NULL);
+			db_start = (start + i) % n;
+			return my;
+		}
+		code = mysql_errno(my);
+		snprintf(last, sizeof last, "%s", mysql_error(my));
+		mysql_close(my);
+		w = snprintf(tried + used, sizeof tried - used, "%s%s (%u)", used ? ", " : "",
+			     h->entry, code);
+		if (w > 0)
+			used = used + (size_t)w < sizeof tried ? used + (size_t)w : sizeof tried - 1;
+	}
+	db_start = (start + 1) % n;
+	redact(last);
+	snprintf(err, errlen, "connect: no db_hosts entry answered: %s; last: %s", tried, last);
+	return NULL;
+}
+
 struct db *db_open(const struct cfg *cfg, char *err, size_t errlen)
 {
 	struct db *db = calloc(1, sizeof *db);
 	char pw[256], perr[256];
-	unsigned timeout = (unsigned)cfg->db_connect_timeout, rw = timeout * 5;
-	my_bool off = 0;
-	const char *init = "SET time_zone='+00:00', innodb_lock_wait_timeout=5";
 
 	if (db == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -83,19 +155,22 @@ struct db *db_open(const struct cfg *cfg, char *err, size_t errlen)
 		free(db);
 		return NULL;
 	}
-	db->my = mysql_init(NULL);
+	if (cfg->db_host_count > 0) {
+		db->my = db_connect_list(cfg, pw, err, errlen);
+		explicit_bzero(pw, sizeof pw);
+		if (db->my == NULL) {
+			free(db);
+			return NULL;
+		}
+		return db;
+	}
+	db->my = db_handle(cfg);
 	if (db->my == NULL) {
 		snprintf(err, errlen, "mysql_init failed");
 		explicit_bzero(pw, sizeof pw);
 		free(db);
 		return NULL;
 	}
-	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rw);
-	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rw);
-	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
-	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	mysql_options(db->my, MYSQL_INIT_COMMAND, init);
 	if (mysql_real_connect(db->my, cfg->db_socket[0] ? NULL : cfg->db_host, cfg->db_user, pw,
 			       cfg->db_name, (unsigned)cfg->db_port,
 			       cfg->db_socket[0] ? cfg->db_socket : NULL, 0) == NULL) {
@@ -155,7 +230,11 @@ int db_conn_lost(const struct db *db)
 
 int db_gone(const struct db *db)
 {
-	return db_conn_lost(db) || db->err >= 2000;
+	/* 1047 (ER_UNKNOWN_COM_ERROR: "WSREP has not yet prepared node for application
+	 * use") and 1180 (ER_ERROR_DURING_COMMIT, quorum lost) come from a Galera node
+	 * that left the Primary component: reopen, so db_open fails over (db_hosts). */
+	return db_conn_lost(db) || db->err >= 2000 || db->err == ER_UNKNOWN_COM_ERROR ||
+	       db->err == ER_ERROR_DURING_COMMIT;
 }
 
 int db_retryable(const struct db *db)

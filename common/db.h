@@ -16,7 +16,11 @@ struct db;
 struct db_res;
 
 /* Opens a connection (utf8mb4, UTC session time zone, timeouts from cfg, no
- * auto-reconnect). NULL with a message in err. */
+ * auto-reconnect). NULL with a message in err. With db_hosts set, tries its entries
+ * in turn from a per-process start (getpid() % n, then the entry that last answered),
+ * each within db_connect_timeout, and keeps the first that connects and answers a
+ * query; logs `event=db_failover from=<entry> to=<entry>` when that is not the first
+ * tried; when none does, err names every entry with its MariaDB error number. */
 struct db *db_open(const struct cfg *cfg, char *err, size_t errlen);
 void db_close(struct db *db);
 
@@ -80,7 +84,8 @@ unsigned db_errno(const struct db *db);
 const char *db_error(const struct db *db);
 /* The last error means the connection is gone: close it and reconnect later. */
 int db_conn_lost(const struct db *db);
-/* The connection is gone or unusable (lost, or any client-side error): close it. */
+/* The connection is gone or unusable (lost, any client-side error, or a Galera node
+ * out of the Primary component: 1047, 1180): close it. */
 int db_gone(const struct db *db);
 /* The last error was a deadlock or lock-wait timeout: retry the transaction. */
 int db_retryable(const struct db *db);

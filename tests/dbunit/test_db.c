@@ -491,6 +491,67 @@ static void test_finish_lock_wait(void)
 	close(ready[1]);
 }
 
+/* db_hosts (issue 22), in a child whose pid is even: db_open's first try is then entry
+ * 0 (getpid() % 2), the bogus socket, and it fails over to the stack's socket. The
+ * child's stderr (the log line) is captured; its exit status says it connected. */
+static void test_hosts_failover(void)
+{
+	char list[1024], err[256], buf[8192], want[700];
+	int fd, saved, st = -1;
+	pid_t pid;
+
+	snprintf(list, sizeof list, "unix:/nonexistent/sock,unix:%s", cfg.db_socket);
+	if (!CHECK(cfg.db_socket[0] != '\0', "the test stack's config sets db_socket"))
+		return;
+	if (!CHECK((saved = log_begin(&fd)) >= 0, "log capture"))
+		return;
+	for (int tries = 0; tries < 20; tries++) {
+		pid = fork();
+		if (pid == 0) {
+			struct cfg c = cfg;
+			struct db *d;
+			struct db_res *r;
+
+			if (getpid() % 2 != 0)
+				_exit(3);
+			if (cfg_set(&c, "db_hosts", list, err, sizeof err) < 0 ||
+			    (d = db_open(&c, err, sizeof err)) == NULL) {
+				fprintf(stderr, "child: %s\n", err);
+				_exit(1);
+			}
+			r = db_query_p(d, "SELECT ? AS x", db_i64(7));
+			_exit(r && db_res_rows(r) == 1 ? 0 : 2);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			break;
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 3))
+			break;
+	}
+	log_end(fd, saved, buf, sizeof buf);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "db_open over db_hosts %s: status %d, log %s",
+	      list, st, buf);
+	CHECK_HAS(buf, "event=db_failover");
+	snprintf(want, sizeof want, "from=unix:/nonexistent/sock to=unix:%s", cfg.db_socket);
+	CHECK_HAS(buf, want);
+}
+
+/* Every entry bogus: NULL, and the error names each entry with its error number. */
+static void test_hosts_all_fail(void)
+{
+	struct cfg c = cfg;
+	char err[512];
+	struct db *d;
+
+	if (!CHECK(cfg_set(&c, "db_hosts", "unix:/nonexistent/a, unix:/nonexistent/b", err,
+			   sizeof err) == 0, "db_hosts: %s", err))
+		return;
+	d = db_open(&c, err, sizeof err);
+	CHECK(d == NULL, "db_open with only bogus entries must fail");
+	db_close(d);
+	CHECK_HAS(err, "unix:/nonexistent/a (2002)");
+	CHECK_HAS(err, "unix:/nonexistent/b (2002)");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "typed_roundtrip", test_roundtrip },
 	{ "errors", test_errors },
@@ -499,6 +560,8 @@ static const CU_TestInfo tests[] = {
 	{ "tx_bound_rollback_error", test_tx_ends },
 	{ "store_append_deadlock_retried", test_append_deadlock },
 	{ "store_finish_lock_wait_retried", test_finish_lock_wait },
+	{ "db_hosts_failover", test_hosts_failover },
+	{ "db_hosts_all_fail", test_hosts_all_fail },
 	CU_TEST_INFO_NULL,
 };
 

@@ -9,6 +9,7 @@
 #include "tests.h"
 
 void suite_artname(void); /* tests/unit/test_artname.c */
+void suite_dbhosts(void); /* tests/unit/test_dbhosts.c */
 
 
 int main(void)
@@ -54,6 +55,7 @@ int main(void)
 	suite_mcp();
 	suite_netcheck();
 	suite_sreq();
+	suite_dbhosts();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");
