@@ -16,7 +16,7 @@ CFLAGS  ?= -O2 -g
 # path, and tests/layout.py checks that the includes between them run one way.
 RUNNER_DIRS := sandbox-runner/dispatch sandbox-runner/launch sandbox-runner/job \
                sandbox-runner/session sandbox-runner/deliver
-APP_DIRS    := app/http app/jobs app/sessions app/mcp app/admin
+APP_DIRS    := app/http app/jobs app/sessions app/mcp app/e2b app/admin
 SRC_DIRS    := common agent $(APP_DIRS) $(RUNNER_DIRS) cli
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(addprefix -I,$(SRC_DIRS)) \
               -Itests/unit \
@@ -31,7 +31,7 @@ COMMON_SRC := $(wildcard common/*.c)
 APP_LIB_SRC := app/http/metrics.c app/jobs/validate.c app/jobs/render.c app/http/http_util.c \
                app/jobs/jobcache.c app/http/router.c app/http/waiter.c app/sessions/svalidate.c \
                app/sessions/srender.c app/mcp/mcp.c
-API_SRC    := $(wildcard app/http/*.c app/jobs/*.c app/sessions/*.c app/mcp/*.c)
+API_SRC    := $(wildcard app/http/*.c app/jobs/*.c app/sessions/*.c app/mcp/*.c app/e2b/*.c)
 CTL_SRC    := $(wildcard app/admin/*.c) app/http/auth.c app/http/http_util.c
 RUN_LIB_SRC := sandbox-runner/job/outcome.c sandbox-runner/launch/artname.c sandbox-runner/job/policy.c \
                sandbox-runner/launch/pump.c sandbox-runner/launch/bwstatus.c sandbox-runner/launch/retry.c \

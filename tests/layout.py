@@ -28,6 +28,7 @@ ALLOWED = {
     "app/jobs": {"common", "app/http"},
     "app/sessions": {"common", "app/http", "app/jobs"},
     "app/mcp": {"common", "app/http", "app/jobs", "app/sessions"},
+    "app/e2b": {"common", "app/http", "app/jobs", "app/sessions"},
     "app/admin": {"common", "app/http"},
     "sandbox-runner/launch": {"common", "agent"},
     "sandbox-runner/job": {"common", "agent", "sandbox-runner/launch"},

@@ -26,60 +26,10 @@
 #include "sessions.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "subcall.h"
 #include "util.h"
 #include "validate.h"
 #include "waiter.h"
-
-#define CAP_MAX (24u << 20) /* a sub-request's answer: files and output are bounded below it */
-
-/* ------------------------------------------------------------------ capture */
-
-struct capture {
-	FCGX_Stream s;
-	unsigned char buf[16384];
-	struct strbuf sb;
-	int over;
-};
-
-static void cap_empty(FCGX_Stream *s, int do_close)
-{
-	struct capture *c = s->data;
-	size_t n = (size_t)(s->wrNext - c->buf);
-
-	(void)do_close;
-	if (c->over || c->sb.len + n > CAP_MAX || sb_add(&c->sb, c->buf, n) < 0) {
-		c->over = 1;
-		s->isClosed = 1;
-	}
-	s->wrNext = c->buf;
-}
-
-static void cap_init(struct capture *c)
-{
-	memset(c, 0, sizeof *c);
-	sb_init(&c->sb);
-	c->s.wrNext = c->buf;
-	c->s.stop = c->buf + sizeof c->buf;
-	c->s.rdNext = c->s.stop;
-	c->s.emptyBuffProc = cap_empty;
-	c->s.data = c;
-}
-
-struct sub {
-	int deferred;
-	int status;              /* HTTP status of the answer */
-	json_t *json;            /* its body when JSON */
-	char *raw;               /* its body (owned by sb) */
-	size_t rawlen;
-	struct strbuf sb;
-};
-
-static void sub_free(struct sub *s)
-{
-	json_decref(s->json);
-	sb_release(&s->sb);
-	memset(s, 0, sizeof *s);
-}
 
 /* The session routes the tools use, for their captures (same patterns as api_routes.h). */
 static const struct route sroutes[] = {
@@ -96,78 +46,14 @@ static const struct route sroutes[] = {
 	{ "PUT", "/v1/sessions/{id}/files/{path*}", h_file_put, "h_file_put", 0 },
 };
 
-/* Runs the session handler of method + path with body; its answer in out (or
- * out->deferred: the request is the waiter's now, answer nothing). 0, or -1 when no
- * route matched (an id that cannot be one) or the answer could not be read. */
+/* A session handler through the generic sub-request (app/http/subcall.h), within the
+ * routes above. */
 static int sub_call(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		    const char *method, const char *path, const char *query, const void *body,
 		    size_t len, struct sub *out)
 {
-	struct req saved = *r;
-	struct capture *cap = malloc(sizeof *cap);
-	FCGX_Stream *real_out = r->fcgi->out;
-	const struct route *rt;
-	struct route_args a;
-	char allow[64], *text, *end;
-	struct req_wait w;
-	int rc = -1;
-
-	memset(out, 0, sizeof *out);
-	sb_init(&out->sb);
-	if (cap == NULL)
-		return -1;
-	text = malloc(len + 1);
-	if (text == NULL) {
-		free(cap);
-		return -1;
-	}
-	memcpy(text, body, len);
-	text[len] = '\0';
-	cap_init(cap);
-	snprintf(r->path, sizeof r->path, "%s", path);
-	rt = router_match(sroutes, sizeof sroutes / sizeof sroutes[0], method, r->path, &a, allow,
-			  sizeof allow);
-	if (rt != NULL) {
-		r->method = method;
-		r->query = query;
-		r->content_type = "application/json";
-		r->body = text;
-		r->body_len = len;
-		r->idempotency_key = NULL;
-		r->fcgi->out = &cap->s;
-		rt->handler(ctx, r, who, &a);
-		cap_empty(&cap->s, 1);
-		r->fcgi->out = real_out;
-	}
-	w = r->wait;
-	*r = saved;
-	r->wait = w;
-	free(text);
-	if (rt == NULL)
-		goto out;
-	out->deferred = w.deferred;
-	if (out->deferred) {
-		rc = 0;
-		goto out;
-	}
-	out->sb = cap->sb;
-	sb_init(&cap->sb);
-	if (cap->over || strncmp(out->sb.buf, "Status: ", 8) != 0)
-		goto out;
-	out->status = (int)strtol(out->sb.buf + 8, &end, 10);
-	text = strstr(out->sb.buf, "\r\n\r\n");
-	if (text == NULL)
-		goto out;
-	out->raw = text + 4;
-	out->rawlen = out->sb.len - (size_t)(out->raw - out->sb.buf);
-	if (strstr(out->sb.buf, "Content-Type: application/json") != NULL &&
-	    strstr(out->sb.buf, "Content-Type: application/json") < text)
-		out->json = json_loadb(out->raw, out->rawlen, 0, NULL);
-	rc = 0;
-out:
-	sb_release(&cap->sb);
-	free(cap);
-	return rc;
+	return subcall(ctx, r, who, sroutes, sizeof sroutes / sizeof sroutes[0], method, path,
+		       query, body, len, out);
 }
 
 /* ------------------------------------------------------------------ answers */
