@@ -4,8 +4,8 @@
  *   - the control plane (e2bapi.c): POST /sandboxes and /v2/sandboxes, GET/DELETE
  *     /sandboxes/{id}, GET /v2/sandboxes, POST .../timeout, .../connect, .../pause,
  *     authenticated by X-API-KEY (one of our API keys), errors {"code":N,"message"};
- *   - envd's Connect RPC, JSON codec: process.Process/* (eprocess.c, streams through
- *     the waiter) and filesystem.Filesystem/* (efs.c), unary errors
+ *   - envd's Connect RPC, JSON codec: process.Process methods (eprocess.c, streams through
+ *     the waiter) and filesystem.Filesystem methods (efs.c), unary errors
  *     {"code":"not_found","message"}, stream errors in the end-of-stream envelope;
  *   - envd's plain HTTP: GET/POST /files, GET /health (efs.c).
  * A sandbox is a session with `e2b` set; its envd tokens are in e2b_tokens, hashed

@@ -289,7 +289,7 @@ static void resume(struct api_ctx *ctx, struct held *h, int stopping)
 	wt_release(&h->r);
 	h->r.wait.resumed = 1;
 	h->r.wait.extended |= stopping;
-	h->r.status = 0;
+	h->r.wait.stopping = stopping;
 	routes_handle(ctx, &h->r);
 	if (h->r.wait.deferred) {
 		if (waits_push(h) == 0)

@@ -2,6 +2,7 @@
 #include "http.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,46 @@ void http_free(struct req *r)
 {
 	free(r->body);
 	r->body = NULL;
+	if (r->stream.release != NULL && r->stream.state != NULL)
+		r->stream.release(r->stream.state);
+	r->stream.state = NULL;
+	r->stream.release = NULL;
+}
+
+int http_stream_head(struct req *r, int status, const char *ctype)
+{
+	char head[512];
+	int n = snprintf(head, sizeof head,
+			 "Status: %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n"
+			 "X-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\n\r\n",
+			 status, http_reason(status), ctype);
+
+	r->status = status;
+	if (n < 0 || (size_t)n >= sizeof head || FCGX_PutStr(head, n, r->fcgi->out) < 0 ||
+	    FCGX_FFlush(r->fcgi->out) < 0)
+		return -1;
+	return 0;
+}
+
+int http_stream_write(struct req *r, const void *buf, size_t len)
+{
+	if (len > (1u << 30) || FCGX_PutStr(buf, (int)len, r->fcgi->out) < 0 ||
+	    FCGX_FFlush(r->fcgi->out) < 0)
+		return -1;
+	r->sent_bytes += (long long)len;
+	return 0;
+}
+
+/* poll(2) says writable when a Unix socket's queue holds under a quarter of its send
+ * buffer (a TCP one: a third free): the bytes asked for (<= 64 KiB, a quarter of the
+ * default 208 KiB buffer) then fit. */
+int http_stream_room(const struct req *r, size_t len)
+{
+	struct pollfd p = { .fd = r->fcgi->ipcFd, .events = POLLOUT };
+
+	if (len > 65536 || r->fcgi->ipcFd < 0)
+		return 0;
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) && !(p.revents & (POLLERR | POLLHUP));
 }
 
 void http_send_bytes(struct req *r, int status, const char *ctype, const void *buf,

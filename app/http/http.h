@@ -18,6 +18,14 @@ struct req_wait {
 	char id[40];        /* the id waited on */
 	long long aux;      /* the handler's own value for its re-dispatch */
 	int extended;       /* wt_extend used (once per request) */
+	int stopping;       /* the re-dispatch of a worker that stops: never wait again */
+};
+
+/* A response streamed over many re-dispatches (envd's server streams, app/e2b): the
+ * handler's state between them, released with the request (http_free). */
+struct req_stream {
+	void *state;
+	void (*release)(void *state);
 };
 
 struct req {
@@ -35,6 +43,7 @@ struct req {
 	int status;             /* what was sent, for the access log */
 	long long sent_bytes;
 	struct req_wait wait;
+	struct req_stream stream;
 };
 
 /* Fills r from the FastCGI params and reads the body (at most max_body bytes).
@@ -51,6 +60,16 @@ void http_send_error(struct req *r, int status, const char *code, const char *me
 		     const char *field, const char *extra);
 void http_send_bytes(struct req *r, int status, const char *ctype, const void *buf,
 		     size_t len, const char *extra);
+
+/* A streamed answer: the header lines (status, content type, no buffering by nginx:
+ * X-Accel-Buffering) now, the body in pieces later (http_stream_write, each flushed to
+ * nginx at once). The headers are sent once per request. 0, or -1 (the connection
+ * failed: answer nothing more). */
+int http_stream_head(struct req *r, int status, const char *ctype);
+int http_stream_write(struct req *r, const void *buf, size_t len);
+/* 1 when the connection to nginx can take about `len` bytes (at most 64 KiB) without
+ * blocking the worker: a client that does not read holds no worker. */
+int http_stream_room(const struct req *r, size_t len);
 
 /* The request's query string: each parameter must be one of names (NULL-terminated);
  * its value goes to vals[i] (truncated to 127 bytes) and present[i] = 1. An unknown

@@ -120,7 +120,7 @@ static int job_ended(const char *st)
 int wt_cond_ready(const struct wt_cond *c, const struct wt_row *row)
 {
 	const char *st = row->state ? row->state : "";
-	long long have = c->stream == 2 ? row->n2 : row->n1;
+	long long have = c->stream == 2 ? row->n2 : c->stream == 3 ? row->n1 + row->n2 : row->n1;
 
 	if (!row->found)
 		return 1;
@@ -495,21 +495,28 @@ static int valid_cond(const struct wt_cond *c)
 	if (c == NULL || !wt_id_ok(c->kind, c->id))
 		return 0;
 	if (c->kind == WT_JOB_OUTPUT || c->kind == WT_COMMAND_OUTPUT)
-		return (c->stream == 1 || c->stream == 2) && c->baseline >= 0;
+		return (c->stream == 1 || c->stream == 2 ||
+			(c->stream == 3 && c->kind == WT_COMMAND_OUTPUT)) && c->baseline >= 0;
 	return 1;
 }
 
-/* The request waits on board entry idx (generation gen) until its deadline. */
-static int arm(struct req *r, int idx, unsigned gen, long long seconds, const char *id)
+/* The request waits on board entry idx (generation gen) for ms at most. */
+static int arm_ms(struct req *r, int idx, unsigned gen, long long ms, const char *id)
 {
-	if (seconds > WT_MAX_SECONDS)
-		seconds = WT_MAX_SECONDS;
+	if (ms > WT_MAX_SECONDS * 1000LL)
+		ms = WT_MAX_SECONDS * 1000LL;
 	r->wait.deferred = 1;
 	r->wait.entry = idx;
 	r->wait.gen = gen;
-	r->wait.deadline_ms = util_mono_ms() + 1000.0 * (double)seconds;
+	r->wait.deadline_ms = util_mono_ms() + (double)ms;
 	snprintf(r->wait.id, sizeof r->wait.id, "%s", id);
 	return 1;
+}
+
+static int arm(struct req *r, int idx, unsigned gen, long long seconds, const char *id)
+{
+	return arm_ms(r, idx, gen, seconds > WT_MAX_SECONDS ? WT_MAX_SECONDS * 1000LL
+							     : seconds * 1000LL, id);
 }
 
 int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds)
@@ -533,6 +540,17 @@ int wt_extend(struct req *r, const char *key_id, const struct wt_cond *c, long l
 		return 1;
 	r->wait.resumed = 1;
 	return 0;
+}
+
+int wt_stream(struct req *r, const char *key_id, const struct wt_cond *c, long long ms)
+{
+	unsigned gen;
+	int idx;
+
+	if (r->wait.stopping || board == NULL || ms <= 0 || !valid_cond(c))
+		return 0;
+	idx = wt_board_take(board, my_slot, wt_key_tag(key_id), c, &gen);
+	return idx >= 0 && arm_ms(r, idx, gen, ms, c->id);
 }
 
 int wt_enabled(void)

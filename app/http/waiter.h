@@ -23,7 +23,8 @@
  *   WT_JOB_OUTPUT      job output `stream` has more than `baseline` bytes, or the job ended
  *   WT_SESSION_READY   sessions.status is not 'starting'
  *   WT_COMMAND_DONE    session_commands.status is neither 'queued' nor 'running'
- *   WT_COMMAND_OUTPUT  session_commands.stdout_bytes/stderr_bytes > `baseline`, or ended
+ *   WT_COMMAND_OUTPUT  session_commands.stdout_bytes/stderr_bytes (stream 1/2; 3: their
+ *                      sum) > `baseline`, or ended
  *   WT_SESSION_ENDED   sessions.status is neither 'starting' nor 'ready' (close)
  *   WT_REQUEST_DONE    session_requests.state is neither 'pending' nor 'taken' (kill,
  *                      stdin, file_*: answered or failed);
@@ -82,7 +83,7 @@ enum wt_source { WS_JOBS, WS_JOB_OUTPUT, WS_SESSIONS, WS_COMMANDS, WS_REQUESTS, 
 struct wt_cond {
 	enum wt_kind kind;
 	const char *id;     /* the row's id (copied; at most WT_ID_MAX - 1 bytes) */
-	int stream;         /* *_OUTPUT: 1 stdout, 2 stderr */
+	int stream;         /* *_OUTPUT: 1 stdout, 2 stderr, 3 both (WT_COMMAND_OUTPUT) */
 	long long baseline; /* *_OUTPUT: bytes the client has; more is the condition */
 };
 
@@ -109,6 +110,12 @@ int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long lo
  * under way, and the client should learn its outcome). Once per request, never while
  * the worker stops. 1: deferred again (answer nothing); 0: answer now. */
 int wt_extend(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds);
+
+/* A streamed answer (app/e2b: envd's server streams) waits between its pieces: any
+ * number of times, re-dispatch or not, for c up to ms (1..WT_MAX_SECONDS * 1000), the
+ * same board entry rules as wt_defer (the key's share bounds its open streams). Never
+ * while the worker stops (r->wait.stopping). 1: deferred; 0: no room, end the stream. */
+int wt_stream(struct req *r, const char *key_id, const struct wt_cond *c, long long ms);
 
 /* 1 when this worker has a board with room for waits at all (api_wait_capacity > 0). */
 int wt_enabled(void);

@@ -56,6 +56,7 @@ int main(void)
 	suite_netcheck();
 	suite_sreq();
 	suite_dbhosts();
+	suite_connect();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

@@ -45,6 +45,11 @@ static void test_conditions(void)
 		{ WT_COMMAND_OUTPUT, 1, 0, 1, "running", 1, 0, 1 },
 		{ WT_COMMAND_OUTPUT, 2, 7, 1, "running", 100, 7, 0 },
 		{ WT_COMMAND_OUTPUT, 2, 7, 1, "timed_out", 0, 7, 1 },
+		/* stream 3: both streams' sum (envd's streams, app/e2b/eprocess.c) */
+		{ WT_COMMAND_OUTPUT, 3, 7, 1, "running", 3, 4, 0 },
+		{ WT_COMMAND_OUTPUT, 3, 7, 1, "running", 3, 5, 1 },
+		{ WT_COMMAND_OUTPUT, 3, 7, 1, "running", 8, 0, 1 },
+		{ WT_COMMAND_OUTPUT, 3, 99, 1, "succeeded", 0, 0, 1 },
 		{ WT_SESSION_ENDED, 0, 0, 1, "starting", 0, 0, 0 },
 		{ WT_SESSION_ENDED, 0, 0, 1, "ready", 0, 0, 0 },
 		{ WT_SESSION_ENDED, 0, 0, 1, "closed", 0, 0, 1 },
@@ -217,6 +222,19 @@ static void test_defer(void)
 	CHECK_INT(wt_is_ready(&r), 1); /* its entry is gone */
 	r.wait.resumed = 1;
 	CHECK_INT(wt_defer(&r, "k1", &(struct wt_cond){ WT_JOB_DONE, ID1, 0, 0 }, 5), 0);
+	/* a stream waits again after a re-dispatch, in milliseconds, never while stopping */
+	t0 = util_mono_ms();
+	CHECK_INT(wt_stream(&r, "k1", &(struct wt_cond){ WT_JOB_OUTPUT, ID1, 3, 0 }, 500), 0);
+	CHECK_INT(wt_stream(&r, "k1", &(struct wt_cond){ WT_COMMAND_OUTPUT, ID1, 3, 0 }, 0), 0);
+	CHECK_INT(wt_stream(&r, "k1", &(struct wt_cond){ WT_COMMAND_OUTPUT, ID1, 3, 4 }, 500), 1);
+	CHECK(r.wait.deadline_ms >= t0 + 499 && r.wait.deadline_ms <= t0 + 1000,
+	      "a stream's wait is in ms (%.0f ms)", r.wait.deadline_ms - t0);
+	wt_release(&r);
+	CHECK_INT(wt_stream(&r, "k1", &(struct wt_cond){ WT_COMMAND_OUTPUT, ID1, 3, 4 }, 99999), 1);
+	CHECK(r.wait.deadline_ms <= util_mono_ms() + 30000, "capped at 30 s too");
+	wt_release(&r);
+	r.wait.stopping = 1;
+	CHECK_INT(wt_stream(&r, "k1", &(struct wt_cond){ WT_COMMAND_OUTPUT, ID1, 3, 4 }, 500), 0);
 	wt_release(&r3);
 	CHECK(!wt_any_waiting(), "nothing waits after the releases");
 	wt_attach(NULL, -1);
