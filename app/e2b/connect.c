@@ -167,8 +167,11 @@ json_t *cx_ev_end(const char *status, long long code, int signo, const char *why
 		json_object_set_new(e, "exited", json_false());
 	}
 	json_object_set_new(e, "status", json_string(text));
+	/* envd's error is cmd.Wait()'s: "exit status 3", "signal: killed" (none for 0) */
 	if (why != NULL && *why != '\0')
 		json_object_set_new(e, "error", json_string(why));
+	else if (signo > 0 || code != 0)
+		json_object_set_new(e, "error", json_string(text));
 	return event("end", e);
 }
 

@@ -45,7 +45,8 @@ json_t *cx_ev_keepalive(void);
  * exited true, "exit status N"; killed by signal S -> exitCode -1, exited false,
  * "signal: <name>"; a command of ours that ended otherwise (lost with its session,
  * timed out, never started) -> exitCode -1, exited false, status = our status, error
- * = why (service text). status is session_commands.status, code its exit_code (-1:
+ * = why (service text). error is also set as envd sets it (cmd.Wait()'s error, the
+ * status text) for every end but exit status 0. status is session_commands.status, code its exit_code (-1:
  * NULL), signo its signal (0: NULL), why its diagnostic or NULL. */
 json_t *cx_ev_end(const char *status, long long code, int signo, const char *why);
 /* Go's name of a signal ("killed", "terminated", "interrupt", ...), as ProcessState

@@ -87,11 +87,14 @@ static void test_events(void)
 		{ "exit 0", "succeeded", 0, 0, NULL,
 		  "{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}" },
 		{ "exit 3", "failed", 3, 0, NULL,
-		  "{\"event\":{\"end\":{\"exitCode\":3,\"exited\":true,\"status\":\"exit status 3\"}}}" },
+		  "{\"event\":{\"end\":{\"error\":\"exit status 3\",\"exitCode\":3,\"exited\":true,"
+		  "\"status\":\"exit status 3\"}}}" },
 		{ "kill", "killed", -1, SIGKILL, NULL,
-		  "{\"event\":{\"end\":{\"exitCode\":-1,\"exited\":false,\"status\":\"signal: killed\"}}}" },
+		  "{\"event\":{\"end\":{\"error\":\"signal: killed\",\"exitCode\":-1,\"exited\":false,"
+		  "\"status\":\"signal: killed\"}}}" },
 		{ "term", "killed", -1, SIGTERM, NULL,
-		  "{\"event\":{\"end\":{\"exitCode\":-1,\"exited\":false,\"status\":\"signal: terminated\"}}}" },
+		  "{\"event\":{\"end\":{\"error\":\"signal: terminated\",\"exitCode\":-1,\"exited\":false,"
+		  "\"status\":\"signal: terminated\"}}}" },
 		{ "lost", "lost", -1, 0, "the sandbox ended",
 		  "{\"event\":{\"end\":{\"error\":\"the sandbox ended\",\"exitCode\":-1,\"exited\":false,"
 		  "\"status\":\"lost\"}}}" },
