@@ -99,6 +99,9 @@ static const struct key keys[] = {
 	{ I(session_list_max_files, 1, 1000000) },
 	{ I(session_host_bytes, 1048576, 68719476736LL) }, /* one file request's host bytes */
 	{ I(session_host_ms, 10, 60000) },                  /* ... and wall time */
+	{ S(session_ports_dir) },                           /* sandbox ports' sockets */
+	{ I(session_port_connections, 1, 4096) },
+	{ I(session_port_idle_seconds, 1, 86400) },
 	{ S(runner_agent_path) },
 	{ S(runner_deliver_path) },
 	{ S(bwrap_path) },
@@ -172,6 +175,9 @@ void cfg_defaults(struct cfg *c)
 	c->session_list_max_files = 10000;
 	c->session_host_bytes = 268435456;
 	c->session_host_ms = 2000;
+	snprintf(c->session_ports_dir, sizeof c->session_ports_dir, "/run/sandbox/ports");
+	c->session_port_connections = 32;
+	c->session_port_idle_seconds = 3600;
 	snprintf(c->runner_agent_path, sizeof c->runner_agent_path,
 		 "/usr/lib/sandbox/sandbox-agent");
 	snprintf(c->runner_deliver_path, sizeof c->runner_deliver_path,

@@ -102,6 +102,11 @@ struct cfg {
 	 * sparse file costs its size) and how long it may take (capped at a tenth of
 	 * runner_lease_seconds): the supervisor serves nothing else meanwhile */
 	long long session_host_bytes, session_host_ms;
+	/* sandbox ports (sandbox-runner/session/sports.h): the directory of the sessions'
+	 * port sockets (the API and nginx read it, the runner makes them; "" turns ports
+	 * off), connections one session's ports hold at once, and their idle limit */
+	char session_ports_dir[CFG_PATH_MAX];
+	long long session_port_connections, session_port_idle_seconds;
 	char runner_agent_path[CFG_PATH_MAX];    /* the static sandbox-agent binary */
 	char runner_deliver_path[CFG_PATH_MAX];  /* the webhook delivery pass binary */
 	char bwrap_path[CFG_PATH_MAX];

@@ -57,6 +57,7 @@ int main(void)
 	suite_sreq();
 	suite_dbhosts();
 	suite_connect();
+	suite_sports();
 	if (t_registration_failed()) {
 		CU_cleanup_registry();
 		printf("0 passed, 0 failed (registration failed)\n");

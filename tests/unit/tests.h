@@ -41,6 +41,7 @@ void suite_mcp(void);
 void suite_netcheck(void);
 void suite_sreq(void);
 void suite_connect(void); /* tests/unit/test_connect.c */
+void suite_sports(void);  /* tests/unit/test_sports.c */
 
 /* Adds a suite and its tests (terminated by CU_TEST_INFO_NULL); a registration
  * error is remembered and makes the run fail (see t_registration_failed). */
