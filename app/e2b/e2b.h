@@ -29,7 +29,7 @@
 /* The envd port of a host name "49983-<id>.<domain>". */
 #define E2B_ENVD_PORT 49983
 
-/* ---- answers (e2butil.c) ---- */
+/* ---- answers (eauth.c; the tables: e2butil.c, pure) ---- */
 
 /* The control plane's error: status with {"code":status,"message":message} (the SDK
  * reads the code in the body: 404 -> SandboxNotFoundError, kill() -> false). extra:

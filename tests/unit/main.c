@@ -10,6 +10,7 @@
 
 void suite_artname(void); /* tests/unit/test_artname.c */
 void suite_dbhosts(void); /* tests/unit/test_dbhosts.c */
+void suite_e2b(void);     /* tests/unit/test_e2b.c */
 
 
 int main(void)
@@ -51,6 +52,7 @@ int main(void)
 	suite_waiter();
 	suite_svalidate();
 	suite_srender();
+	suite_e2b();
 	suite_cli();
 	suite_mcp();
 	suite_netcheck();
