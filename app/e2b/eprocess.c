@@ -403,7 +403,7 @@ static void do_start(struct api_ctx *ctx, struct req *r, const struct envd_calle
 			stream_refuse(r, "internal", "the command could not be created");
 		return;
 	}
-	if (s.status != 201) {
+	if (s.status != 202 || !json_is_string(json_object_get(s.json, "id"))) {
 		sub_error(&s, &code, msg, sizeof msg);
 		stream_refuse(r, code, msg);
 		sub_free(&s);
