@@ -40,7 +40,8 @@ RUN_LIB_SRC := sandbox-runner/job/outcome.c sandbox-runner/launch/artname.c sand
                sandbox-runner/launch/profile.c sandbox-runner/launch/profile_file.c \
                sandbox-runner/launch/profile_host.c sandbox-runner/launch/scfilter.c \
                sandbox-runner/launch/cgroup.c sandbox-runner/launch/workspace.c agent/agentproto.c \
-               sandbox-runner/session/sfiles.c sandbox-runner/deliver/hooksign.c sandbox-runner/dispatch/reclaim.c \
+               sandbox-runner/session/sfiles.c sandbox-runner/session/sfentry.c \
+               sandbox-runner/deliver/hooksign.c sandbox-runner/dispatch/reclaim.c \
                sandbox-runner/session/sports.c
 # agent/: what runs inside a sandbox (the session agent, and the exec stub of a
 # prewarmed job sandbox: one static binary, not the runner's) and the wire formats the

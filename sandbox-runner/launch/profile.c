@@ -20,7 +20,8 @@
 #include "strbuf.h"
 #include "util.h"
 
-/* "@etc" is runner_state_dir/etc, "@ws" the job's workspace, "@tmp" a tmpfs of
+/* "@etc" is runner_state_dir/etc, "@ws" the job's workspace, "@home" its mount
+ * point (PROF_WORKSPACE, an E2B session's PROF_E2B_HOME), "@tmp" a tmpfs of
  * runner_tmp_mb. Nothing else from the host is visible: no /home, /root, /var,
  * /run, /sys, no DB socket, no runner config. "@etc" is bound from a fresh tmpfs
  * that sb_spawn mounts over it in the child's own mount namespace (prof_write_etc):
@@ -45,7 +46,7 @@ static const struct prof_mount mounts[] = {
 	{ "--tmpfs", "@tmp", "/dev/shm" },
 	{ "--remount-ro", NULL, "/dev" },
 	{ "--tmpfs", "@tmp", "/tmp" },
-	{ "--bind", "@ws", "/workspace" },
+	{ "--bind", "@ws", "@home" },
 	{ "--remount-ro", NULL, "/" },
 };
 
@@ -85,7 +86,7 @@ static const char *const ns_opts[] = { "--unshare-all", "--unshare-user", "--dis
 
 static const char *const env_defaults[][2] = {
 	{ "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" },
-	{ "HOME", "/workspace" },
+	{ "HOME", "@home" },
 	{ "TMPDIR", "/tmp" },
 	{ "LANG", "C.UTF-8" },
 	{ "USER", "sandbox" },
@@ -198,6 +199,7 @@ int prof_check_env(const struct cfg *cfg, char *err, size_t errlen)
 struct prof_env {
 	const struct env_pass *pass;
 	int print; /* placeholders for the runner's values (--print-profile) */
+	int e2b;   /* "@home" is PROF_E2B_HOME */
 };
 
 /* Arguments are NUL-terminated strings back to back, as bwrap's --args reads them. */
@@ -267,8 +269,16 @@ static void add_agent(struct strbuf *a, int agent_fd)
 	arg(a, "--ro-bind-data"), arg_num(a, agent_fd), arg(a, PROF_AGENT_PATH);
 }
 
+/* "@home" as the workspace's mount point; any other text as it is. */
+static const char *home(const struct prof_env *e, const char *s)
+{
+	if (s == NULL || strcmp(s, "@home") != 0)
+		return s;
+	return e->e2b ? PROF_E2B_HOME : PROF_WORKSPACE;
+}
+
 static void add_mounts(struct strbuf *a, const struct cfg *cfg, const struct prof_tables *t,
-		       const struct prof_job *j, int agent_fd)
+		       const struct prof_job *j, const struct prof_env *e, int agent_fd)
 {
 	for (size_t i = 0; i < t->n_mounts; i++) {
 		const struct prof_mount *m = &t->mounts[i];
@@ -291,7 +301,7 @@ static void add_mounts(struct strbuf *a, const struct cfg *cfg, const struct pro
 				arg(a, j->workspace);
 			else if (m->src)
 				arg(a, m->src);
-			arg(a, m->dst);
+			arg(a, home(e, m->dst));
 		}
 	}
 }
@@ -306,7 +316,7 @@ static void add_env(struct strbuf *a, const struct cfg *cfg, const struct prof_t
 	json_t *v;
 
 	for (size_t i = 0; i < t->n_env; i++)
-		arg(a, "--setenv"), arg(a, t->env[i][0]), arg(a, t->env[i][1]);
+		arg(a, "--setenv"), arg(a, t->env[i][0]), arg(a, home(e, t->env[i][1]));
 	for (size_t i = 0; i < e->pass->n; i++) {
 		const char *name = e->pass->names[i], *val = e->print ? NULL : getenv(name);
 
@@ -330,14 +340,14 @@ static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof
 	for (size_t i = 0; i < t->n_ns_opts; i++)
 		arg(a, t->ns_opts[i]);
 	arg(a, "--uid"), arg_num(a, t->uid), arg(a, "--gid"), arg_num(a, t->uid);
-	add_mounts(a, cfg, t, j, agent_fd);
+	add_mounts(a, cfg, t, j, e, agent_fd);
 	if (j->block_fd >= 0)
 		/* network job: the command waits until slirp4netns has configured tap0
 		 * (its /etc/resolv.conf comes from prof_write_etc) */
 		arg(a, "--block-fd"), arg_num(a, j->block_fd);
 	add_env(a, cfg, t, j, e);
 	arg(a, "--chdir");
-	sb_addf(a, "/workspace%s%s", *j->cwd ? "/" : "", j->cwd);
+	sb_addf(a, "%s%s%s", home(e, "@home"), *j->cwd ? "/" : "", j->cwd);
 	sb_add(a, "", 1);
 	arg(a, "--seccomp"), arg_num(a, j->seccomp_fd);
 	arg(a, "--json-status-fd"), arg_num(a, j->status_fd);
@@ -346,11 +356,11 @@ static int build_args(struct strbuf *a, const struct cfg *cfg, const struct prof
 
 /* The arguments of a job (agent_fd -1) or a session (the agent's fd) into a memfd. */
 static int write_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
-		      int agent_fd, char *err, size_t errlen)
+		      int agent_fd, int e2b, char *err, size_t errlen)
 {
 	struct strbuf a = STRBUF_INIT;
 	struct env_pass pass;
-	const struct prof_env e = { &pass, 0 };
+	const struct prof_env e = { &pass, 0, e2b };
 	int fd, rc;
 
 	if (env_pass_parse(cfg, &pass, err, errlen) < 0)
@@ -384,7 +394,7 @@ int prof_job_env(const struct cfg *cfg, const struct prof_tables *t, const struc
 {
 	struct strbuf a = STRBUF_INIT;
 	struct env_pass pass;
-	const struct prof_env e = { &pass, 0 };
+	const struct prof_env e = { &pass, 0, 0 };
 	const struct prof_job j = { "", "", 0, env, -1, -1, -1 };
 	const char **name = NULL, **val = NULL;
 	size_t n = 0, cap = 0;
@@ -431,17 +441,17 @@ out:
 int prof_job_args(const struct cfg *cfg, const struct prof_tables *t, const struct prof_job *j,
 		  char *err, size_t errlen)
 {
-	return write_args(cfg, t, j, -1, err, errlen);
+	return write_args(cfg, t, j, -1, 0, err, errlen);
 }
 
 int prof_session_args(const struct cfg *cfg, const struct prof_tables *t,
-		      const struct prof_job *j, int agent_fd, char *err, size_t errlen)
+		      const struct prof_job *j, int agent_fd, int e2b, char *err, size_t errlen)
 {
 	if (agent_fd < 0) {
 		snprintf(err, errlen, "no agent fd");
 		return -1;
 	}
-	return write_args(cfg, t, j, agent_fd, err, errlen);
+	return write_args(cfg, t, j, agent_fd, e2b, err, errlen);
 }
 
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
@@ -493,7 +503,9 @@ static void print_mounts(FILE *f, const struct cfg *cfg, const struct prof_table
 		else if (src && strcmp(src, "@tmp") == 0)
 			fprintf(f, "mount %s size=%lldMiB %s\n", m->op, cfg->runner_tmp_mb, m->dst);
 		else if (src && strcmp(src, "@ws") == 0)
-			fprintf(f, "mount %s <workspace: tmpfs of disk_mb> %s\n", m->op, m->dst);
+			fprintf(f, "mount %s <workspace: tmpfs of disk_mb> %s\n", m->op,
+				strcmp(m->dst, "@home") == 0 ? PROF_WORKSPACE " (an E2B session: "
+				PROF_E2B_HOME " instead, no " PROF_WORKSPACE ")" : m->dst);
 		else
 			fprintf(f, "mount %s %s%s%s\n", m->op, src ? src : "", src ? " " : "",
 				m->dst);
@@ -515,14 +527,15 @@ static void print_rlimits(FILE *f, const struct prof_tables *t)
 /* The arguments a job gets, with its own parts and the runner's environment values
  * as placeholders. */
 static void print_args(FILE *f, const struct cfg *cfg, const struct prof_tables *t,
-		       const struct env_pass *pass, int network)
+		       const struct env_pass *pass, int network, int e2b)
 {
 	const struct prof_job j = { "<workspace>", "", cfg->runner_tmp_mb, NULL, SB_FD_SECCOMP,
 				    SB_FD_STATUS, network ? SB_FD_BLOCK : -1 };
-	const struct prof_env e = { pass, 1 };
+	const struct prof_env e = { pass, 1, e2b };
 	struct strbuf a = STRBUF_INIT;
 
-	fprintf(f, "bwrap-args%s (cwd \"\", no job env):", network ? " network" : "");
+	fprintf(f, "bwrap-args%s%s (cwd \"\", no job env):", network ? " network" : "",
+		e2b ? " e2b-session" : "");
 	if (build_args(&a, cfg, t, &j, &e, -1) < 0)
 		fprintf(f, " <out of memory>");
 	for (size_t off = 0; off < a.len; off += strlen(a.buf + off) + 1)
@@ -536,7 +549,10 @@ static void print_env(FILE *f, const struct cfg *cfg, const struct prof_tables *
 		      const struct env_pass *pass)
 {
 	for (size_t i = 0; i < t->n_env; i++)
-		fprintf(f, "env %s=%s\n", t->env[i][0], t->env[i][1]);
+		fprintf(f, "env %s=%s%s\n", t->env[i][0],
+			strcmp(t->env[i][1], "@home") == 0 ? PROF_WORKSPACE : t->env[i][1],
+			strcmp(t->env[i][1], "@home") == 0 ? " (an E2B session: " PROF_E2B_HOME ")"
+							    : "");
 	for (size_t i = 0; i < pass->n; i++)
 		fprintf(f, "env-passthrough %s (the runner's value at job start, if set; never "
 			   "printed or logged)\n", pass->names[i]);
@@ -582,8 +598,9 @@ void prof_print_tables(FILE *f, const struct cfg *cfg, const struct prof_tables 
 	for (int i = 0; i < LIM_COUNT; i++)
 		fprintf(f, "limit %s default %lld max %lld\n", limit_specs[i].name,
 			cfg->limit_default[i], cfg->limit_max[i]);
-	print_args(f, cfg, t, &pass, 0);
-	print_args(f, cfg, t, &pass, 1);
+	print_args(f, cfg, t, &pass, 0, 0);
+	print_args(f, cfg, t, &pass, 1, 0);
+	print_args(f, cfg, t, &pass, 0, 1);
 }
 
 void prof_print(FILE *f, const struct cfg *cfg)

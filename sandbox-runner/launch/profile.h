@@ -140,6 +140,13 @@ extern const char prof_net_resolv[];
  * -1 with errno. Called in the sandbox child before it drops root (sandbox.c). */
 int prof_write_etc(int dir, int network);
 
+/* Where the workspace is mounted ("@home" in the tables: the mount point, HOME and
+ * the directory commands start in): /workspace, or /home/user for a session made
+ * through the E2B API (sessions.e2b; the E2B SDKs expect that home). One mount either
+ * way: an E2B sandbox has no /workspace. */
+#define PROF_WORKSPACE "/workspace"
+#define PROF_E2B_HOME "/home/user"
+
 /* One job's side of the bwrap arguments. */
 struct json_t;
 struct prof_job {
@@ -168,8 +175,9 @@ int prof_job_env(const struct cfg *cfg, const struct prof_tables *t, const struc
  * then PROF_AGENT_PATH. */
 #define PROF_AGENT_DIR "/.sandbox"
 #define PROF_AGENT_PATH "/.sandbox/agent"
+/* e2b: the workspace, HOME and the start directory are PROF_E2B_HOME. */
 int prof_session_args(const struct cfg *cfg, const struct prof_tables *t,
-		      const struct prof_job *j, int agent_fd, char *err, size_t errlen);
+		      const struct prof_job *j, int agent_fd, int e2b, char *err, size_t errlen);
 /* prof_job_args with prof_default. */
 int prof_bwrap_args(const struct cfg *cfg, const char *workspace, const char *cwd,
 		    long long tmp_mb, const struct json_t *env, int seccomp_fd, int status_fd,

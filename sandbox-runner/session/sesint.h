@@ -65,6 +65,7 @@ struct ses {
 	size_t errlen;
 	struct scmd *cmds;
 	int ready, ours;
+	int e2b;               /* an E2B sandbox: the workspace is /home/user (PROF_E2B_HOME) */
 	double t0, last_busy, last_cmd_end, next_beat, next_req, next_cg, beat_at;
 	struct ss_beat beat;
 	/* The host's own work for the session's file requests (issue 25): bytes read,
@@ -111,6 +112,11 @@ void ses_command_error(struct ses *s, const char *cid, const char *why);
 void ses_read_agent(struct ses *s);
 /* The agent's stderr: kept (bounded) for the log. */
 void ses_read_stderr(struct ses *s);
+
+/* ssextra.c: sessions.e2b (0 or -1), and the lifetime expires_at - created_at in whole
+ * seconds as the API last set it (-1 on error). */
+int ss_load_e2b(struct db *db, const char *id, int *e2b);
+long long ss_lifetime(struct db *db, const char *id);
 
 /* ssandbox.c: the start, each 0 or -1 (the session ends failed, recorded) */
 int ses_net_available(struct ses *s);

@@ -209,7 +209,8 @@ static long spawn_payload(struct ses *s, const struct ss_cmd *c, uint32_t flags,
 	else if (*c->cwd && ws_mkdirs(s->l.wsfd, c->cwd, s->l.uid, err, sizeof err) < 0)
 		*why = "cwd could not be created in the workspace (a link or a file is in the way)";
 	else if (argv && env) {
-		snprintf(cwd, sizeof cwd, "/workspace%s%s", *c->cwd ? "/" : "", c->cwd);
+		snprintf(cwd, sizeof cwd, "%s%s%s", s->e2b ? PROF_E2B_HOME : PROF_WORKSPACE,
+			 *c->cwd ? "/" : "", c->cwd);
 		len = ap_spawn_encode(buf, flags, cwd, argv, argc, env, envc);
 		if (len < 0)
 			*why = "the command, its arguments and environment are too large for the agent";
@@ -364,6 +365,18 @@ static void req_file_do(struct ses *s, long long req, const char *kind, const js
 	size_t maxp = (size_t)s->cfg->max_path_bytes;
 	struct sf_err e = { 0 };
 
+	if (sf_entry_kind(kind)) {
+		const struct sf_limits lim = { s->cfg->session_list_max_files,
+					       s->cfg->session_file_max_bytes, maxp };
+		json_t *out = NULL;
+		if (sf_entry_request(s->l.wsfd, s->l.uid, kind, args, &lim,
+				     (const unsigned char *)db_res_s(res, i, "data"),
+				     db_res_l(res, i, "data"), b, &out, &e) < 0)
+			return req_sf_fail(s, req, &e);
+		ss_req_done(s->db, req, out, NULL, 0);
+		json_decref(out);
+		return;
+	}
 	if (strcmp(kind, "file_list") == 0) {
 		const json_t *rec = json_object_get(args, "recursive");
 		json_t *out = NULL;
@@ -481,7 +494,8 @@ static enum req_rc handle_request(struct ses *s, const struct db_res *res, size_
 		rc = req_stdin(s, req, cid, args, res, i);
 	else if (strncmp(kind, "file_", 5) == 0 &&
 		 (strcmp(kind, "file_list") == 0 || strcmp(kind, "file_get") == 0 ||
-		  strcmp(kind, "file_put") == 0 || strcmp(kind, "file_delete") == 0))
+		  strcmp(kind, "file_put") == 0 || strcmp(kind, "file_delete") == 0 ||
+		  sf_entry_kind(kind)))
 		req_file(s, req, kind, args, res, i);
 	else if (strcmp(kind, "close") == 0) {
 		ss_req_done(s->db, req, NULL, NULL, 0);
@@ -583,12 +597,26 @@ static void heartbeat(struct ses *s)
 		ses_end(s, "closed", "close requested");
 }
 
+/* The lifetime is the row's expires_at, read at each heartbeat: the API may move it
+ * (E2B's setTimeout), so a lifetime that seems over is read once more before the
+ * session ends, and the end names the lifetime as it is then. */
 static void check_time(struct ses *s, double now)
 {
+	long long life;
+
 	if (s->beat_at == 0)
 		return;
+	if (s->beat_at + (double)s->beat.expires_in_ms <= now && now - s->beat_at > 50) {
+		heartbeat(s);
+		s->next_beat = now + BEAT_MS;
+		if (s->end_status)
+			return;
+		now = util_mono_ms();
+	}
 	if (s->beat_at + (double)s->beat.expires_in_ms <= now) {
-		ses_end(s, "expired", "max lifetime of %lld s reached", s->row.max_seconds);
+		life = s->db ? ss_lifetime(s->db, s->id) : -1;
+		ses_end(s, "expired", "max lifetime of %lld s reached",
+			life > 0 ? life : s->row.max_seconds);
 		return;
 	}
 	if (s->ready && s->cmds == NULL) {
@@ -729,8 +757,10 @@ static int load(struct ses *s)
 {
 	for (int attempt = 1; attempt <= 10; attempt++) {
 		int rc = ses_db_ready(s) < 0 ? -1 : ss_load(s->db, s->id, s->runner_id, &s->row);
-		if (rc == 0)
+		if (rc == 0 && ss_load_e2b(s->db, s->id, &s->e2b) == 0)
 			return 0;
+		if (rc == 0)
+			rc = -1;
 		if (rc == 1)
 			return 1;
 		ss_session_free(&s->row);

@@ -1,6 +1,7 @@
 /* A session's file API on the host (GET/PUT/DELETE/list under the workspace) (see
  * sfiles.h). */
 #include "sfiles.h"
+#include "sfint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,15 +21,10 @@
 #include "sha256.h"
 #include "util.h"
 
-#define SF_DEPTH_MAX 32
-#define SF_WALK_MAX 200000 /* entries looked at in one listing (tmpfs inodes bound it too) */
 #define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 #define SF_IO_CHUNK 65536 /* a read or write between two looks at the budget */
 
-static int fail(struct sf_err *e, int http, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(struct sf_err *e, int http, const char *code, const char *fmt, ...)
+int sf_fail(struct sf_err *e, int http, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -57,7 +53,7 @@ long long sf_budget_left(const struct sf_budget *b)
 }
 
 /* 1 once the time is spent (b->cut says so from then on). */
-static int time_out(struct sf_budget *b)
+int sf_time_out(struct sf_budget *b)
 {
 	if (b == NULL || b->deadline <= 0 || util_mono_ms() < b->deadline)
 		return 0;
@@ -75,41 +71,41 @@ int sf_budget_take(struct sf_budget *b, long long n)
 			b->cut = SF_CUT_BYTES;
 		return -1;
 	}
-	if (time_out(b))
+	if (sf_time_out(b))
 		return -1;
 	b->bytes += n;
 	return 0;
 }
 
 /* A request cut by its budget: 413, naming the limit (the API passes too_large on). */
-static int fail_budget(struct sf_err *e, const struct sf_budget *b)
+int sf_fail_budget(struct sf_err *e, const struct sf_budget *b)
 {
 	if (b->cut && strcmp(b->cut, SF_CUT_TIME) == 0)
-		return fail(e, 413, "too_large",
+		return sf_fail(e, 413, "too_large",
 			    "the host's work for this request ran past its time budget"
 			    " (session_host_ms)");
-	return fail(e, 413, "too_large",
+	return sf_fail(e, 413, "too_large",
 		    "the request is over the host's byte budget for one request (session_host_bytes)");
 }
 
 /* errno of a failed open or stat -> the refusal; the path is the request's own. */
-static int fail_errno(struct sf_err *e, int err)
+int sf_fail_errno(struct sf_err *e, int err)
 {
 	switch (err) {
-	case ENOENT: return fail(e, 404, "not_found", "no such file");
-	case ELOOP: return fail(e, 409, "symlink", "the path or one of its parents is a symbolic link");
-	case EXDEV: return fail(e, 409, "not_regular_file", "the path crosses a mount");
-	case ENOTDIR: return fail(e, 409, "not_a_directory", "a parent of the path is not a directory");
-	case EISDIR: return fail(e, 409, "not_regular_file", "the path is a directory");
+	case ENOENT: return sf_fail(e, 404, "not_found", "no such file");
+	case ELOOP: return sf_fail(e, 409, "symlink", "the path or one of its parents is a symbolic link");
+	case EXDEV: return sf_fail(e, 409, "not_regular_file", "the path crosses a mount");
+	case ENOTDIR: return sf_fail(e, 409, "not_a_directory", "a parent of the path is not a directory");
+	case EISDIR: return sf_fail(e, 409, "not_regular_file", "the path is a directory");
 	case ENOSPC:
-	case EDQUOT: return fail(e, 507, "disk_full", "the session's workspace is full (disk_mb)");
-	case EFBIG: return fail(e, 413, "too_large", "the file is too large");
-	default: return fail(e, 500, "internal_error", "file operation failed: %s", strerror(err));
+	case EDQUOT: return sf_fail(e, 507, "disk_full", "the session's workspace is full (disk_mb)");
+	case EFBIG: return sf_fail(e, 413, "too_large", "the file is too large");
+	default: return sf_fail(e, 500, "internal_error", "file operation failed: %s", strerror(err));
 	}
 }
 
 /* openat2 beneath dir, never through a link, never off the workspace's mount. */
-static int open_safe(int dir, const char *path, int flags)
+int sf_open_safe(int dir, const char *path, int flags)
 {
 	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW),
 				.resolve = RESOLVE_SAFE };
@@ -121,17 +117,17 @@ static int open_safe(int dir, const char *path, int flags)
 	return fd;
 }
 
-static int check_path(const char *path, size_t max_path, struct sf_err *e)
+int sf_check_path(const char *path, size_t max_path, struct sf_err *e)
 {
 	const char *why = pr_rel_path(path, max_path);
 
 	if (why != NULL)
-		return fail(e, 400, "invalid_path", "path: %s", why);
+		return sf_fail(e, 400, "invalid_path", "path: %s", why);
 	return 0;
 }
 
 /* The final component of path (after its last '/'). */
-static const char *base_name(const char *path)
+const char *sf_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -140,49 +136,49 @@ static const char *base_name(const char *path)
 
 /* A failed open of comp under dir: a link (which O_NOFOLLOW | O_DIRECTORY reports as
  * ENOTDIR) is named as such. */
-static int fail_at(int dir, const char *comp, int err, struct sf_err *e)
+int sf_fail_at(int dir, const char *comp, int err, struct sf_err *e)
 {
 	struct stat st;
 
 	if ((err == ENOTDIR || err == ELOOP) && fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISLNK(st.st_mode))
 		err = ELOOP;
-	return fail_errno(e, err);
+	return sf_fail_errno(e, err);
 }
 
 /* One directory step below fd; with create, a missing one is made (owned by uid,
  * 0755). A new fd, or -1 and e. */
 static int step(int fd, const char *comp, int create, uid_t uid, struct sf_err *e)
 {
-	int next = open_safe(fd, comp, O_RDONLY | O_DIRECTORY);
+	int next = sf_open_safe(fd, comp, O_RDONLY | O_DIRECTORY);
 
 	if (next < 0 && errno == ENOENT && create) {
 		if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST)
-			return fail_errno(e, errno);
-		next = open_safe(fd, comp, O_RDONLY | O_DIRECTORY);
+			return sf_fail_errno(e, errno);
+		next = sf_open_safe(fd, comp, O_RDONLY | O_DIRECTORY);
 		/* ours or not, it is a directory of the session's tree now */
 		if (next >= 0 && fchown(next, uid, uid) < 0) {
 			int err = errno;
 			close(next);
-			return fail_errno(e, err);
+			return sf_fail_errno(e, err);
 		}
 	}
 	if (next < 0)
-		return fail_at(fd, comp, errno, e);
+		return sf_fail_at(fd, comp, errno, e);
 	return next;
 }
 
 /* Walks path's directories by fd, one component at a time (all of them with whole,
  * else all but the last): the workspace itself for a bare name. */
-static int walk_dirs(int wsfd, const char *path, int whole, int create, uid_t uid,
+int sf_walk_dirs(int wsfd, const char *path, int whole, int create, uid_t uid,
 		     struct sf_err *e)
 {
 	char comp[256];
 	const char *p = path;
-	int fd = open_safe(wsfd, ".", O_RDONLY | O_DIRECTORY);
+	int fd = sf_open_safe(wsfd, ".", O_RDONLY | O_DIRECTORY);
 
 	if (fd < 0)
-		return fail_errno(e, errno);
+		return sf_fail_errno(e, errno);
 	while (*p) {
 		size_t n = strcspn(p, "/");
 		int next;
@@ -191,7 +187,7 @@ static int walk_dirs(int wsfd, const char *path, int whole, int create, uid_t ui
 			break;
 		if (n >= sizeof comp) {
 			close(fd);
-			return fail(e, 400, "invalid_path", "path: a component is too long");
+			return sf_fail(e, 400, "invalid_path", "path: a component is too long");
 		}
 		memcpy(comp, p, n);
 		comp[n] = '\0';
@@ -207,7 +203,7 @@ static int walk_dirs(int wsfd, const char *path, int whole, int create, uid_t ui
 
 static int open_parent(int wsfd, const char *path, int create, uid_t uid, struct sf_err *e)
 {
-	return walk_dirs(wsfd, path, 0, create, uid, e);
+	return sf_walk_dirs(wsfd, path, 0, create, uid, e);
 }
 
 /* Opens a regular file for reading without blocking on a fifo and without
@@ -216,25 +212,25 @@ static int open_parent(int wsfd, const char *path, int create, uid_t uid, struct
 static int open_regular(int dir, const char *name, struct stat *st, struct sf_err *e)
 {
 	struct stat st2;
-	int pfd = open_safe(dir, name, O_PATH), fd;
+	int pfd = sf_open_safe(dir, name, O_PATH), fd;
 
 	if (pfd < 0)
-		return fail_errno(e, errno);
+		return sf_fail_errno(e, errno);
 	if (fstat(pfd, st) < 0 || !S_ISREG(st->st_mode)) {
 		close(pfd);
 		if (S_ISLNK(st->st_mode))
-			return fail(e, 409, "symlink", "the path is a symbolic link");
+			return sf_fail(e, 409, "symlink", "the path is a symbolic link");
 		if (S_ISDIR(st->st_mode))
-			return fail(e, 409, "not_regular_file", "the path is a directory");
-		return fail(e, 409, "not_regular_file", "the path is not a regular file");
+			return sf_fail(e, 409, "not_regular_file", "the path is a directory");
+		return sf_fail(e, 409, "not_regular_file", "the path is not a regular file");
 	}
 	close(pfd);
-	fd = open_safe(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	fd = sf_open_safe(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return fail_errno(e, errno);
+		return sf_fail_errno(e, errno);
 	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_ino != st->st_ino) {
 		close(fd);
-		return fail(e, 409, "not_regular_file", "the path changed while it was opened");
+		return sf_fail(e, 409, "not_regular_file", "the path changed while it was opened");
 	}
 	*st = st2;
 	return fd;
@@ -249,7 +245,7 @@ static int read_bounded(int fd, size_t max, struct sf_budget *b, unsigned char *
 	unsigned char *buf = malloc(cap);
 
 	if (buf == NULL)
-		return fail(e, 500, "internal_error", "out of memory");
+		return sf_fail(e, 500, "internal_error", "out of memory");
 	for (;;) {
 		ssize_t r;
 
@@ -257,13 +253,13 @@ static int read_bounded(int fd, size_t max, struct sf_budget *b, unsigned char *
 			unsigned char *nb;
 			if (cap > max) {
 				free(buf);
-				return fail(e, 413, "too_large", "the file is over %zu bytes", max);
+				return sf_fail(e, 413, "too_large", "the file is over %zu bytes", max);
 			}
 			cap *= 2;
 			nb = realloc(buf, cap);
 			if (nb == NULL) {
 				free(buf);
-				return fail(e, 500, "internal_error", "out of memory");
+				return sf_fail(e, 500, "internal_error", "out of memory");
 			}
 			buf = nb;
 		}
@@ -273,18 +269,18 @@ static int read_bounded(int fd, size_t max, struct sf_budget *b, unsigned char *
 		if (r < 0) {
 			int err = errno;
 			free(buf);
-			return fail_errno(e, err);
+			return sf_fail_errno(e, err);
 		}
 		if (r == 0)
 			break;
 		if (sf_budget_take(b, r) < 0) {
 			free(buf);
-			return fail_budget(e, b);
+			return sf_fail_budget(e, b);
 		}
 		n += (size_t)r;
 		if (n > max) {
 			free(buf);
-			return fail(e, 413, "too_large", "the file is over %zu bytes", max);
+			return sf_fail(e, 413, "too_large", "the file is over %zu bytes", max);
 		}
 	}
 	*data = buf;
@@ -300,23 +296,23 @@ int sf_get(int wsfd, const char *path, long long max, size_t max_path, struct sf
 
 	*data = NULL;
 	*len = 0;
-	if (check_path(path, max_path, e) < 0)
+	if (sf_check_path(path, max_path, e) < 0)
 		return -1;
 	if ((dir = open_parent(wsfd, path, 0, 0, e)) < 0)
 		return -1;
-	fd = open_regular(dir, base_name(path), &st, e);
+	fd = open_regular(dir, sf_base_name(path), &st, e);
 	close(dir);
 	if (fd < 0)
 		return -1;
 	if (st.st_size > max) {
 		close(fd);
-		return fail(e, 413, "too_large", "the file is %lld bytes, over %lld",
+		return sf_fail(e, 413, "too_large", "the file is %lld bytes, over %lld",
 			    (long long)st.st_size, max);
 	}
 	if (st.st_size > sf_budget_left(b)) {
 		close(fd);
 		sf_budget_take(b, st.st_size); /* refused: names the limit */
-		return fail_budget(e, b);
+		return sf_fail_budget(e, b);
 	}
 	rc = read_bounded(fd, (size_t)max, b, data, len, e);
 	close(fd);
@@ -330,7 +326,7 @@ static int write_all(int fd, const unsigned char *data, size_t len, struct sf_bu
 	while (len > 0) {
 		ssize_t w;
 
-		if (time_out(b))
+		if (sf_time_out(b))
 			return -2;
 		w = write(fd, data, len > SF_IO_CHUNK ? SF_IO_CHUNK : len);
 		if (w < 0 && errno == EINTR)
@@ -369,11 +365,11 @@ static int target_ok(int dir, const char *name, struct sf_err *e)
 	struct stat st;
 
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : fail_errno(e, errno);
+		return errno == ENOENT ? 0 : sf_fail_errno(e, errno);
 	if (S_ISLNK(st.st_mode))
-		return fail(e, 409, "symlink", "the path is a symbolic link");
+		return sf_fail(e, 409, "symlink", "the path is a symbolic link");
 	if (!S_ISREG(st.st_mode))
-		return fail(e, 409, "not_regular_file", "the path exists and is not a regular file");
+		return sf_fail(e, 409, "not_regular_file", "the path exists and is not a regular file");
 	return 0;
 }
 
@@ -381,16 +377,16 @@ int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, un
 	   uid_t uid, size_t max_path, struct sf_budget *b, struct sf_err *e)
 {
 	char tmp[32];
-	const char *name = base_name(path);
+	const char *name = sf_base_name(path);
 	int dir, fd, err, wr;
 
-	if (check_path(path, max_path, e) < 0)
+	if (sf_check_path(path, max_path, e) < 0)
 		return -1;
 	if (mode > 0777)
-		return fail(e, 400, "invalid_mode", "mode must be 0..0777");
+		return sf_fail(e, 400, "invalid_mode", "mode must be 0..0777");
 	if ((long long)len > sf_budget_left(b)) {
 		sf_budget_take(b, (long long)len);
-		return fail_budget(e, b);
+		return sf_fail_budget(e, b);
 	}
 	if ((dir = open_parent(wsfd, path, 1, uid, e)) < 0)
 		return -1;
@@ -401,7 +397,7 @@ int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, un
 	if ((fd = temp_file(dir, tmp)) < 0) {
 		err = errno;
 		close(dir);
-		return fail_errno(e, err);
+		return sf_fail_errno(e, err);
 	}
 	wr = write_all(fd, data, len, b);
 	if (wr == 0 && (fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0))
@@ -414,7 +410,7 @@ int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, un
 	if (wr < 0) {
 		unlinkat(dir, tmp, 0);
 		close(dir);
-		return wr == -2 ? fail_budget(e, b) : fail_errno(e, err);
+		return wr == -2 ? sf_fail_budget(e, b) : sf_fail_errno(e, err);
 	}
 	/* A link planted at name since target_ok is replaced by rename, not followed;
 	 * a directory planted there makes rename fail. */
@@ -422,7 +418,7 @@ int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, un
 		err = errno;
 		unlinkat(dir, tmp, 0);
 		close(dir);
-		return fail_errno(e, err == ENOTDIR ? EISDIR : err);
+		return sf_fail_errno(e, err == ENOTDIR ? EISDIR : err);
 	}
 	close(dir);
 	return 0;
@@ -430,22 +426,22 @@ int sf_put(int wsfd, const char *path, const unsigned char *data, size_t len, un
 
 int sf_delete(int wsfd, const char *path, size_t max_path, struct sf_err *e)
 {
-	const char *name = base_name(path);
+	const char *name = sf_base_name(path);
 	struct stat st;
 	int dir, rc = 0;
 
-	if (check_path(path, max_path, e) < 0)
+	if (sf_check_path(path, max_path, e) < 0)
 		return -1;
 	if ((dir = open_parent(wsfd, path, 0, 0, e)) < 0)
 		return -1;
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		rc = fail_errno(e, errno);
+		rc = sf_fail_errno(e, errno);
 	else if (S_ISLNK(st.st_mode))
-		rc = fail(e, 409, "symlink", "the path is a symbolic link");
+		rc = sf_fail(e, 409, "symlink", "the path is a symbolic link");
 	else if (!S_ISREG(st.st_mode))
-		rc = fail(e, 409, "not_regular_file", "the path is not a regular file");
+		rc = sf_fail(e, 409, "not_regular_file", "the path is not a regular file");
 	else if (unlinkat(dir, name, 0) < 0) /* a link planted meanwhile goes, not its target */
-		rc = fail_errno(e, errno);
+		rc = sf_fail_errno(e, errno);
 	close(dir);
 	return rc;
 }
@@ -499,7 +495,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (++w->seen > SF_WALK_MAX || time_out(w->b)) {
+		if (++w->seen > SF_WALK_MAX || sf_time_out(w->b)) {
 			w->overflow = 1;
 			break;
 		}
@@ -512,7 +508,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		if (S_ISREG(st.st_mode)) {
 			rc = add_entry(w, rel, (long long)st.st_size);
 		} else if (S_ISDIR(st.st_mode) && w->recursive && depth < SF_DEPTH_MAX) {
-			int sub = open_safe(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+			int sub = sf_open_safe(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
 			if (sub >= 0)
 				rc = walk_dir(w, sub, rel, depth + 1);
 		}
@@ -543,7 +539,7 @@ static json_t *file_sha(int rootfd, const char *rel, struct sf_budget *b)
 	if (slash) {
 		char parent[AN_PATH_MAX + 1];
 		snprintf(parent, sizeof parent, "%.*s", (int)(slash - rel), rel);
-		dir = open_safe(rootfd, parent, O_RDONLY | O_DIRECTORY);
+		dir = sf_open_safe(rootfd, parent, O_RDONLY | O_DIRECTORY);
 		if (dir < 0)
 			return NULL;
 	}
@@ -581,7 +577,7 @@ static json_t *entry_sha(int rootfd, const struct entry *en, struct sf_budget *b
 {
 	json_t *h = NULL;
 
-	if (time_out(b))
+	if (sf_time_out(b))
 		return json_null();
 	if (en->size > sf_budget_left(b))
 		sf_budget_take(b, en->size); /* refused: marks the cut */
@@ -618,16 +614,16 @@ int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long m
 	*out = NULL;
 	if (root == NULL || *root == '\0' || strcmp(root, ".") == 0)
 		root = ".";
-	else if (check_path(root, max_path, e) < 0)
+	else if (sf_check_path(root, max_path, e) < 0)
 		return -1;
-	rootfd = walk_dirs(wsfd, strcmp(root, ".") == 0 ? "" : root, 1, 0, 0, e);
+	rootfd = sf_walk_dirs(wsfd, strcmp(root, ".") == 0 ? "" : root, 1, 0, 0, e);
 	if (rootfd < 0)
 		return -1;
 	walkfd = dup(rootfd);
 	if (walkfd < 0 || walk_dir(&w, walkfd, "", 0) < 0) {
 		walk_free(&w);
 		close(rootfd);
-		return fail(e, 500, "internal_error", "listing failed: %s", strerror(errno));
+		return sf_fail(e, 500, "internal_error", "listing failed: %s", strerror(errno));
 	}
 	if (w.n > 1)
 		qsort(w.v, w.n, sizeof *w.v, by_path);
@@ -635,6 +631,6 @@ int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long m
 	walk_free(&w);
 	close(rootfd);
 	if (*out == NULL)
-		return fail(e, 500, "internal_error", "out of memory");
+		return sf_fail(e, 500, "internal_error", "out of memory");
 	return 0;
 }

@@ -140,7 +140,8 @@ int ses_start_sandbox(struct ses *s)
 	const struct prof_job pj = { s->l.ws_path, "", s->cfg->runner_tmp_mb, s->row.env,
 				     SB_FD_SECCOMP, SB_FD_STATUS,
 				     s->row.network ? SB_FD_BLOCK : -1 };
-	if ((args = prof_session_args(s->cfg, &s->prof->t, &pj, SB_FD_AGENT, err, sizeof err)) < 0) {
+	if ((args = prof_session_args(s->cfg, &s->prof->t, &pj, SB_FD_AGENT, s->e2b, err,
+				      sizeof err)) < 0) {
 		ses_start_fail(s, STAGE_COMMAND_START, "sandbox setup failed", err);
 		goto out;
 	}

@@ -11,6 +11,8 @@
 void suite_artname(void); /* tests/unit/test_artname.c */
 void suite_dbhosts(void); /* tests/unit/test_dbhosts.c */
 void suite_e2b(void);     /* tests/unit/test_e2b.c */
+void suite_sfentry(void); /* tests/unit/test_sfentry.c */
+void suite_e2bhome(void); /* tests/unit/test_e2bhome.c */
 
 
 int main(void)
@@ -48,6 +50,8 @@ int main(void)
 	suite_agent();
 	suite_warm();
 	suite_sfiles();
+	suite_sfentry();
+	suite_e2bhome();
 	suite_reclaim();
 	suite_waiter();
 	suite_svalidate();
