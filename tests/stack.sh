@@ -517,6 +517,8 @@ runner_runtime_probe_seconds = $((${SANDBOX_TIME_SCALE:-1} > 1 ? 20 : 2))
 api_wait_slots_per_key = 4
 schema_dir = $REPO/schema
 runner_state_dir = $VAR/runner
+# sandbox ports' sockets (nginx reaches a session's ports through them)
+session_ports_dir = $VAR/run/ports
 runner_slots = $(($(nproc) * 2))
 # Per stack, so that two stacks on one host (make up, make test) never share a
 # slot's uid or cgroup.

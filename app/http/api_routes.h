@@ -57,7 +57,9 @@
 	X("DELETE", "/v1/sessions/{id}/files/{path*}", h_file_delete, 0) \
 	X("GET", "/v1/mcp", h_mcp, 1)                                   \
 	X("POST", "/v1/mcp", h_mcp, 0)                                  \
-	X("POST", "/process.Process/{id}", h_envd_process, 1)
+	X("POST", "/process.Process/{id}", h_envd_process, 1)           \
+	X("GET", "/_sandbox/port-auth", h_port_auth, 1)                  \
+	X("GET", "/v1/sessions/{id}/ports/{port}", h_sess_port, 0)
 
 #define API_ROUTE_DECL(method, pattern, handler, is_public) route_fn handler;
 API_ROUTES(API_ROUTE_DECL)
