@@ -78,15 +78,15 @@ json_t *e2b_sandbox_info(const struct sess_view *v, const char *domain)
 		meta = json_object();
 	}
 	return json_pack("{s:s, s:s, s:n, s:s, s:o, s:s, s:s?, s:s?, s:s, s:i, s:I, s:I, s:s?,"
-			 " s:{s:b}, s:{s:b, s:b}, s:[]}",
+			 " s:b, s:{s:s, s:b}, s:[]}",
 			 "sandboxID", v->id, "templateID", e2b_template_of(v->profile_name),
 			 "alias", "clientID", "sandbox", "metadata", meta, "envdVersion",
 			 E2B_ENVD_VERSION, "startedAt", v->created_at, "endAt",
 			 v->ended_at ? v->ended_at : v->expires_at, "state",
 			 sv_session_live(v->status) ? "running" : "killed", "cpuCount", 1,
 			 "memoryMB", v->limits[SV_MEMORY_MB], "diskSizeMB", v->limits[SV_DISK_MB],
-			 "domain", domain, "network", "allowInternetAccess", v->network != 0,
-			 "lifecycle", "autoPause", 0, "autoResume", 0, "volumeMounts");
+			 "domain", domain, "allowInternetAccess", v->network != 0, "lifecycle",
+			 "onTimeout", "kill", "autoResume", 0, "volumeMounts");
 }
 
 /* The sandbox id of a route, or after answering 404 (-1): one E2B sandbox of the
