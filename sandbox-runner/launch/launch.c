@@ -270,7 +270,7 @@ static int wait_readable(int fd, int ms)
 }
 
 /* The sandbox's pid on the host, from bwrap's {"child-pid": N}: waits up to 10 s. */
-static pid_t child_pid(struct launch *l, int *fd)
+pid_t launch_child_pid(struct launch *l, int *fd)
 {
 	for (int i = 0; i < 100 && !l->bst.have_pid && *fd >= 0; i++) {
 		if (wait_readable(*fd, 100) < 0)
@@ -285,7 +285,7 @@ int launch_net_setup(struct launch *l, int *statusfd, int *blockfd)
 	static const char *const what = "network setup failed";
 	int ready[2];
 	char c, err[256];
-	pid_t child = child_pid(l, statusfd);
+	pid_t child = launch_child_pid(l, statusfd);
 
 	if (child <= 0)
 		return launch_fail(l, STAGE_COMMAND_START, what, "sandbox did not start");

@@ -113,6 +113,9 @@ pid_t launch_spawn(struct launch *l, const struct sb_spawn *sp, int retry, char 
 		   size_t errlen);
 /* Takes what bwrap's status pipe has now into bst; closes it at EOF. */
 void launch_read_status(struct launch *l, int *fd);
+/* The sandbox's pid on the host (bwrap's child: its namespaces), read from bwrap's
+ * status fd (*statusfd) within 10 s; -1 when bwrap never said. */
+pid_t launch_child_pid(struct launch *l, int *statusfd);
 /* Network sandboxes: bwrap is blocked before exec until slirp4netns has configured
  * tap0 in the sandbox's network namespace; then *blockfd is written and closed.
  * 0, or -1 (failed at stage command_start: "network setup failed"). */

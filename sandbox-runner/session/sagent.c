@@ -308,6 +308,7 @@ static void on_hello(struct ses *s, const struct ap_frame *f)
 	if (s->ready || f->len != 4 || f->cid != 0 || ap_get_u32(f->payload) != AP_VERSION)
 		return violation(s, "bad HELLO");
 	s->ready = 1;
+	ses_ports_start(s); /* before the session is ready: its ports work from then on */
 	for (int attempt = 1; attempt <= 5; attempt++) {
 		rc = ses_db_ready(s) < 0 ? -1 : ss_set_ready(s->db, s->id, s->runner_id);
 		if (rc == 0) {

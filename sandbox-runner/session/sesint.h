@@ -66,6 +66,8 @@ struct ses {
 	struct scmd *cmds;
 	int ready, ours;
 	int e2b;               /* an E2B sandbox: the workspace is /home/user (PROF_E2B_HOME) */
+	pid_t ports;           /* the port helper (sports.h), 0: none */
+	char ports_sock[CFG_PATH_MAX + 48];
 	double t0, last_busy, last_cmd_end, next_beat, next_req, next_cg, beat_at;
 	struct ss_beat beat;
 	/* The host's own work for the session's file requests (issue 25): bytes read,
@@ -123,6 +125,8 @@ int ses_net_available(struct ses *s);
 int ses_prepare_workspace(struct ses *s);
 int ses_prepare_limits(struct ses *s);
 int ses_start_sandbox(struct ses *s);
+/* The port helper once the sandbox runs (sports.h); stopped by ses_end_session. */
+void ses_ports_start(struct ses *s);
 /* Output kept, every process killed, the slot cleaned, the end recorded and logged. */
 void ses_end_session(struct ses *s);
 

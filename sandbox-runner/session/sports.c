@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+
 #define BUF 65536
 
 /* ------------------------------------------------------------------ the head */
@@ -389,4 +391,39 @@ void sp_stop(pid_t helper_pid, const char *sock_path)
 	}
 	if (sock_path != NULL && *sock_path)
 		unlink(sock_path);
+}
+
+pid_t sp_session_start(const struct cfg *cfg, const char *sid, pid_t child, uid_t uid,
+		       char *sock, size_t socklen, char *err, size_t n)
+{
+	struct sp_conf c = { .sock_path = sock, .child = child, .uid = uid, .sid = sid,
+			     .max_conns = (int)cfg->session_port_connections,
+			     .idle_ms = cfg->session_port_idle_seconds * 1000 };
+	const struct group *gr;
+
+	sock[0] = '\0';
+	if (cfg->session_ports_dir[0] == '\0')
+		return 0;
+	if (child <= 0) {
+		snprintf(err, n, "the sandbox's pid is unknown");
+		return -1;
+	}
+	if (mkdir(cfg->session_ports_dir, 0711) < 0 && errno != EEXIST) {
+		snprintf(err, n, "session_ports_dir %s: %s", cfg->session_ports_dir, strerror(errno));
+		return -1;
+	}
+	c.sock_gid = getegid();
+	if (cfg->fcgi_socket_group[0] != '\0') {
+		if ((gr = getgrnam(cfg->fcgi_socket_group)) == NULL) {
+			snprintf(err, n, "fcgi_socket_group: no group named '%s'", cfg->fcgi_socket_group);
+			return -1;
+		}
+		c.sock_gid = gr->gr_gid;
+	}
+	if ((size_t)snprintf(sock, socklen, "%s/%s.sock", cfg->session_ports_dir, sid) >= socklen) {
+		snprintf(err, n, "session_ports_dir: the socket path is too long");
+		sock[0] = '\0';
+		return -1;
+	}
+	return sp_start(&c, err, n);
 }

@@ -44,6 +44,15 @@ pid_t sp_start(const struct sp_conf *c, char *err, size_t n);
 /* Kills and reaps the helper (pid > 0) and removes its socket. */
 void sp_stop(pid_t helper, const char *sock_path);
 
+struct cfg;
+/* A session's helper: its socket <session_ports_dir>/<sid>.sock (the directory made
+ * 0711 when missing: nginx needs to search it, nobody to list it) with the group of
+ * fcgi_socket_group (nginx's workers; empty: ours), the connection bounds of cfg. The
+ * socket's path in sock. Its pid, or -1 with err; 0 when ports are off
+ * (session_ports_dir ""). */
+pid_t sp_session_start(const struct cfg *cfg, const char *sid, pid_t child, uid_t uid,
+		       char *sock, size_t socklen, char *err, size_t n);
+
 /* ---- pure (unit-tested) ---- */
 
 /* A request head: buf[0 .. len) ends with the blank line at *head_len (else 0:

@@ -17,6 +17,7 @@
 
 #include "artname.h"
 #include "jobstate.h"
+#include "sports.h"
 #include "log.h"
 #include "net.h"
 #include "pathrules.h"
@@ -212,8 +213,25 @@ static void log_end(struct ses *s)
 	       s->end_reason, "cleanup", s->l.cleanup_status, (char *)NULL);
 }
 
+/* The session's ports (sports.h): the helper, once the sandbox runs; a failure costs
+ * the ports only (nginx then answers 502), never the session. */
+void ses_ports_start(struct ses *s)
+{
+	char err[300];
+	pid_t child = launch_child_pid(&s->l, &s->statusfd);
+
+	s->ports = sp_session_start(s->cfg, s->id, child, s->l.uid, s->ports_sock,
+				    sizeof s->ports_sock, err, sizeof err);
+	if (s->ports < 0) {
+		log_kv("warn", "session_ports", "session", s->id, "error", err, (char *)NULL);
+		s->ports = 0;
+	}
+}
+
 void ses_end_session(struct ses *s)
 {
+	sp_stop(s->ports, s->ports_sock);
+	s->ports = 0;
 	if (s->ag >= 0 && s->ours)
 		ses_flush_all(s, 1); /* what the commands wrote before the end is kept */
 	launch_close_fd(&s->ag);
