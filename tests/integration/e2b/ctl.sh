@@ -197,6 +197,23 @@ e2b_req "$EA_TOK" POST "/sandboxes/$A2_ID/timeout" '{"timeout":900}'
 expect_status 204
 expect_true "expires_at is 900 s from now ($(ctl_row "TIMESTAMPDIFF(SECOND, NOW(3), expires_at)" "$A2_ID"))" \
 	in_range "$(ctl_row "TIMESTAMPDIFF(SECOND, NOW(3), expires_at)" "$A2_ID")" 880 900
+ctx "e2b: setTimeout ends a sandbox then"
+e2b_create "$EA_TOK"
+T_ID=$E2B_ID
+e2b_req "$EA_TOK" POST "/sandboxes/$T_ID/timeout" '{"timeout":1}'
+expect_status 204
+_t_ended() { [ "$(ctl_row status "$T_ID")" = expired ]; }
+if poll 15 _t_ended; then
+	_ok "$(_name "the session expired ($(ctl_row end_reason "$T_ID"))")"
+elif ! grep -q ss_lifetime "$REPO"/sandbox-runner/session/*.c 2> /dev/null; then
+	skip "$(_name "the session expired")" "this runner does not re-read expires_at yet"
+	e2b_kill "$EA_TOK" "$T_ID"
+else
+	_notok "$(_name "the session expired")" expired "$(ctl_row status "$T_ID")" 0
+fi
+e2b_req "$EA_TOK" GET "/sandboxes/$T_ID"
+[ "$(ctl_row status "$T_ID")" = expired ] && expect_e2b 404
+ctx "e2b: setTimeout errors"
 e2b_req "$EA_TOK" POST "/sandboxes/$A2_ID/timeout" '{}'
 expect_e2b 400 'timeout'
 e2b_req "$EA_TOK" POST "/sandboxes/$A2_ID/timeout" '{"timeout":0}'
