@@ -232,6 +232,42 @@ expect_eq "both tokens stored, as SHA-256" 2 \
 	"$(sql "SELECT COUNT(*) FROM e2b_tokens WHERE session_id = '$A_ID' AND token_hash IN (UNHEX(SHA2('$A_TOK', 256)), UNHEX(SHA2('$A_TOK2', 256)))")"
 expect_eq "connect killed nothing, its end unchanged" "ready 300" \
 	"$(ctl_row "CONCAT_WS(' ', status, TIMESTAMPDIFF(SECOND, created_at, expires_at))" "$A_ID")"
+ctx "e2b: both tokens open the sandbox (envd_resolve)"
+# envd's cheapest call (process.Process/List, app/e2b/eprocess.c): not recorded for the
+# OpenAPI check (envd is not the REST API)
+ctl_envd() {
+	curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' -X POST \
+		-H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' --data '{}' \
+		"$@" "$E2B_SANDBOX_URL/process.Process/List"
+}
+code=$(ctl_envd -H "E2b-Sandbox-Id: $A_ID" -H "X-Access-Token: $A_TOK")
+if [ "$code" = 404 ] && [ "$(jq -r '.error.code?' "$BODY" 2> /dev/null)" = not_found ]; then
+	skip "$(_name "resolve")" "this build has no envd process service (app/e2b/eprocess.c)"
+else
+	expect_eq "the first token, with E2b-Sandbox-Id" 200 "$code"
+	expect_eq "the connect's token, with E2b-Sandbox-Id" 200 \
+		"$(ctl_envd -H "E2b-Sandbox-Id: $A_ID" -H "X-Access-Token: $A_TOK2")"
+	expect_eq "the connect's token alone (the Python SDK after connect)" 200 \
+		"$(ctl_envd -H "X-Access-Token: $A_TOK2")"
+	expect_eq "by the host name 49983-<id>.<domain>" 200 \
+		"$(curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' -X POST \
+			-H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' --data '{}' \
+			-H "X-Access-Token: $A_TOK2" "https://49983-$A_ID.$E2B_DOMAIN/process.Process/List")"
+	code=$(ctl_envd -H "E2b-Sandbox-Id: $A2_ID" -H "X-Access-Token: $A_TOK")
+	expect_eq "A's token does not open A2" "401 unauthenticated" "$code $(jq -r .code "$BODY")"
+	NOTOK=$(jq -c . "$BODY")
+	ctl_envd -H "E2b-Sandbox-Id: $A_ID" > /dev/null
+	expect_eq "no token: the same answer" "$NOTOK" "$(jq -c . "$BODY")"
+	ctl_envd -H "E2b-Sandbox-Id: $NOSUCH" -H "X-Access-Token: $A_TOK" > /dev/null
+	expect_eq "an unknown sandbox: the same answer" "$NOTOK" "$(jq -c . "$BODY")"
+	ctl_envd -H "E2b-Sandbox-Id: $REST_ID" -H "X-Access-Token: $A_TOK" > /dev/null
+	expect_eq "a REST session: the same answer" "$NOTOK" "$(jq -c . "$BODY")"
+	code=$(curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' -X POST \
+		-H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' --data '{}' \
+		-H "E2b-Sandbox-Id: $A_ID" -H "X-Access-Token: $A_TOK" \
+		"https://49983-$A2_ID.$E2B_DOMAIN/process.Process/List")
+	expect_eq "the host name wins over the header: A's token on A2's host" 401 "$code"
+fi
 ctx "e2b: connect v1 with a timeout extends"
 e2b_req "$EA_TOK" POST "/sandboxes/$A_ID/connect" '{"timeout":1200}'
 expect_status 200
