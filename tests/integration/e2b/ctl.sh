@@ -16,8 +16,8 @@
 #   7. timeout: 204, the row's expires_at moves; connect: a new token (both stored,
 #      the bound of E2B_TOKENS_MAX per sandbox), nothing killed, a timeout extends only
 #   8. pause and resume: 409; kill: 204 then 404, the row closed; connect on it 404
-#   9. routing: a sandbox host name (49983-<id>.<domain>) serves envd only; other ports
-#      are not served (docs/E2B.md "Ports")
+#   9. routing: a sandbox host name (49983-<id>.<domain>) serves envd only (other ports:
+#      docs/E2B.md "Ports", their own section)
 #  10. the SDK: create, getInfo, setTimeout, list by metadata, connect (not killing),
 #      kill true then false, connect and getInfo of a killed one: SandboxNotFoundError
 # (envd_resolve with both tokens of a connect: tests/integration/e2b/fs.sh and
@@ -320,8 +320,6 @@ code=$(curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' "$SBX_HO
 expect_eq "the REST API is not served on a sandbox host" "404 not_found" "$code $(jq -r .code "$BODY" 2> /dev/null)"
 code=$(curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' -H "X-API-KEY: $EA_TOK" "$SBX_HOST/sandboxes/$A_ID")
 expect_eq "nor the control plane" 404 "$code"
-code=$(curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' "https://8000-$A_ID.${E2B_DOMAIN}/")
-expect_eq "another port: not served (no such sandbox port)" "404 not_found" "$code $(jq -r .code "$BODY" 2> /dev/null)"
 code=$(curl -sS --cacert "$SANDBOX_CACERT" -o "$BODY" -w '%{http_code}' "$SBX_HOST/x?t=sbx_0123456789abcdef")
 expect_eq "a token-shaped string in the URL is refused there too" 400 "$code"
 
