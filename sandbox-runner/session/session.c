@@ -366,9 +366,12 @@ static void req_file_do(struct ses *s, long long req, const char *kind, const js
 	struct sf_err e = { 0 };
 
 	if (sf_entry_kind(kind)) {
+		const struct sf_limits lim = { s->cfg->session_list_max_files,
+					       s->cfg->session_file_max_bytes, maxp };
 		json_t *out = NULL;
-		if (sf_entry_request(s->l.wsfd, s->l.uid, kind, args, s->cfg->session_list_max_files,
-				     maxp, b, &out, &e) < 0)
+		if (sf_entry_request(s->l.wsfd, s->l.uid, kind, args, &lim,
+				     (const unsigned char *)db_res_s(res, i, "data"),
+				     db_res_l(res, i, "data"), b, &out, &e) < 0)
 			return req_sf_fail(s, req, &e);
 		ss_req_done(s->db, req, out, NULL, 0);
 		json_decref(out);

@@ -384,10 +384,52 @@ int sf_remove(int wsfd, const char *path, size_t max_path, struct sf_budget *b,
 	return rc;
 }
 
+/* ---- several files in one request */
+
+int sf_put_many(int wsfd, const json_t *files, const unsigned char *data, size_t len,
+		uid_t uid, long long max_file, size_t max_path, struct sf_budget *b,
+		json_t **out, struct sf_err *e)
+{
+	size_t i, off = 0;
+	json_t *f, *done;
+
+	*out = NULL;
+	if (!json_is_array(files) || json_array_size(files) == 0 ||
+	    json_array_size(files) > SF_PUT_MANY_MAX)
+		return sf_fail(e, 400, "invalid_args", "files must list 1 to %d files",
+			       SF_PUT_MANY_MAX);
+	json_array_foreach(files, i, f) {
+		json_int_t n = json_integer_value(json_object_get(f, "size"));
+		if (!json_is_string(json_object_get(f, "path")) || n < 0 || n > max_file ||
+		    (size_t)n > len - off)
+			return sf_fail(e, 400, "invalid_args",
+				       "file %zu: a path and a size within the data are required", i);
+		off += (size_t)n;
+	}
+	if (off != len)
+		return sf_fail(e, 400, "invalid_args", "the sizes do not add up to the data");
+	if ((done = json_array()) == NULL)
+		return sf_fail(e, 500, "internal_error", "out of memory");
+	off = 0;
+	json_array_foreach(files, i, f) {
+		const char *path = json_string_value(json_object_get(f, "path"));
+		size_t n = (size_t)json_integer_value(json_object_get(f, "size"));
+		if (sf_put(wsfd, path, data + off, n, 0644, uid, max_path, b, e) < 0) {
+			json_decref(done);
+			return -1; /* the files before it are written */
+		}
+		json_array_append_new(done, json_pack("{s:s, s:I}", "path", path, "size",
+						      (json_int_t)n));
+		off += n;
+	}
+	*out = json_pack("{s:o}", "files", done);
+	return *out ? 0 : sf_fail(e, 500, "internal_error", "out of memory");
+}
+
 /* ---- the request kinds */
 
 static const char *const kinds[] = { "file_stat", "file_listdir", "file_mkdir", "file_move",
-				     "file_remove", NULL };
+				     "file_remove", "file_put_many", NULL };
 
 int sf_entry_kind(const char *kind)
 {
@@ -398,9 +440,12 @@ int sf_entry_kind(const char *kind)
 }
 
 int sf_entry_request(int wsfd, uid_t uid, const char *kind, const json_t *args,
-		     long long max_files, size_t max_path, struct sf_budget *b, json_t **out,
-		     struct sf_err *e)
+		     const struct sf_limits *lim, const unsigned char *data, size_t len,
+		     struct sf_budget *b, json_t **out, struct sf_err *e)
 {
+	long long max_files = lim->max_files;
+	size_t max_path = lim->max_path;
+
 	const char *path = json_string_value(json_object_get(args, "path"));
 	const json_t *depth = json_object_get(args, "depth");
 
@@ -420,6 +465,9 @@ int sf_entry_request(int wsfd, uid_t uid, const char *kind, const json_t *args,
 		return sf_move(wsfd, json_string_value(json_object_get(args, "source")),
 			       json_string_value(json_object_get(args, "destination")), uid,
 			       max_path, out, e);
+	if (strcmp(kind, "file_put_many") == 0)
+		return sf_put_many(wsfd, json_object_get(args, "files"), data, len, uid,
+				   lim->max_file, max_path, b, out, e);
 	if (strcmp(kind, "file_remove") == 0) {
 		if (sf_remove(wsfd, path, max_path, b, e) < 0)
 			return -1;

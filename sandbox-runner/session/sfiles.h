@@ -97,11 +97,25 @@ int sf_move(int wsfd, const char *src, const char *dst, uid_t uid, size_t max_pa
  * stays removed). */
 int sf_remove(int wsfd, const char *path, size_t max_path, struct sf_budget *b,
 	      struct sf_err *e);
+/* Several files in one request (E2B's multipart upload): files [{path, size}...]
+ * (1..SF_PUT_MANY_MAX, each at most max_file bytes), their bytes back to back in data;
+ * each written as sf_put does (0644, parents made), in order, up to the first refusal
+ * (the ones before it stay written). {"files": [{path, size}...]}. */
+#define SF_PUT_MANY_MAX 100
+int sf_put_many(int wsfd, const json_t *files, const unsigned char *data, size_t len,
+		uid_t uid, long long max_file, size_t max_path, struct sf_budget *b,
+		json_t **out, struct sf_err *e);
 /* The request kinds above: file_stat {path}, file_listdir {path, depth}, file_mkdir
- * {path}, file_move {source, destination}, file_remove {path} (-> {}). */
+ * {path}, file_move {source, destination}, file_remove {path} (-> {}), file_put_many
+ * {files} + data. */
+struct sf_limits {
+	long long max_files; /* session_list_max_files */
+	long long max_file;  /* session_file_max_bytes */
+	size_t max_path;     /* max_path_bytes */
+};
 int sf_entry_kind(const char *kind);
 int sf_entry_request(int wsfd, uid_t uid, const char *kind, const json_t *args,
-		     long long max_files, size_t max_path, struct sf_budget *b, json_t **out,
-		     struct sf_err *e);
+		     const struct sf_limits *lim, const unsigned char *data, size_t len,
+		     struct sf_budget *b, json_t **out, struct sf_err *e);
 
 #endif

@@ -12,8 +12,12 @@
 #      refused (GET, PUT, DELETE) or skipped (list), and GET does not block on the fifo.
 #   4. Isolation: a session sees only its own processes and not another's workspace.
 #   5. Session limits: memory and pids end the session `failed` naming the limit.
-#   6. Idle expiry, max lifetime, close (cleanup completed; no process of the slot
+#   6. Idle expiry, max lifetime (also as the API moves expires_at, sooner and later),
+#      close (cleanup completed; no process of the slot
 #      uid, no workspace, no cgroup left).
+#   6b. An E2B sandbox (sessions.e2b): pwd, HOME and a command's cwd under /home/user,
+#      no /workspace; the entry kinds (stat, listdir with a planted link and fifo,
+#      mkdir, move, remove of a tree holding a link to /etc).
 #   7. A killed supervisor: the sandbox dies with it, and the session ends `lost` once
 #      its lease has lapsed (the lease is expired by SQL here: the stack's lease is 30 s).
 #   9. Storage: rows are charged as the API charges them (the session's env text and
@@ -100,16 +104,16 @@ s_field() { sql "SELECT $2 FROM sessions WHERE id = '$1'"; }
 slot_of() { s_field "$1" runner_id | sed -n 's|.*/session-\([0-9]*\)/.*|\1|p'; }
 
 PIDN=0
-# new_cmd VAR SESSION COMMAND [timeout output_bytes stdin_open stdin_hex]
+# new_cmd VAR SESSION COMMAND [timeout output_bytes stdin_open stdin_hex] ($C_CWD: its cwd)
 new_cmd() {
 	local id stdin=${7:-}
 	id=$(uuid)
 	PIDN=$((PIDN + 1))
 	sql "START TRANSACTION;
 	     INSERT INTO session_commands (id, session_id, pid, command, env_json, stdin,
-	     stdin_open, timeout_seconds, output_bytes)
+	     stdin_open, timeout_seconds, output_bytes, cwd)
 	     VALUES ('$id', '$2', $PIDN, '$(q "$3")', '$CENV', X'$stdin', ${6:-0},
-	     ${4:-0}, ${5:-1000000});
+	     ${4:-0}, ${5:-1000000}, '$(q "${C_CWD:-}")');
 	     $(charge_sql "$2" $((${#CENV} + ${#stdin} / 2)))
 	     INSERT INTO session_requests (session_id, kind, command_id, args_json)
 	     VALUES ('$2', 'command', '$id', '{}'); COMMIT"
@@ -412,6 +416,64 @@ new_cmd CX "$SX" "sleep $(tscale 30)"
 expect_true "expired within 8 s while a command runs" wait_s "$SX" expired 8
 expect_eq "end_reason" "max lifetime of $(tscale 4) s reached" "$(s_field "$SX" end_reason)"
 expect_eq "command cancelled" cancelled "$(c_field "$CX" status)"
+
+# (issue 23: E2B's setTimeout moves sessions.expires_at; the supervisor reads it at each
+# heartbeat and once more before it ends a session for its lifetime)
+ctx "lifetime moved by the API"
+new_session SM 256 64 "$(tscale 300 3600)" "$(tscale 600 3600)"
+expect_true "ready" wait_s "$SM" ready 10
+sql "UPDATE sessions SET expires_at = CURRENT_TIMESTAMP(3) + INTERVAL $(tscale 2) SECOND WHERE id = '$SM'"
+expect_true "expired at the new expires_at, not the old one" wait_s "$SM" expired 10
+LIFE=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, created_at, expires_at) / 1000000) FROM sessions WHERE id = '$SM'")
+expect_eq "end_reason names the lifetime as the API set it" "max lifetime of $LIFE s reached" "$(s_field "$SM" end_reason)"
+expect_eq "no failure" "" "$(s_field "$SM" "IFNULL(failure_json, '')")"
+new_session SN 256 64 "$(tscale 300 3600)" "$(tscale 8)"
+expect_true "ready" wait_s "$SN" ready 6
+sql "UPDATE sessions SET expires_at = expires_at + INTERVAL 600 SECOND WHERE id = '$SN'"
+sleep "$(tscale 12)" # past the first lifetime and a heartbeat
+expect_eq "a lifetime moved later: still ready past the first one" ready "$(s_status "$SN")"
+request RCN "$SN" close '{}'
+expect_true "closed" wait_s "$SN" closed 5
+
+# ---- 6b. an E2B sandbox (sessions.e2b, issue 23): the workspace is /home/user, HOME
+# and the commands' cwd follow, /workspace does not exist; the entry kinds
+ctx "e2b layout"
+S_FILES="UPDATE sessions SET e2b = 1 WHERE id = '@ID@';" new_session SE
+expect_true "ready" wait_s "$SE" ready 10
+new_cmd CE "$SE" 'pwd; echo "$HOME"; test -e /workspace && echo has-ws || echo no-ws; echo w > made'
+expect_true "ran" wait_c "$CE" succeeded 10
+expect_eq "pwd, HOME, no /workspace" "/home/user /home/user no-ws" "$(out_of "$CE" | tr '\n' ' ' | sed 's/ $//')"
+C_CWD=sub/dir new_cmd CE2 "$SE" 'pwd'
+expect_true "ran" wait_c "$CE2" succeeded 10
+expect_eq "a cwd is relative to /home/user (made)" "/home/user/sub/dir" "$(out_of "$CE2" | tr -d '\n')"
+request RS "$SE" file_stat '{"path": "made"}'
+expect_eq "stat" "done - -" "$(answer "$RS")"
+expect_eq "stat: the command's file, owned by the sandbox user" '"file" 2 1000 "made"' \
+	"$(r_field "$RS" result_json | jq -r '"\(.type|tojson) \(.size) \(.uid) \(.path|tojson)"')"
+new_cmd CE3 "$SE" 'mkdir -p d/e && echo x > d/e/f && ln -s /etc d/etc && mkfifo d/p'
+expect_true "planted" wait_c "$CE3" succeeded 10
+request RLD "$SE" file_listdir '{"path": "d", "depth": 3}'
+expect_eq "listdir" "done - -" "$(answer "$RLD")"
+expect_eq "listdir: a link listed not entered, a fifo as other" \
+	'[["d/e","dir"],["d/e/f","file"],["d/etc","symlink"],["d/p","other"]]' \
+	"$(r_field "$RLD" result_json | jq -c '[.entries[] | [.path, .type]]')"
+expect_eq "listdir: the link's target" /etc "$(r_field "$RLD" result_json | jq -r '.entries[2].symlink_target')"
+request RMK "$SE" file_mkdir '{"path": "d/new/deep"}'
+expect_eq "mkdir" "done - -" "$(answer "$RMK")"
+request RMK2 "$SE" file_mkdir '{"path": "d/new/deep"}'
+expect_eq "mkdir again: created false" false "$(answer "$RMK2" > /dev/null; r_field "$RMK2" result_json | jq .created)"
+request RMK3 "$SE" file_mkdir '{"path": "d/etc/x"}'
+expect_eq "mkdir through a link: 409" "failed 409 symlink" "$(answer "$RMK3")"
+request RMV "$SE" file_move '{"source": "d/e/f", "destination": "moved/f2"}'
+expect_eq "move" "done - -" "$(answer "$RMV")"
+expect_eq "move: the new entry" moved/f2 "$(r_field "$RMV" result_json | jq -r .path)"
+request RRM "$SE" file_remove '{"path": "d"}'
+expect_eq "remove a tree holding a link to /etc and a fifo" "done - -" "$(answer "$RRM")"
+expect_true "the link's target is intact" test -s /etc/passwd
+request RS2 "$SE" file_stat '{"path": "d"}'
+expect_eq "gone" "failed 404 not_found" "$(answer "$RS2")"
+request RCE "$SE" close '{}'
+expect_true "closed" wait_s "$SE" closed 5
 
 # ---- 7. a killed supervisor
 ctx "supervisor killed"

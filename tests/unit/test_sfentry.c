@@ -18,6 +18,7 @@
 void suite_sfentry(void);
 
 static char root[64], outside[64];
+static const struct sf_limits lim = { 10, 1000, 255 };
 static int wsfd = -1;
 
 static void path_of(char *p, size_t n, const char *rel)
@@ -261,7 +262,7 @@ static void test_listdir(void)
 	CHECK(l == NULL, "no listing");
 	/* the kind: depth validated */
 	x = json_pack("{s:s, s:i}", "path", "a", "depth", 0);
-	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_listdir", x, 100, 255, NULL, &l, &e), -1);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_listdir", x, &lim, NULL, 0, NULL, &l, &e), -1);
 	CHECK_STR(e.code, "invalid_args");
 	json_decref(x);
 	teardown();
@@ -400,25 +401,51 @@ static void test_kinds(void)
 {
 	struct sf_err e;
 	json_t *a, *o = NULL;
+	char *d;
+	size_t n;
+	char p[128];
 
 	setup();
 	CHECK(sf_entry_kind("file_stat") && sf_entry_kind("file_remove") &&
 	      !sf_entry_kind("file_get"), "kinds");
 	a = json_pack("{s:s}", "path", "m/n");
-	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_mkdir", a, 10, 255, NULL, &o, &e), 0);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_mkdir", a, &lim, NULL, 0, NULL, &o, &e), 0);
 	json_decref(o);
-	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_remove", a, 10, 255, NULL, &o, &e), 0);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_remove", a, &lim, NULL, 0, NULL, &o, &e), 0);
 	CHECK(json_is_object(o) && json_object_size(o) == 0, "remove answers {}");
 	json_decref(o);
 	json_decref(a);
 	a = json_pack("{s:s, s:s}", "source", "m", "destination", "k");
-	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_move", a, 10, 255, NULL, &o, &e), 0);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_move", a, &lim, NULL, 0, NULL, &o, &e), 0);
 	CHECK_STR(sget(o, "path"), "k");
 	json_decref(o);
 	json_decref(a);
 	a = json_object();
-	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_stat", a, 10, 255, NULL, &o, &e), -1);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_stat", a, &lim, NULL, 0, NULL, &o, &e), -1);
 	CHECK_STR(e.code, "invalid_path");
+	json_decref(a);
+	/* several files in one request: in order, parents made */
+	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "path", "p/one", "size", 3,
+		      "path", "p/q/two", "size", 2);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_put_many", a, &lim,
+				   (const unsigned char *)"abcde", 5, NULL, &o, &e), 0);
+	CHECK_INT((long long)json_array_size(json_object_get(o, "files")), 2);
+	json_decref(o);
+	snprintf(p, sizeof p, "%s/p/q/two", root);
+	d = util_read_file(p, 64, &n);
+	CHECK_STR(d ? d : "(none)", "de");
+	free(d);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_put_many", a, &lim,
+				   (const unsigned char *)"abcdef", 6, NULL, &o, &e), -1);
+	CHECK_STR(e.code, "invalid_args");
+	json_decref(a);
+	link_to(outside, "ln");
+	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "path", "ok", "size", 1, "path",
+		      "ln/x", "size", 1);
+	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_put_many", a, &lim,
+				   (const unsigned char *)"ab", 2, NULL, &o, &e), -1);
+	CHECK_STR(e.code, "symlink");
+	CHECK(there("ok") && outside_intact(), "the first written, nothing through the link");
 	json_decref(a);
 	teardown();
 }
