@@ -10,6 +10,11 @@
 #   SANDBOX_PORT  HTTPS port on 127.0.0.1     (default: 8443)
 #   SANDBOX_BIN   sandbox-api and sandboxctl  (default: <repo>/build)
 #   SANDBOX_NGINX_USER  as root: the user nginx's workers run as (default: www-data)
+#   SANDBOX_E2B_DOMAIN  the E2B sandbox domain (default: e2b.localhost): envd answers on
+#                 https://49983-<sandbox id>.<domain>:PORT/ too (docs/E2B.md "Routing");
+#                 the certificate covers it and its subdomains. curl resolves any
+#                 *.localhost name to loopback by itself; other clients need a resolver
+#                 that does (or E2B_SANDBOX_URL, which `env` sets)
 #
 # The FastCGI socket run/api.sock is mode 0660, never world-accessible. As root,
 # nginx's workers run as $SANDBOX_NGINX_USER (the `user` directive) and the API gives
@@ -24,7 +29,11 @@
 #   sandbox.conf   the API/sandboxctl config, rewritten by every `up`
 #   db_password    the DB user's password (0600, generated once, never printed)
 #   demo_token     the demo API key's token (0600), demo_key_id its id
-#   env            SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN, SANDBOX_CONFIG, ... (0600)
+#   env            SANDBOX_URL, SANDBOX_CACERT, SANDBOX_TOKEN, SANDBOX_CONFIG, ... (0600),
+#                  and E2B_API_URL, E2B_SANDBOX_URL, E2B_DOMAIN, E2B_API_KEY (the demo
+#                  key) for the E2B SDKs: `set -a; . var/env; set +a;
+#                  NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT node app.js` (Python:
+#                  SSL_CERT_FILE=$SANDBOX_CACERT)
 #
 # A component counts as running when its pid file names a live process of the right
 # name. Processes are also found by what ties them to this $VAR (working directory or
@@ -36,6 +45,7 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 PORT=${SANDBOX_PORT:-8443}
+E2B_HOST=${SANDBOX_E2B_DOMAIN:-e2b.localhost}
 VAR=$(realpath -m -- "${SANDBOX_VAR:-$REPO/var}")
 BIN=$(realpath -m -- "${SANDBOX_BIN:-$REPO/build}")
 
@@ -146,6 +156,9 @@ check_socket_path() {
 check_port() {
     if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1 || PORT > 65535)); then
         die "SANDBOX_PORT is not a port number: $PORT"
+    fi
+    if ! [[ $E2B_HOST =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]]; then
+        die "SANDBOX_E2B_DOMAIN is not a domain name (lower-case letters, digits, '.', '-'): $E2B_HOST"
     fi
 }
 
@@ -657,13 +670,15 @@ api_start() {
 # ------------------------------------------------------------------------------- nginx
 
 ensure_cert() {
-    if [[ -s $CERT && -s $KEY ]] && openssl x509 -checkend 86400 -noout -in "$CERT" >/dev/null 2>&1; then
+    if [[ -s $CERT && -s $KEY ]] && openssl x509 -checkend 86400 -noout -in "$CERT" >/dev/null 2>&1 &&
+        openssl x509 -noout -ext subjectAltName -in "$CERT" 2>/dev/null | grep -qF "DNS:*.$E2B_HOST"; then
         return 0
     fi
-    say "nginx: generating a self-signed certificate for localhost/127.0.0.1"
+    say "nginx: generating a self-signed certificate for localhost/127.0.0.1 and *.$E2B_HOST"
     local out
     if ! out=$(umask 077 && openssl req -x509 -newkey rsa:2048 -nodes -days 365 \
-        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+        -subj /CN=localhost \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:$E2B_HOST,DNS:*.$E2B_HOST" \
         -keyout "$KEY.tmp" -out "$CERT.tmp" 2>&1); then
         printf '%s\n' "$out" >&2
         rm -f "$KEY.tmp" "$CERT.tmp"
@@ -683,7 +698,8 @@ render_nginx_conf() {
     user_line=$(nginx_user_line) || exit 1
     tmp=$(mktemp "$NGX_CONF.XXXXXX") || die "cannot write $NGX_CONF"
     sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@REPO@|$REPO|g" \
-        -e "s|@USER@|$user_line|g" \
+        -e "s|@USER@|$user_line|g" -e "s|@E2B_DOMAIN@|$E2B_HOST:$PORT|g" \
+        -e "s|@E2B_HOST_RE@|${E2B_HOST//./\\\\.}|g" \
         -e "s|@API_RATE@|${SANDBOX_API_RATE:-2000}|g" "$TEMPLATE" >"$tmp"
     chmod 0644 "$tmp"
     if ! out=$(nginx -t -q -p "$NGX_DIR" -c "$tmp" -e "$NGX_ERR" 2>&1 9>&-); then
@@ -764,6 +780,12 @@ write_env() {
         printf 'SANDBOX_DB_SOCKET=%s\n' "$(shq "$DB_SOCK")"
         printf 'SANDBOX_VAR=%s\n' "$(shq "$VAR")"
         printf 'SANDBOX_PORT=%s\n' "$(shq "$PORT")"
+        # the E2B SDKs (docs/E2B.md): the control plane and envd at the fixed URL (no
+        # resolver needed), the sandbox domain for getHost and host-name routing
+        printf 'E2B_API_URL=%s\n' "$(shq "https://127.0.0.1:$PORT")"
+        printf 'E2B_SANDBOX_URL=%s\n' "$(shq "https://127.0.0.1:$PORT")"
+        printf 'E2B_DOMAIN=%s\n' "$(shq "$E2B_HOST:$PORT")"
+        printf 'E2B_API_KEY=%s\n' "$(shq "$token")"
     } >"$tmp"
     chmod 0600 "$tmp"
     mv -f "$tmp" "$ENV_FILE"

@@ -1,6 +1,6 @@
 /* `sandboxctl purge [--older-than DURATION] [--dry-run]`: retention. Deletes finished
  * jobs (and their files, output, artifacts, events, webhook delivery and its attempts)
- * and ended sessions (and their commands, command output, requests) that ended
+ * and ended sessions (and their commands, command output, requests, E2B tokens) that ended
  * before the cutoff, in small transactions so that no table stays locked for long,
  * and takes their bytes off their keys' stored totals. Without --older-than the
  * config's retention_days. */
@@ -32,6 +32,7 @@ static int delete_session(struct db *db, const char *id)
 		"DELETE FROM session_commands WHERE session_id = ?",
 		"DELETE FROM session_requests WHERE session_id = ?",
 		"DELETE FROM session_files WHERE session_id = ?",
+		"DELETE FROM e2b_tokens WHERE session_id = ?",
 		"DELETE FROM sessions WHERE id = ?",
 	};
 

@@ -4,8 +4,8 @@
  *   - the control plane (e2bapi.c): POST /sandboxes and /v2/sandboxes, GET/DELETE
  *     /sandboxes/{id}, GET /v2/sandboxes, POST .../timeout, .../connect, .../pause,
  *     authenticated by X-API-KEY (one of our API keys), errors {"code":N,"message"};
- *   - envd's Connect RPC, JSON codec: process.Process/* (eprocess.c, streams through
- *     the waiter) and filesystem.Filesystem/* (efs.c), unary errors
+ *   - envd's Connect RPC, JSON codec: process.Process methods (eprocess.c, streams through
+ *     the waiter) and filesystem.Filesystem methods (efs.c), unary errors
  *     {"code":"not_found","message"}, stream errors in the end-of-stream envelope;
  *   - envd's plain HTTP: GET/POST /files, GET /health (efs.c).
  * A sandbox is a session with `e2b` set; its envd tokens are in e2b_tokens, hashed
@@ -29,7 +29,7 @@
 /* The envd port of a host name "49983-<id>.<domain>". */
 #define E2B_ENVD_PORT 49983
 
-/* ---- answers (e2butil.c) ---- */
+/* ---- answers (eauth.c; the tables: e2butil.c, pure) ---- */
 
 /* The control plane's error: status with {"code":status,"message":message} (the SDK
  * reads the code in the body: 404 -> SandboxNotFoundError, kill() -> false). extra:

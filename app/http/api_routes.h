@@ -4,7 +4,9 @@
  *
  * A handler lives with its subsystem: the job routes in app/jobs (jobroutes.c,
  * joblist.c, batch.c, outputs.c, identity.c, runtimes.c), the session routes in
- * app/sessions, MCP in app/mcp, health and metrics in routes.c. Each is declared here,
+ * app/sessions, MCP in app/mcp, health and metrics in routes.c. The E2B control plane
+ * (app/e2b) is public here because it authenticates its own header (X-API-KEY, with
+ * E2B-shaped errors: e2b_authenticate). Each is declared here,
  * from the table itself, as a route_fn: the dispatcher includes no subsystem's
  * header, the subsystems include app/http's (one direction). So are the three other
  * calls the worker makes into the job routes (app/jobs/jobroutes.c, identity.c). */
@@ -20,6 +22,17 @@
 	X("GET", "/metrics", h_metrics, 1)                               \
 	X("GET", "/v1/identity", h_identity, 0)                          \
 	X("GET", "/v1/runtimes", h_runtimes, 0)                          \
+	X("POST", "/sandboxes", h_e2b_create, 1)                         \
+	X("POST", "/v2/sandboxes", h_e2b_create, 1)                      \
+	X("GET", "/sandboxes", h_e2b_list, 1)                            \
+	X("GET", "/v2/sandboxes", h_e2b_list, 1)                         \
+	X("GET", "/sandboxes/{id}", h_e2b_get, 1)                        \
+	X("DELETE", "/sandboxes/{id}", h_e2b_kill, 1)                    \
+	X("POST", "/sandboxes/{id}/timeout", h_e2b_timeout, 1)           \
+	X("POST", "/sandboxes/{id}/connect", h_e2b_connect, 1)           \
+	X("POST", "/v2/sandboxes/{id}/connect", h_e2b_connect, 1)        \
+	X("POST", "/sandboxes/{id}/pause", h_e2b_pause, 1)               \
+	X("POST", "/sandboxes/{id}/resume", h_e2b_resume, 1)             \
 	X("GET", "/v1/jobs", h_list, 0)                                  \
 	X("POST", "/v1/jobs", h_submit, 0)                               \
 	X("POST", "/v1/jobs/batch", h_batch, 0)                          \

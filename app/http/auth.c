@@ -78,17 +78,18 @@ static void copy(char *dst, size_t n, const char *src, int *present)
 	snprintf(dst, n, "%s", src ? src : "");
 }
 
-/* The key row of an unrevoked token hash. */
-static enum auth_result lookup(struct db *db, const unsigned char hash[32], struct identity *id)
+#define KEY_SELECT                                                                     \
+	"SELECT id, identity_namespace, tenant_id, subject_type, subject_id, actor_type,"  \
+	" actor_id, tenant_admin, allow_network, max_queued, max_limits_json, max_stored_mb," \
+	" max_running, profiles_json FROM api_keys"
+
+/* The identity of an unrevoked key row: where (" WHERE col = ?") with its parameter. */
+static enum auth_result lookup_where(struct db *db, const char *where, struct db_param p,
+				     struct identity *id)
 {
 	struct db_res *res;
 
-	res = db_query_p(db,
-			 "SELECT id, identity_namespace, tenant_id, subject_type, subject_id,"
-			 " actor_type, actor_id, tenant_admin, allow_network, max_queued,"
-			 " max_limits_json, max_stored_mb, max_running, profiles_json"
-			 " FROM api_keys WHERE token_hash = ? AND revoked_at IS NULL",
-			 db_blob(hash, 32));
+	res = db_query_p(db, where, p);
 	if (res == NULL)
 		return AUTH_DB_ERROR;
 	if (db_res_rows(res) != 1) {
@@ -114,6 +115,20 @@ static enum auth_result lookup(struct db *db, const unsigned char hash[32], stru
 	auth_parse_profiles(db_res_s(res, 0, "profiles_json"), id);
 	db_res_free(res);
 	return AUTH_OK;
+}
+
+/* The key row of an unrevoked token hash. */
+static enum auth_result lookup(struct db *db, const unsigned char hash[32], struct identity *id)
+{
+	return lookup_where(db, KEY_SELECT " WHERE token_hash = ? AND revoked_at IS NULL",
+			    db_blob(hash, 32), id);
+}
+
+enum auth_result auth_identify_key(struct db *db, const char *key_id, struct identity *id)
+{
+	memset(id, 0, sizeof *id);
+	return lookup_where(db, KEY_SELECT " WHERE id = ? AND revoked_at IS NULL", db_str(key_id),
+			    id);
 }
 
 /* ---- the per-worker key cache (see auth.h) ---- */

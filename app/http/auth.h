@@ -62,6 +62,10 @@ void auth_cache_clear(void);
 /* Checks the token's shape (cheap, no DB) and looks up its unrevoked key (through the
  * cache when auth_cache_init ran). */
 enum auth_result auth_identify(struct db *db, const char *authorization, struct identity *id);
+/* The identity of key key_id as the key is now (always read from the database, never
+ * the cache): AUTH_INVALID when it is unknown or revoked. For a call made on behalf of
+ * an object a key created (an E2B sandbox's envd calls, app/e2b/eauth.c). */
+enum auth_result auth_identify_key(struct db *db, const char *key_id, struct identity *id);
 /* Shape of a token: prefix + 64 lower-case hex. */
 int auth_token_well_formed(const char *t);
 /* api_keys.max_limits_json -> out (-1 where the key sets no maximum). */

@@ -174,17 +174,19 @@ struct create_tx {
 	const struct cfg *cfg;
 	const struct identity *who;
 	const struct sess_req *q;
+	const struct sess_hook *hook; /* or NULL */
 	char *id;          /* out: UUID_STR_LEN */
 	enum create_rc rc; /* out */
 };
 
-/* db_tx body: admission and the session's rows. */
+/* db_tx body: admission and the session's rows (and the hook's). */
 static enum db_tx_end create_body(struct db *db, void *arg)
 {
 	struct create_tx *t = arg;
 
 	t->rc = admit(db, t->cfg, t->who, input_bytes(t->q));
-	if (t->rc == CR_OK && (util_uuid7(t->id) < 0 || insert_session(db, t->who, t->q, t->id) < 0))
+	if (t->rc == CR_OK && (util_uuid7(t->id) < 0 || insert_session(db, t->who, t->q, t->id) < 0 ||
+			       (t->hook && t->hook->fn(db, t->id, t->hook->arg) < 0)))
 		t->rc = CR_DB;
 	return t->rc == CR_OK ? DB_TX_COMMIT : t->rc == CR_DB ? DB_TX_ERROR : DB_TX_ROLLBACK;
 }
@@ -207,13 +209,19 @@ static void send_session(struct api_ctx *ctx, struct req *r, const struct identi
 void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *who,
 		   const struct route_args *a)
 {
+	(void)a;
+	sess_create_hooked(ctx, r, who, NULL);
+}
+
+void sess_create_hooked(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			const struct sess_hook *hook)
+{
 	struct cfg eff = *ctx->cfg;
 	struct sess_req q;
 	struct val_err ve;
 	char id[UUID_STR_LEN], loc[96];
 	enum create_rc rc = CR_DB;
 
-	(void)a;
 	if (*r->query != '\0') {
 		http_send_error(r, 400, "invalid_request", "POST /v1/sessions takes no query"
 				" parameters", NULL, NULL);
@@ -229,7 +237,7 @@ void h_sess_create(struct api_ctx *ctx, struct req *r, const struct identity *wh
 		return;
 	}
 	{
-		struct create_tx t = { ctx->cfg, who, &q, id, CR_DB };
+		struct create_tx t = { ctx->cfg, who, &q, hook, id, CR_DB };
 		rc = db_tx(ctx->db, create_body, &t) < 0 ? CR_DB : t.rc;
 	}
 	sv_session_free(&q);

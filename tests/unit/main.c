@@ -12,6 +12,7 @@ void suite_artname(void); /* tests/unit/test_artname.c */
 void suite_dbhosts(void); /* tests/unit/test_dbhosts.c */
 void suite_sfentry(void); /* tests/unit/test_sfentry.c */
 void suite_e2bhome(void); /* tests/unit/test_e2bhome.c */
+void suite_e2b(void);     /* tests/unit/test_e2b.c */
 
 
 int main(void)
@@ -55,6 +56,7 @@ int main(void)
 	suite_waiter();
 	suite_svalidate();
 	suite_srender();
+	suite_e2b();
 	suite_cli();
 	suite_mcp();
 	suite_netcheck();
