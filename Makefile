@@ -33,7 +33,7 @@ APP_LIB_SRC := app/http/metrics.c app/jobs/validate.c app/jobs/render.c app/http
                app/sessions/srender.c app/mcp/mcp.c app/e2b/connect.c
 API_SRC    := $(wildcard app/http/*.c app/jobs/*.c app/sessions/*.c app/mcp/*.c app/e2b/*.c)
 # E2B: pure (paths, error shapes), in the unit tests too.
-APP_LIB_SRC += app/e2b/e2butil.c
+APP_LIB_SRC += app/e2b/e2butil.c app/e2b/efsform.c
 CTL_SRC    := $(wildcard app/admin/*.c) app/http/auth.c app/http/http_util.c
 RUN_LIB_SRC := sandbox-runner/job/outcome.c sandbox-runner/launch/artname.c sandbox-runner/job/policy.c \
                sandbox-runner/launch/pump.c sandbox-runner/launch/bwstatus.c sandbox-runner/launch/retry.c \

@@ -33,6 +33,10 @@
 	X("POST", "/v2/sandboxes/{id}/connect", h_e2b_connect, 1)        \
 	X("POST", "/sandboxes/{id}/pause", h_e2b_pause, 1)               \
 	X("POST", "/sandboxes/{id}/resume", h_e2b_resume, 1)             \
+	X("POST", "/filesystem.Filesystem/{method}", h_envd_fs, 1)       \
+	X("GET", "/files", h_envd_file_get, 1)                           \
+	X("POST", "/files", h_envd_file_post, 1)                         \
+	X("GET", "/health", h_envd_health, 1)                            \
 	X("GET", "/v1/jobs", h_list, 0)                                  \
 	X("POST", "/v1/jobs", h_submit, 0)                               \
 	X("POST", "/v1/jobs/batch", h_batch, 0)                          \

@@ -10,9 +10,10 @@
 
 void suite_artname(void); /* tests/unit/test_artname.c */
 void suite_dbhosts(void); /* tests/unit/test_dbhosts.c */
-void suite_e2b(void);     /* tests/unit/test_e2b.c */
 void suite_sfentry(void); /* tests/unit/test_sfentry.c */
 void suite_e2bhome(void); /* tests/unit/test_e2bhome.c */
+void suite_efs(void);     /* tests/unit/test_efs.c */
+void suite_e2b(void);     /* tests/unit/test_e2b.c */
 
 
 int main(void)
@@ -52,6 +53,7 @@ int main(void)
 	suite_sfiles();
 	suite_sfentry();
 	suite_e2bhome();
+	suite_efs();
 	suite_reclaim();
 	suite_waiter();
 	suite_svalidate();

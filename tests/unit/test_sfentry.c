@@ -425,8 +425,8 @@ static void test_kinds(void)
 	CHECK_STR(e.code, "invalid_path");
 	json_decref(a);
 	/* several files in one request: in order, parents made */
-	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "p/one", "size", 3, "p/q/two",
-		      "size", 2);
+	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "path", "p/one", "size", 3,
+		      "path", "p/q/two", "size", 2);
 	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_put_many", a, &lim,
 				   (const unsigned char *)"abcde", 5, NULL, &o, &e), 0);
 	CHECK_INT((long long)json_array_size(json_object_get(o, "files")), 2);
@@ -440,7 +440,8 @@ static void test_kinds(void)
 	CHECK_STR(e.code, "invalid_args");
 	json_decref(a);
 	link_to(outside, "ln");
-	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "ok", "size", 1, "ln/x", "size", 1);
+	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "path", "ok", "size", 1, "path",
+		      "ln/x", "size", 1);
 	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_put_many", a, &lim,
 				   (const unsigned char *)"ab", 2, NULL, &o, &e), -1);
 	CHECK_STR(e.code, "symlink");
