@@ -33,6 +33,7 @@ static int delete_session(struct db *db, const char *id)
 		"DELETE FROM session_requests WHERE session_id = ?",
 		"DELETE FROM session_files WHERE session_id = ?",
 		"DELETE FROM e2b_tokens WHERE session_id = ?",
+		"DELETE FROM session_traffic_tokens WHERE session_id = ?",
 		"DELETE FROM sessions WHERE id = ?",
 	};
 

@@ -171,6 +171,24 @@ static int set_end(struct db *db, const char *id, long long seconds, int extend_
 
 /* ------------------------------------------------------------------ create */
 
+/* network: only allowPublicTraffic (a boolean: the sandbox's ports open to anyone, the
+ * creator's explicit choice; docs/E2B.md "Ports"); why another is refused, or NULL. */
+static const char *network_field(json_t *net)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(net, k, v) {
+		if (strcmp(k, "allowPublicTraffic") != 0)
+			return "egress rules are not supported: use allow_internet_access (a network"
+			       " session, where the API key allows network); network takes"
+			       " allowPublicTraffic only";
+		if (!json_is_boolean(v))
+			return "allowPublicTraffic must be a boolean";
+	}
+	return NULL;
+}
+
 /* The fields of a create body: each known one checked, the rest refused. */
 static int check_create_fields(struct req *r, json_t *o)
 {
@@ -208,9 +226,10 @@ static int check_create_fields(struct req *r, json_t *o)
 		else if (strcmp(k, "mcp") == 0)
 			why = "the MCP gateway is not supported (this service's MCP endpoint is"
 			      " /v1/mcp)";
-		else if (strcmp(k, "network") == 0)
-			why = "egress rules are not supported: use allow_internet_access (a network"
-			      " session, where the API key allows network)";
+		else if (strcmp(k, "network") == 0 && !json_is_object(v))
+			why = "must be an object";
+		else if (strcmp(k, "network") == 0 && network_field(v) != NULL)
+			why = network_field(v);
 		else if ((strcmp(k, "iam") == 0 || strcmp(k, "volumeMounts") == 0) &&
 			 !(json_is_array(v) && json_array_size(v) == 0) &&
 			 !(json_is_object(v) && json_object_size(v) == 0))
@@ -320,13 +339,15 @@ static void send_sub_error(struct req *r, const struct sub *s)
 /* The create's transaction hook: the sandbox's mark and its first token. */
 struct mark {
 	const unsigned char *hash;
+	int ports_public;
 };
 
 static int mark_sandbox(struct db *db, const char *id, void *arg)
 {
 	const struct mark *m = arg;
 
-	if (db_exec_p(db, "UPDATE sessions SET e2b = 1 WHERE id = ?", db_str(id)) != 1)
+	if (db_exec_p(db, "UPDATE sessions SET e2b = 1, ports_public = ? WHERE id = ?",
+		      db_i64(m->ports_public), db_str(id)) != 1)
 		return -1;
 	return e2b_token_store(db, id, m->hash);
 }
@@ -340,18 +361,38 @@ static void h_inner_create(struct api_ctx *ctx, struct req *r, const struct iden
 	sess_create_hooked(ctx, r, who, create_hook);
 }
 
-/* The answer of create and connect: the sandbox and a token (the SDK needs one). */
+/* The answer of create and connect: the sandbox and a token (the SDK needs one), and
+ * the traffic token of its ports (NULL: public ports, none). */
 static void send_sandbox_token(struct req *r, int status, const struct sess_view *v,
-			       const char *token)
+			       const char *token, const char *traffic)
 {
 	const char *domain = e2b_domain(r);
 
 	http_send_json(r, status,
-		       json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:n, s:n}", "sandboxID", v->id,
+		       json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s?, s:n}", "sandboxID", v->id,
 				 "templateID", e2b_template_of(v->profile_name), "clientID", "sandbox",
 				 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", token, "domain",
-				 domain, "trafficAccessToken", "alias"),
+				 domain, "trafficAccessToken", traffic, "alias"),
 		       NULL);
+}
+
+/* A new traffic token of sandbox id unless its ports are public (traffic[0] = 0 then).
+ * 0 or -1. */
+static int traffic_token(struct db *db, const char *id, char traffic[E2B_TOKEN_HEX + 1])
+{
+	struct db_res *res = db_query_p(db, "SELECT ports_public FROM sessions WHERE id = ?",
+					db_str(id));
+	unsigned char hash[32];
+	int pub;
+
+	traffic[0] = '\0';
+	if (res == NULL)
+		return -1;
+	pub = db_res_rows(res) == 1 && db_res_i(res, 0, "ports_public", 0) == 1;
+	db_res_free(res);
+	if (pub)
+		return 0;
+	return e2b_token_new(traffic, hash) < 0 || e2b_traffic_token_store(db, id, hash) < 0 ? -1 : 0;
 }
 
 /* A new token for sandbox id (dropping the unseen one of a create, first8 of its hash,
@@ -359,7 +400,7 @@ static void send_sandbox_token(struct req *r, int status, const struct sess_view
 static void answer_with_token(struct api_ctx *ctx, struct req *r, const struct identity *who,
 			      const char *id, int status, const unsigned char *drop8)
 {
-	char token[E2B_TOKEN_HEX + 1], msg[400];
+	char token[E2B_TOKEN_HEX + 1], traffic[E2B_TOKEN_HEX + 1], msg[400];
 	unsigned char hash[32];
 	struct sess s;
 
@@ -375,13 +416,15 @@ static void answer_with_token(struct api_ctx *ctx, struct req *r, const struct i
 	}
 	if (e2b_token_new(token, hash) < 0 || e2b_token_store(ctx->db, id, hash) < 0 ||
 	    (drop8 && db_exec_p(ctx->db, "DELETE FROM e2b_tokens WHERE session_id = ? AND"
-				" LEFT(token_hash, 8) = ?", db_str(id), db_blob(drop8, 8)) < 0)) {
+				" LEFT(token_hash, 8) = ?", db_str(id), db_blob(drop8, 8)) < 0) ||
+	    traffic_token(ctx->db, id, traffic) < 0) {
 		sapi_sess_free(&s);
 		e2b_db_error(ctx, r);
 		return;
 	}
-	send_sandbox_token(r, status, &s.v, token);
+	send_sandbox_token(r, status, &s.v, token, traffic[0] ? traffic : NULL);
 	explicit_bzero(token, sizeof token);
+	explicit_bzero(traffic, sizeof traffic);
 	sapi_sess_free(&s);
 }
 
@@ -393,7 +436,7 @@ void h_e2b_create(struct api_ctx *ctx, struct req *r, const struct identity *unu
 	char token[E2B_TOKEN_HEX + 1];
 	unsigned char hash[32], first8[8];
 	struct identity who;
-	struct mark m = { hash };
+	struct mark m = { hash, 0 };
 	struct sess_hook hook = { mark_sandbox, &m };
 	const char *id;
 	struct sub s;
@@ -413,6 +456,8 @@ void h_e2b_create(struct api_ctx *ctx, struct req *r, const struct identity *unu
 	}
 	if ((o = object_body(r)) == NULL)
 		return;
+	m.ports_public = json_is_true(json_object_get(json_object_get(o, "network"),
+						       "allowPublicTraffic"));
 	body = session_body(ctx, r, &who, o);
 	json_decref(o);
 	if (body == NULL)
@@ -454,11 +499,15 @@ void h_e2b_create(struct api_ctx *ctx, struct req *r, const struct identity *unu
 		}
 	}
 	{
+		char traffic[E2B_TOKEN_HEX + 1];
 		struct sess ss;
-		if (open_sandbox(ctx, r, &who, id, 0, &ss) == 0) {
-			send_sandbox_token(r, 201, &ss.v, token);
+		if (traffic_token(ctx->db, id, traffic) < 0)
+			e2b_db_error(ctx, r);
+		else if (open_sandbox(ctx, r, &who, id, 0, &ss) == 0) {
+			send_sandbox_token(r, 201, &ss.v, token, traffic[0] ? traffic : NULL);
 			sapi_sess_free(&ss);
 		}
+		explicit_bzero(traffic, sizeof traffic);
 	}
 	explicit_bzero(token, sizeof token);
 	sub_free(&s);

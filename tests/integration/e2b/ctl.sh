@@ -47,8 +47,8 @@ expect_e2b 401
 ctx "e2b: create v1 (Python SDK body)"
 e2b_req "$EA_TOK" POST /sandboxes '{"templateID":"base","timeout":120,"metadata":{},"envVars":{},"secure":true,"autoPause":false}'
 expect_status 201
-expect_json '[(.clientID | type), .envdVersion, (.sandboxID | test("^[0-9a-f-]{36}$")), .templateID, (.envdAccessToken | test("^[0-9a-f]{64}$")), .domain, .trafficAccessToken] | @json' \
-	"[\"string\",\"0.5.7\",true,\"base\",true,\"$E2B_DOMAIN\",null]"
+expect_json '[(.clientID | type), .envdVersion, (.sandboxID | test("^[0-9a-f-]{36}$")), .templateID, (.envdAccessToken | test("^[0-9a-f]{64}$")), .domain, (.trafficAccessToken | test("^[0-9a-f]{64}$"))] | @json' \
+	"[\"string\",\"0.5.7\",true,\"base\",true,\"$E2B_DOMAIN\",true]"
 V1_ID=$(jq -r '.sandboxID // empty' "$BODY")
 V1_TOK=$(jq -r '.envdAccessToken // empty' "$BODY")
 if [ -z "$V1_ID" ]; then

@@ -42,7 +42,7 @@ P_TRAFFIC=$(jq -r '.trafficAccessToken // empty' "$BODY")
 expect_true "create answers a trafficAccessToken (64 hex)" grep -Eq '^[0-9a-f]{64}$' <<< "$P_TRAFFIC"
 expect_eq "the session's ports are private" 0 "$(sql "SELECT ports_public FROM sessions WHERE id = '$P_ID'")"
 expect_eq "only the token's hash is stored" "1 0" \
-	"$(sql "SELECT COUNT(*), SUM(token_hash = UNHEX('$P_TRAFFIC')) FROM session_traffic_tokens WHERE session_id = '$P_ID'")"
+	"$(sql "SELECT CONCAT_WS(' ', COUNT(*), SUM(token_hash = UNHEX('$P_TRAFFIC'))) FROM session_traffic_tokens WHERE session_id = '$P_ID'")"
 expect_true "the helper's socket exists, 0660" test "$(stat -c %a "$PORTS_DIR/$P_ID.sock" 2> /dev/null)" = 660
 
 # a server that answers with the request's header lines, and a static one
