@@ -82,32 +82,24 @@ expect_eq "env names in the session row" '["E2B_T"]' "$(sql "SELECT env_meta_jso
 
 # ================================================== 4. create errors
 
-ctx "e2b: unknown template"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"no-such-template"}'
-expect_e2b 400 '^templateID: .*no-such-template'
-ctx "e2b: unknown field"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","gpu":true}'
-expect_e2b 400 '^gpu: unknown field'
-ctx "e2b: timeout out of range"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","timeout":999999999}'
-expect_e2b 400 '^timeout '
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","timeout":"60"}'
-expect_e2b 400 '^timeout '
-ctx "e2b: metadata values must be strings"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","metadata":{"a":1}}'
-expect_e2b 400 'metadata'
-ctx "e2b: envVars values must be strings"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","envVars":{"A":1}}'
-expect_e2b 400 'envVars'
-ctx "e2b: body not JSON"
-e2b_req "$EA_TOK" POST /v2/sandboxes 'not json'
-expect_e2b 400 'JSON'
-ctx "e2b: autoPause"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","autoPause":true}'
-expect_e2b 400 '^autoPause: pausing is not supported'
-ctx "e2b: allow_internet_access for a key without network"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","allow_internet_access":true}'
-expect_e2b 403 '^allow_internet_access: '
+# WHAT|STATUS|MESSAGE_RE|BODY: a create refused in E2B's shape, naming the field
+while IFS='|' read -r what st re body; do
+	ctx "e2b: create: $what"
+	e2b_req "$EA_TOK" POST /v2/sandboxes "$body"
+	expect_e2b "$st" "$re"
+done << 'EOF'
+unknown template|400|^templateID: .*no-such-template|{"templateID":"no-such-template"}
+unknown field|400|^gpu: unknown field|{"templateID":"base","gpu":true}
+timeout out of range|400|^timeout |{"templateID":"base","timeout":999999999}
+timeout not an integer|400|^timeout |{"templateID":"base","timeout":"60"}
+metadata values must be strings|400|metadata|{"templateID":"base","metadata":{"a":1}}
+envVars values must be strings|400|envVars|{"templateID":"base","envVars":{"A":1}}
+body not JSON|400|JSON|not json
+autoPause|400|^autoPause: pausing is not supported|{"templateID":"base","autoPause":true}
+network egress rules|400|^network: |{"templateID":"base","network":{"allowOut":["1.1.1.1"]}}
+allow_internet_access for a key without network|403|^allow_internet_access: |{"templateID":"base","allow_internet_access":true}
+allowInternetAccess for a key without network|403|^allow_internet_access: |{"templateID":"base","allowInternetAccess":true}
+EOF
 ctx "e2b: max_sessions: 429 in E2B's shape with Retry-After"
 e2b_create "$EC_TOK"
 expect_status 201
