@@ -169,6 +169,8 @@ e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN&state=paused"
 expect_json '. | @json' '[]'
 e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN&state=running,paused"
 expect_json 'length' 3
+e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN&state=paused&state=running"
+expect_json 'length' 3
 ctx "e2b: B lists only its own"
 e2b_req "$EB_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN"
 expect_json '[.[].sandboxID] | @json' "[\"$B_ID\"]"
