@@ -15,7 +15,8 @@
 #      state=paused empty, only the caller's sandboxes, bad parameters 400
 #   7. timeout: 204, the row's expires_at moves; connect: a new token (both stored,
 #      the bound of E2B_TOKENS_MAX per sandbox), nothing killed, a timeout extends only
-#   8. pause and resume: 409; kill: 204 then 404, the row closed; connect on it 404
+#   8. pause and resume: 409; kill: 204 then 404, the row closed; connect on it 404;
+#      purge takes its token rows with it
 #   9. routing: a sandbox host name (49983-<id>.<domain>) serves envd only (other ports:
 #      docs/E2B.md "Ports", their own section)
 #  10. the SDK: create, getInfo, setTimeout, list by metadata, connect (not killing),
@@ -305,6 +306,14 @@ e2b_req "$EA_TOK" POST "/v2/sandboxes/$A3_ID/connect" '{}'
 expect_e2b 404
 e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN"
 expect_json '[.[].sandboxID] | @json' "[\"$A2_ID\",\"$A_ID\"]"
+ctx "e2b: purge takes a sandbox's tokens with it"
+expect_true "the killed sandbox kept its token rows until purge" \
+	test "$(sql "SELECT COUNT(*) FROM e2b_tokens WHERE session_id = '$A3_ID'")" -ge 1
+sql "UPDATE sessions SET ended_at = NOW(3) - INTERVAL 4000 DAY WHERE id = '$A3_ID'"
+out=$(ctl purge --older-than 3999d)
+expect_true "purge reports the session ($out)" grep -Eq '^purged [1-9][0-9]* sessions' <<< "$out"
+expect_eq "the session and its tokens are gone" "0 0" \
+	"$(sql "SELECT (SELECT COUNT(*) FROM sessions WHERE id = '$A3_ID'), (SELECT COUNT(*) FROM e2b_tokens WHERE session_id = '$A3_ID')" | tr '\t' ' ')"
 
 # ================================================== 9. routing
 
