@@ -15,7 +15,8 @@
 #      state=paused empty, only the caller's sandboxes, bad parameters 400
 #   7. timeout: 204, the row's expires_at moves; connect: a new token (both stored,
 #      the bound of E2B_TOKENS_MAX per sandbox), nothing killed, a timeout extends only
-#   8. pause and resume: 409; kill: 204 then 404, the row closed; connect on it 404
+#   8. pause and resume: 409; kill: 204 then 404, the row closed; connect on it 404;
+#      purge takes its token rows with it
 #   9. routing: a sandbox host name (49983-<id>.<domain>) serves envd only (other ports:
 #      docs/E2B.md "Ports", their own section)
 #  10. the SDK: create, getInfo, setTimeout, list by metadata, connect (not killing),
@@ -82,32 +83,24 @@ expect_eq "env names in the session row" '["E2B_T"]' "$(sql "SELECT env_meta_jso
 
 # ================================================== 4. create errors
 
-ctx "e2b: unknown template"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"no-such-template"}'
-expect_e2b 400 '^templateID: .*no-such-template'
-ctx "e2b: unknown field"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","gpu":true}'
-expect_e2b 400 '^gpu: unknown field'
-ctx "e2b: timeout out of range"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","timeout":999999999}'
-expect_e2b 400 '^timeout '
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","timeout":"60"}'
-expect_e2b 400 '^timeout '
-ctx "e2b: metadata values must be strings"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","metadata":{"a":1}}'
-expect_e2b 400 'metadata'
-ctx "e2b: envVars values must be strings"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","envVars":{"A":1}}'
-expect_e2b 400 'envVars'
-ctx "e2b: body not JSON"
-e2b_req "$EA_TOK" POST /v2/sandboxes 'not json'
-expect_e2b 400 'JSON'
-ctx "e2b: autoPause"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","autoPause":true}'
-expect_e2b 400 '^autoPause: pausing is not supported'
-ctx "e2b: allow_internet_access for a key without network"
-e2b_req "$EA_TOK" POST /v2/sandboxes '{"templateID":"base","allow_internet_access":true}'
-expect_e2b 403 '^allow_internet_access: '
+# WHAT|STATUS|MESSAGE_RE|BODY: a create refused in E2B's shape, naming the field
+while IFS='|' read -r what st re body; do
+	ctx "e2b: create: $what"
+	e2b_req "$EA_TOK" POST /v2/sandboxes "$body"
+	expect_e2b "$st" "$re"
+done << 'EOF'
+unknown template|400|^templateID: .*no-such-template|{"templateID":"no-such-template"}
+unknown field|400|^gpu: unknown field|{"templateID":"base","gpu":true}
+timeout out of range|400|^timeout |{"templateID":"base","timeout":999999999}
+timeout not an integer|400|^timeout |{"templateID":"base","timeout":"60"}
+metadata values must be strings|400|metadata|{"templateID":"base","metadata":{"a":1}}
+envVars values must be strings|400|envVars|{"templateID":"base","envVars":{"A":1}}
+body not JSON|400|JSON|not json
+autoPause|400|^autoPause: pausing is not supported|{"templateID":"base","autoPause":true}
+network egress rules|400|^network: |{"templateID":"base","network":{"allowOut":["1.1.1.1"]}}
+allow_internet_access for a key without network|403|^allow_internet_access: |{"templateID":"base","allow_internet_access":true}
+allowInternetAccess for a key without network|403|^allow_internet_access: |{"templateID":"base","allowInternetAccess":true}
+EOF
 ctx "e2b: max_sessions: 429 in E2B's shape with Retry-After"
 e2b_create "$EC_TOK"
 expect_status 201
@@ -176,6 +169,8 @@ ctx "e2b: list state"
 e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN&state=paused"
 expect_json '. | @json' '[]'
 e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN&state=running,paused"
+expect_json 'length' 3
+e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN&state=paused&state=running"
 expect_json 'length' 3
 ctx "e2b: B lists only its own"
 e2b_req "$EB_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN"
@@ -311,6 +306,14 @@ e2b_req "$EA_TOK" POST "/v2/sandboxes/$A3_ID/connect" '{}'
 expect_e2b 404
 e2b_req "$EA_TOK" GET "/v2/sandboxes?metadata=run%3D$RUN"
 expect_json '[.[].sandboxID] | @json' "[\"$A2_ID\",\"$A_ID\"]"
+ctx "e2b: purge takes a sandbox's tokens with it"
+expect_true "the killed sandbox kept its token rows until purge" \
+	test "$(sql "SELECT COUNT(*) FROM e2b_tokens WHERE session_id = '$A3_ID'")" -ge 1
+sql "UPDATE sessions SET ended_at = NOW(3) - INTERVAL 4000 DAY WHERE id = '$A3_ID'"
+out=$(ctl purge --older-than 3999d)
+expect_true "purge reports the session ($out)" grep -Eq '^purged [1-9][0-9]* sessions' <<< "$out"
+expect_eq "the session and its tokens are gone" "0 0" \
+	"$(sql "SELECT (SELECT COUNT(*) FROM sessions WHERE id = '$A3_ID'), (SELECT COUNT(*) FROM e2b_tokens WHERE session_id = '$A3_ID')" | tr '\t' ' ')"
 
 # ================================================== 9. routing
 
