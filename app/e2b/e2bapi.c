@@ -282,8 +282,11 @@ static json_t *session_body(struct api_ctx *ctx, struct req *r, const struct ide
 	idle = timeout < eff.session_idle_seconds_max ? timeout : eff.session_idle_seconds_max;
 	if (net == NULL || json_is_null(net))
 		net = json_object_get(o, "allowInternetAccess");
+	/* a network sandbox where the key allows network, else none: the Python SDK sends
+	 * allow_internet_access true by default, and its default code must run unchanged
+	 * (getInfo says allowInternetAccess false then; docs/E2B.md) */
 	b = json_pack("{s:s, s:I, s:I, s:b}", "profile", profile, "max_seconds", timeout,
-		      "idle_seconds", idle, "network", json_is_true(net));
+		      "idle_seconds", idle, "network", json_is_true(net) && who->allow_network);
 	if (b && json_is_object(json_object_get(o, "envVars")))
 		json_object_set(b, "env", json_object_get(o, "envVars"));
 	if (b && json_is_object(json_object_get(o, "metadata")))

@@ -7,8 +7,9 @@
 #      session row e2b=1, ready, its lifetime and idle timeout from `timeout`
 #   3. create, v2, with metadata and envVars; getInfo's fields, no token in them
 #   4. create errors in E2B's shape naming the field: unknown template, unknown field,
-#      bad timeout, metadata not strings, not JSON, autoPause, allow_internet_access
-#      for a key without network (REST's 403), max_sessions (429 + Retry-After)
+#      bad timeout, metadata not strings, not JSON, autoPause, egress rules,
+#      max_sessions (429 + Retry-After); allow_internet_access true on a key without
+#      network: a sandbox without network (the Python SDK's default), never a refusal
 #   5. another identity's sandbox: get, delete, connect, timeout, pause are 404 exactly
 #      as an unknown id, and the sandbox lives on
 #   6. list: metadata filter (all pairs must match), limit + x-next-token paging,
@@ -27,6 +28,7 @@
 mkkey EA e2b-ns "t-$RUN" user "ea-$RUN"
 mkkey EB e2b-ns "t-$RUN" user "eb-$RUN"
 mkkey EC e2b-ns "t-$RUN" user "ec-$RUN" --max-sessions 1
+mkkey EN e2b-ns "t-$RUN" user "en-$RUN"
 NOSUCH=01900000-0000-7000-8000-000000000000
 # ctl_row EXPR ID: EXPR of session ID's row
 ctl_row() { sql "SELECT $1 FROM sessions WHERE id = '$2'"; }
@@ -98,9 +100,18 @@ envVars values must be strings|400|envVars|{"templateID":"base","envVars":{"A":1
 body not JSON|400|JSON|not json
 autoPause|400|^autoPause: pausing is not supported|{"templateID":"base","autoPause":true}
 network egress rules|400|^network: |{"templateID":"base","network":{"allowOut":["1.1.1.1"]}}
-allow_internet_access for a key without network|403|^allow_internet_access: |{"templateID":"base","allow_internet_access":true}
-allowInternetAccess for a key without network|403|^allow_internet_access: |{"templateID":"base","allowInternetAccess":true}
 EOF
+# The Python SDK sends allow_internet_access true by default: on a key without network
+# that is a sandbox without network (getInfo says so), never a refusal.
+for f in allow_internet_access allowInternetAccess; do
+	ctx "e2b: $f true for a key without network"
+	e2b_create "$EN_TOK" "{\"templateID\":\"base\",\"$f\":true}"
+	expect_status 201
+	expect_eq "a sandbox without network" 0 "$(ctl_row network "$E2B_ID")"
+	e2b_req "$EN_TOK" GET "/sandboxes/$E2B_ID"
+	expect_json .allowInternetAccess false
+	e2b_kill "$EN_TOK" "$E2B_ID"
+done
 ctx "e2b: max_sessions: 429 in E2B's shape with Retry-After"
 e2b_create "$EC_TOK"
 expect_status 201
