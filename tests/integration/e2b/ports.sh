@@ -71,7 +71,8 @@ po_get 8000 "$P_ID" /index.txt
 expect_eq "no credential: 401, E2B's shape" "401 401" "$PO_STATUS $(jq -r .code "$PO_OUT" 2> /dev/null)"
 po_get 8000 "$P_ID" /index.txt -H "X-API-KEY: $PB_TOK"
 expect_eq "another identity's key: 401" 401 "$PO_STATUS"
-po_get 8000 "$P_ID" /index.txt -H "e2b-traffic-access-token: ${P_TRAFFIC%?}0"
+po_wrong=${P_TRAFFIC%?}$([ "${P_TRAFFIC: -1}" = 0 ] && echo 1 || echo 0)
+po_get 8000 "$P_ID" /index.txt -H "e2b-traffic-access-token: $po_wrong"
 expect_eq "a wrong traffic token: 401" 401 "$PO_STATUS"
 po_get 8000 "$P_ID" /index.txt -H "e2b-traffic-access-token: $E2B_TOK"
 expect_eq "the envd token is no traffic token: 401" 401 "$PO_STATUS"
