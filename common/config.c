@@ -175,7 +175,7 @@ void cfg_defaults(struct cfg *c)
 	c->session_list_max_files = 10000;
 	c->session_host_bytes = 268435456;
 	c->session_host_ms = 2000;
-	snprintf(c->session_ports_dir, sizeof c->session_ports_dir, "/run/sandbox/ports");
+	snprintf(c->session_ports_dir, sizeof c->session_ports_dir, "/run/sandbox-ports");
 	c->session_port_connections = 32;
 	c->session_port_idle_seconds = 3600;
 	snprintf(c->runner_agent_path, sizeof c->runner_agent_path,
