@@ -72,6 +72,51 @@ if ((reports > 0)); then
 fi
 expect_true "no ASan/LSan report from dispatcher or supervisors" test "$reports" -eq 0
 
+# E2B (app/e2b): the control plane, envd's streams (their state lives across the
+# waiter's re-dispatches and is released with the request, a client gone mid-stream
+# included), unary calls and refusals, the ports' auth subrequest: under valgrind too,
+# with the stack's runner for the sandbox.
+ctx "leaks: E2B"
+bash "$STACK" start-runner >/dev/null 2>&1
+e2b_env() { sed -n "s/^$1=//p" "$SANDBOX_VAR/env" | tr -d "'\""; }
+E2B_URL=$(e2b_env E2B_API_URL)
+lk_frame() { python3 -c 'import sys,struct; m=sys.argv[1].encode(); sys.stdout.buffer.write(b"\0"+struct.pack(">I",len(m))+m)' "$1"; }
+lk_curl() { curl -sS --cacert "$SANDBOX_CACERT" --max-time 30 "$@"; }
+TOKEN='' req POST /v2/sandboxes '{"templateID":"base"}' -H "X-API-KEY: $SANDBOX_TOKEN"
+lk_id=$(jq -r '.sandboxID // empty' "$BODY")
+lk_tok=$(jq -r '.envdAccessToken // empty' "$BODY")
+expect_true "an E2B sandbox under valgrind" test -n "$lk_id"
+TOKEN='' req POST /v2/sandboxes '{"templateID":"nope","bogus":1}' -H "X-API-KEY: $SANDBOX_TOKEN"
+TOKEN='' req GET "/sandboxes/$lk_id" -H "X-API-KEY: $SANDBOX_TOKEN"
+TOKEN='' req GET '/v2/sandboxes?metadata=a%3Db&limit=1' -H "X-API-KEY: $SANDBOX_TOKEN"
+lk_frame '{"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi; echo err >&2"]}}' > "$VG_DIR/start.req"
+for i in 1 2 3; do
+	lk_curl -o "$VG_DIR/start.out" -H 'Content-Type: application/connect+json' \
+		-H "E2b-Sandbox-Id: $lk_id" -H "X-Access-Token: $lk_tok" \
+		--data-binary "@$VG_DIR/start.req" "$E2B_URL/process.Process/Start"
+done
+expect_true "a Start stream under valgrind ends with its end-of-stream envelope" \
+	test "$(tail -c 7 "$VG_DIR/start.out" | od -An -tx1 | tr -d ' \n')" = 02000000027b7d
+lk_frame '{"process":{"cmd":"/bin/bash","args":["-l","-c","sleep 30"]}}' > "$VG_DIR/sleep.req"
+lk_curl -o /dev/null --max-time 2 -H 'Content-Type: application/connect+json' \
+	-H "X-Access-Token: $lk_tok" --data-binary "@$VG_DIR/sleep.req" \
+	"$E2B_URL/process.Process/Start" 2>/dev/null
+printf '{"process":{"pid":1}}' > "$VG_DIR/pid.req"
+printf '\001\000\000\000\002{}' > "$VG_DIR/bad.req"
+lk_curl -o /dev/null -H 'Content-Type: application/json' -H "X-Access-Token: $lk_tok" \
+	--data-binary "@$VG_DIR/pid.req" "$E2B_URL/process.Process/List"
+lk_curl -o /dev/null -H 'Content-Type: application/json' -H "X-Access-Token: $lk_tok" \
+	--data-binary "@$VG_DIR/pid.req" "$E2B_URL/process.Process/SendSignal"
+lk_curl -o /dev/null -H 'Content-Type: application/connect+json' -H "X-Access-Token: $lk_tok" \
+	--data-binary "@$VG_DIR/bad.req" "$E2B_URL/process.Process/Connect"
+lk_curl -o /dev/null -H 'Content-Type: application/connect+json' -H "X-Access-Token: nope" \
+	--data-binary "@$VG_DIR/start.req" "$E2B_URL/process.Process/Start"
+lk_curl -o /dev/null "https://8000-$lk_id.$(e2b_env E2B_DOMAIN)/" -H "X-API-KEY: $SANDBOX_TOKEN"
+lk_curl -o /dev/null "https://8000-$lk_id.$(e2b_env E2B_DOMAIN)/"
+TOKEN='' req DELETE "/sandboxes/$lk_id" '' -H "X-API-KEY: $SANDBOX_TOKEN"
+expect_status 204 "the sandbox killed"
+bash "$STACK" stop-runner >/dev/null 2>&1
+
 kill -TERM "$api_pid"
 wait "$api_pid"
 n=$(find "$VG_DIR" -name 'vg.*.log' | wc -l)
