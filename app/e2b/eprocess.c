@@ -6,7 +6,8 @@
  * Start and Connect are server streams, answered over many re-dispatches without
  * holding a worker: the first run sends the headers and `start`, then each run sends
  * what output the command's row counts past what was sent (stdout, then stderr; at
- * most STREAM_BURST bytes a run), and hands the wait for more to the waiter
+ * most STREAM_BURSTS bursts of STREAM_BURST bytes a run, each written only when the
+ * connection to nginx has room for it), and hands the wait for more to the waiter
  * (wt_stream: WT_COMMAND_OUTPUT on both streams' sum, until the next keepalive is
  * due). A connection to nginx that cannot take a piece without blocking waits a second
  * (the client is slow: it holds no worker). The stream ends with `end` and the
@@ -28,9 +29,11 @@
 #include "sapi.h"
 #include "subcall.h"
 #include "util.h"
+#include "validate.h"
 #include "waiter.h"
 
-#define STREAM_BURST 49152  /* output bytes one run sends (framing and base64 fit 64 KiB) */
+#define STREAM_BURST 49152  /* output bytes of a burst (framing and base64 fit 64 KiB) */
+#define STREAM_BURSTS 8     /* bursts a run sends, each while nginx's connection has room */
 #define STREAM_PIECE 12288  /* bytes of output per data event */
 #define SLOW_CLIENT_MS 1000 /* the wait when nginx's connection cannot take a piece */
 
@@ -143,8 +146,10 @@ static int string_map(const json_t *o)
 
 /* Start's request as our command body: {"argv": [cmd, args...], "env", "cwd",
  * "stdin_open", "tag", "timeout_seconds": 0 (until the sandbox ends: E2B's commands
- * have no limit of their own; the stream has Connect-Timeout-Ms)}. NULL with why. */
-static json_t *start_body(const json_t *req, const char **why)
+ * have no limit of their own; the stream has Connect-Timeout-Ms), "output_bytes": the
+ * most the key may store per stream (envd stores nothing and limits nothing: ours is
+ * kept, so it is bounded, as high as the key allows)}. NULL with why. */
+static json_t *start_body(const json_t *req, long long output_max, const char **why)
 {
 	const json_t *p = json_object_get(req, "process"), *args, *v;
 	const char *cmd = json_string_value(json_object_get(p, "cmd"));
@@ -188,8 +193,9 @@ static json_t *start_body(const json_t *req, const char **why)
 		}
 		json_array_append(argv, (json_t *)v);
 	}
-	b = json_pack("{s:o, s:b, s:i}", "argv", argv, "stdin_open",
-		      json_is_true(json_object_get(req, "stdin")), "timeout_seconds", 0);
+	b = json_pack("{s:o, s:b, s:i, s:I}", "argv", argv, "stdin_open",
+		      json_is_true(json_object_get(req, "stdin")), "timeout_seconds", 0,
+		      "output_bytes", (json_int_t)output_max);
 	if (b == NULL) {
 		*why = "out of memory";
 		return NULL;
@@ -255,7 +261,7 @@ static void pump(struct api_ctx *ctx, struct req *r, struct pstream *ps)
 	struct db *db = route_db(ctx);
 	struct db_res *res = NULL;
 	struct cmd_view v;
-	long long budget = STREAM_BURST, wait_ms;
+	long long wait_ms;
 	int rc, ended, slow = 0;
 
 	if (r->wait.stopping) {
@@ -274,37 +280,49 @@ static void pump(struct api_ctx *ctx, struct req *r, struct pstream *ps)
 		stream_fail(r, &sb, "not_found", "the process no longer exists");
 		goto out;
 	}
-	if (!http_stream_room(r, 65536)) {
-		slow = 1;
-		wait_ms = SLOW_CLIENT_MS;
-		goto wait;
-	}
-	for (int k = 0; k < 2 && budget > 0; k++) {
-		long long total = k == 0 ? v.stdout_bytes : v.stderr_bytes;
+	/* bursts while nginx's connection has room for one, a few per run */
+	for (int burst = 0; burst < STREAM_BURSTS; burst++) {
+		long long budget = STREAM_BURST;
 
-		while (ps->sent[k] < total && budget > 0) {
-			long long want = total - ps->sent[k];
-			unsigned char *d = NULL;
-			size_t len = 0;
-
-			if (want > STREAM_PIECE)
-				want = STREAM_PIECE;
-			if (want > budget)
-				want = budget;
-			if (jd_read_output(db, ps->cid, k == 0 ? JD_STDOUT : JD_STDERR, ps->sent[k],
-					   want, &d, &len) < 0) {
-				stream_fail(r, &sb, "unavailable", "the database is unavailable; retry");
-				goto out;
-			}
-			if (len == 0) {
-				free(d);
+		if (!http_stream_room(r, 65536)) {
+			if (burst > 0)
 				break;
-			}
-			cx_frame_json(&sb, 0, cx_ev_data(k == 1, d, len));
-			free(d);
-			ps->sent[k] += (long long)len;
-			budget -= (long long)len;
+			slow = 1;
+			wait_ms = SLOW_CLIENT_MS;
+			goto wait;
 		}
+		for (int k = 0; k < 2 && budget > 0; k++) {
+			long long total = k == 0 ? v.stdout_bytes : v.stderr_bytes;
+
+			while (ps->sent[k] < total && budget > 0) {
+				long long want = total - ps->sent[k];
+				unsigned char *d = NULL;
+				size_t len = 0;
+
+				if (want > STREAM_PIECE)
+					want = STREAM_PIECE;
+				if (want > budget)
+					want = budget;
+				if (jd_read_output(db, ps->cid, k == 0 ? JD_STDOUT : JD_STDERR,
+						   ps->sent[k], want, &d, &len) < 0) {
+					stream_fail(r, &sb, "unavailable",
+						    "the database is unavailable; retry");
+					goto out;
+				}
+				if (len == 0) {
+					free(d);
+					break;
+				}
+				cx_frame_json(&sb, 0, cx_ev_data(k == 1, d, len));
+				free(d);
+				ps->sent[k] += (long long)len;
+				budget -= (long long)len;
+			}
+		}
+		if (sb.len == 0)
+			break; /* all that is counted is out */
+		if (flush(r, &sb) < 0)
+			goto out; /* the connection failed: nothing more to say */
 	}
 	ended = sapi_cmd_ended(v.status) && ps->sent[0] >= v.stdout_bytes &&
 		ps->sent[1] >= v.stderr_bytes;
@@ -387,11 +405,14 @@ static void do_start(struct api_ctx *ctx, struct req *r, const struct envd_calle
 		     const json_t *req)
 {
 	const char *why = NULL, *code;
-	json_t *body = start_body(req, &why);
+	struct cfg eff = *ctx->cfg;
+	json_t *body;
 	char path[128], msg[256];
 	const long long zero[2] = { 0, 0 };
 	struct sub s;
 
+	val_key_limits(&eff, c->who.max_limits);
+	body = start_body(req, eff.limit_max[LIM_OUTPUT_BYTES], &why);
 	if (body == NULL) {
 		stream_refuse(r, "invalid_argument", why);
 		return;

@@ -120,8 +120,10 @@ try {
   })
 
   await attempt('large output', async () => {
-    const r = await sbx.commands.run('head -c 300000 /dev/zero | tr "\\0" x; echo')
-    check('large output: every byte', r.stdout.length === 300001 && /^x+\n$/.test(r.stdout),
+    // past the REST API's default output_bytes (1 MiB): an E2B command may store as
+    // much as the key allows (envd limits nothing)
+    const r = await sbx.commands.run('head -c 2200000 /dev/zero | tr "\\0" x; echo', { timeoutMs: 0 })
+    check('large output (2.2 MB): every byte', r.stdout.length === 2200001 && /^x+\n$/.test(r.stdout),
       r.stdout.length)
   })
 
