@@ -123,6 +123,12 @@ static enum srelay_rc sreq_read(struct db *db, long long id, struct srelay_answe
 	return strcmp(state, "done") == 0 ? SREQ_DONE : SREQ_FAILED;
 }
 
+enum srelay_rc srelay_read(struct db *db, long long id, struct srelay_answer *a)
+{
+	memset(a, 0, sizeof *a);
+	return sreq_read(db, id, a);
+}
+
 /* The re-dispatch of a handler whose request (r->wait.aux, its id) waited. */
 int srelay_resuming(const struct req *r)
 {
@@ -228,6 +234,12 @@ static enum srelay_rc sreq_insert(struct api_ctx *ctx, const char *sid, const ch
 	free(text);
 	*id = t.id;
 	return t.rc;
+}
+
+enum srelay_rc srelay_insert(struct api_ctx *ctx, const char *sid, const char *kind,
+			     json_t *args, long long *id)
+{
+	return sreq_insert(ctx, sid, kind, NULL, args, NULL, 0, id);
 }
 
 /* The wait is over. A request nobody took is failed (and its payload erased) while

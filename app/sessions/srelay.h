@@ -38,6 +38,13 @@ void srelay_free(struct srelay_answer *a);
 /* Answers a request that did not end `done` (SREQ_DONE and SREQ_DEFERRED excepted). */
 void srelay_send_error(struct api_ctx *ctx, struct req *r, enum srelay_rc rc,
 		       const struct srelay_answer *a);
+/* For a caller that runs its own waits (a stream, app/e2b/ewatch.c): a request row of
+ * kind with args for session sid's supervisor, charged as srelay_call's are (*id), and
+ * its state later: SREQ_DONE / SREQ_FAILED (a filled; srelay_free it), SREQ_TIMEOUT
+ * (still pending), SREQ_IN_PROGRESS (taken), SREQ_DB. */
+enum srelay_rc srelay_insert(struct api_ctx *ctx, const char *sid, const char *kind,
+			     json_t *args, long long *id);
+enum srelay_rc srelay_read(struct db *db, long long id, struct srelay_answer *a);
 /* The re-dispatch of a handler whose request (r->wait.aux, its id) waited. */
 int srelay_resuming(const struct req *r);
 /* Kinds answered by a supervisor need a ready session: 0, or -1 after a 409. */
