@@ -7,7 +7,7 @@ set -uo pipefail
 
 # Every suite, in the order they run (SANDBOX_SUITES picks some); `--list` prints them
 # (tests/vm/run.sh splits them between its guests).
-ALL_SUITES="api batch sessions_api faults waits runner hooks security tenancy preflight contract profiles leaks srunner live sessions cli mcp runtimes"
+ALL_SUITES="api batch sessions_api faults waits runner hooks security tenancy preflight contract profiles leaks srunner live sessions cli mcp e2b runtimes"
 if [[ ${1:-} == --list ]]; then
   echo "$ALL_SUITES"
   exit 0

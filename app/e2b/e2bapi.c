@@ -78,15 +78,15 @@ json_t *e2b_sandbox_info(const struct sess_view *v, const char *domain)
 		meta = json_object();
 	}
 	return json_pack("{s:s, s:s, s:n, s:s, s:o, s:s, s:s?, s:s?, s:s, s:i, s:I, s:I, s:s?,"
-			 " s:{s:b}, s:{s:b, s:b}, s:[]}",
+			 " s:b, s:{s:s, s:b}, s:[]}",
 			 "sandboxID", v->id, "templateID", e2b_template_of(v->profile_name),
 			 "alias", "clientID", "sandbox", "metadata", meta, "envdVersion",
 			 E2B_ENVD_VERSION, "startedAt", v->created_at, "endAt",
 			 v->ended_at ? v->ended_at : v->expires_at, "state",
 			 sv_session_live(v->status) ? "running" : "killed", "cpuCount", 1,
 			 "memoryMB", v->limits[SV_MEMORY_MB], "diskSizeMB", v->limits[SV_DISK_MB],
-			 "domain", domain, "network", "allowInternetAccess", v->network != 0,
-			 "lifecycle", "autoPause", 0, "autoResume", 0, "volumeMounts");
+			 "domain", domain, "allowInternetAccess", v->network != 0, "lifecycle",
+			 "onTimeout", "kill", "autoResume", 0, "volumeMounts");
 }
 
 /* The sandbox id of a route, or after answering 404 (-1): one E2B sandbox of the
@@ -517,39 +517,51 @@ void h_e2b_kill(struct api_ctx *ctx, struct req *r, const struct identity *unuse
 	sub_free(&sub);
 }
 
+/* The body of timeout and connect ({"timeout": seconds}, required or not, 1..the key's
+ * maximum lifetime, 0 when absent; `also` one more field accepted and ignored, or
+ * NULL), then the caller's live sandbox a->id proven. 0, or -1 after answering. */
+static int timeout_call(struct api_ctx *ctx, struct req *r, const struct identity *who,
+			const struct route_args *a, int required, const char *also, long long *t)
+{
+	const char *k;
+	json_t *o, *v;
+	struct sess s;
+	char msg[160];
+	int rc;
+
+	if ((o = object_body(r)) == NULL)
+		return -1;
+	json_object_foreach(o, k, v) {
+		if (strcmp(k, "timeout") != 0 && (also == NULL || strcmp(k, also) != 0)) {
+			snprintf(msg, sizeof msg, "%.60s: unknown field (the body is {\"timeout\":"
+				 " seconds})", k);
+			json_decref(o);
+			e2b_send_error(r, 400, msg, NULL);
+			return -1;
+		}
+	}
+	if (required && json_object_get(o, "timeout") == NULL) {
+		json_decref(o);
+		e2b_send_error(r, 400, "timeout is required (seconds from now)", NULL);
+		return -1;
+	}
+	rc = seconds_field(r, o, "timeout", 1, max_lifetime(ctx, who), 0, t);
+	json_decref(o);
+	if (rc < 0 || open_sandbox(ctx, r, who, a->id, 1, &s) < 0)
+		return -1;
+	sapi_sess_free(&s);
+	return 0;
+}
+
 void h_e2b_timeout(struct api_ctx *ctx, struct req *r, const struct identity *unused,
 		   const struct route_args *a)
 {
 	struct identity who;
 	long long t;
-	struct sess s;
-	const char *k;
-	json_t *o, *v;
 
 	(void)unused;
-	if (e2b_authenticate(ctx, r, &who) < 0 || (o = object_body(r)) == NULL)
+	if (e2b_authenticate(ctx, r, &who) < 0 || timeout_call(ctx, r, &who, a, 1, NULL, &t) < 0)
 		return;
-	json_object_foreach(o, k, v) {
-		if (strcmp(k, "timeout") != 0) {
-			json_decref(o);
-			e2b_send_error(r, 400, "unknown field (the body is {\"timeout\": seconds})",
-				       NULL);
-			return;
-		}
-	}
-	if (json_object_get(o, "timeout") == NULL) {
-		json_decref(o);
-		e2b_send_error(r, 400, "timeout is required (seconds from now)", NULL);
-		return;
-	}
-	if (seconds_field(r, o, "timeout", 1, max_lifetime(ctx, &who), 0, &t) < 0) {
-		json_decref(o);
-		return;
-	}
-	json_decref(o);
-	if (open_sandbox(ctx, r, &who, a->id, 1, &s) < 0)
-		return;
-	sapi_sess_free(&s);
 	if (set_end(ctx->db, a->id, t, 0) < 0) {
 		e2b_db_error(ctx, r);
 		return;
@@ -564,31 +576,11 @@ void h_e2b_connect(struct api_ctx *ctx, struct req *r, const struct identity *un
 {
 	struct identity who;
 	long long t;
-	const char *k;
-	json_t *o, *v;
-	struct sess s;
 
 	(void)unused;
-	if (e2b_authenticate(ctx, r, &who) < 0 || (o = object_body(r)) == NULL)
+	if (e2b_authenticate(ctx, r, &who) < 0 ||
+	    timeout_call(ctx, r, &who, a, 0, "memory", &t) < 0)
 		return;
-	json_object_foreach(o, k, v) {
-		if (strcmp(k, "timeout") != 0 && strcmp(k, "memory") != 0) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "%.60s: unknown field (the body is {\"timeout\":"
-				 " seconds})", k);
-			json_decref(o);
-			e2b_send_error(r, 400, msg, NULL);
-			return;
-		}
-	}
-	if (seconds_field(r, o, "timeout", 1, max_lifetime(ctx, &who), 0, &t) < 0) {
-		json_decref(o);
-		return;
-	}
-	json_decref(o);
-	if (open_sandbox(ctx, r, &who, a->id, 1, &s) < 0)
-		return;
-	sapi_sess_free(&s);
 	if (t > 0 && set_end(ctx->db, a->id, t, 1) < 0) {
 		e2b_db_error(ctx, r);
 		return;

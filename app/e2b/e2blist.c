@@ -1,9 +1,10 @@
 /* GET /v2/sandboxes and GET /sandboxes (the same list): the caller's live E2B
  * sandboxes (sessions with `e2b` set; its other sessions are not sandboxes), newest
  * first, filtered by ?metadata= (an URL-encoded query string of key=value pairs, all
- * of which must match), ?state= (running, paused: nothing is ever paused) and
- * ?template=, paged by ?limit= (1..100, default 100) and ?nextToken= (the
- * `x-next-token` header of the previous page: the id of its last sandbox). */
+ * of which must match), ?state= (running, paused: nothing is ever paused; repeated or
+ * comma-separated) and ?template=, paged by ?limit= (1..100, default 100) and
+ * ?nextToken= (the `x-next-token` header of the previous page: the id of its last
+ * sandbox). */
 #include "e2bctl.h"
 
 #include <stdio.h>
@@ -98,6 +99,17 @@ static int parse_query(struct req *r, struct list_q *lq)
 		}
 		if (p[i].buf == NULL)
 			continue; /* order: newest first is the only order here */
+		/* state may come repeated (state=running&state=paused) or comma-separated */
+		if (p[i].buf == lq->state && lq->has_state) {
+			size_t l = strlen(lq->state);
+			if (l + 1 + strlen(val) >= sizeof lq->state) {
+				snprintf(msg, sizeof msg, "%s: too long", key);
+				goto bad;
+			}
+			lq->state[l] = ',';
+			memcpy(lq->state + l + 1, val, strlen(val) + 1);
+			continue;
+		}
 		if (strlen(val) >= p[i].n) {
 			snprintf(msg, sizeof msg, "%s: too long", key);
 			goto bad;
