@@ -211,7 +211,8 @@ static json_t *method_args(struct req *r, const char *kind, const json_t *q)
 	else if (json_is_string(d) &&
 		 util_parse_ll(json_string_value(d), 0, 0xffffffffLL, &depth) < 0)
 		depth = -1;
-	if (depth < 0 || depth > 0xffffffffLL || (d && !json_is_integer(d) && !json_is_string(d))) {
+	if (depth < 0 || depth > 0xffffffffLL ||
+	    (d && !json_is_integer(d) && !json_is_string(d) && !json_is_null(d))) {
 		envd_send_error(r, "invalid_argument", "depth must be a non-negative integer");
 		return NULL;
 	}
