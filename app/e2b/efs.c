@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "e2bctl.h"
 #include "efsform.h"
 #include "http_util.h"
 #include "log.h"
@@ -107,8 +108,9 @@ static const char *connect_code(const char *ours, int http)
 }
 
 /* A request that did not end `done`, in form f: the relay's own refusals, or the
- * supervisor's (code, status) of common/sreq.c's table with its message. */
-static void relay_fail(struct req *r, enum form f, enum srelay_rc rc,
+ * supervisor's (code, status) of common/sreq.c's table with its message. A storage
+ * failure drops a connection that is gone (as route_db_error does). */
+static void relay_fail(struct api_ctx *ctx, struct req *r, enum form f, enum srelay_rc rc,
 		       const struct srelay_answer *a)
 {
 	static const struct {
@@ -131,6 +133,15 @@ static void relay_fail(struct req *r, enum form f, enum srelay_rc rc,
 	const char *code, *msg;
 	int st;
 
+	if (rc == SREQ_DB && f == PLAIN) {
+		e2b_db_error(ctx, r);
+		return;
+	}
+	if (rc == SREQ_DB && ctx->db && db_gone(ctx->db)) {
+		log_kv("error", "db_error", "error", db_error(ctx->db), (char *)NULL);
+		db_close(ctx->db);
+		ctx->db = NULL;
+	}
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		if (fixed[i].rc == rc) {
 			fail(r, f, fixed[i].http, fixed[i].code, fixed[i].msg);
@@ -161,7 +172,7 @@ static int relay(struct api_ctx *ctx, struct req *r, enum form f, const struct e
 	if (rc == SREQ_DONE)
 		return 1;
 	if (rc != SREQ_DEFERRED)
-		relay_fail(r, f, rc, a);
+		relay_fail(ctx, r, f, rc, a);
 	srelay_free(a);
 	return 0;
 }
@@ -200,7 +211,8 @@ static json_t *method_args(struct req *r, const char *kind, const json_t *q)
 	else if (json_is_string(d) &&
 		 util_parse_ll(json_string_value(d), 0, 0xffffffffLL, &depth) < 0)
 		depth = -1;
-	if (depth < 0 || depth > 0xffffffffLL || (d && !json_is_integer(d) && !json_is_string(d))) {
+	if (depth < 0 || depth > 0xffffffffLL ||
+	    (d && !json_is_integer(d) && !json_is_string(d) && !json_is_null(d))) {
 		envd_send_error(r, "invalid_argument", "depth must be a non-negative integer");
 		return NULL;
 	}

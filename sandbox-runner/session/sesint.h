@@ -115,9 +115,11 @@ void ses_read_agent(struct ses *s);
 /* The agent's stderr: kept (bounded) for the log. */
 void ses_read_stderr(struct ses *s);
 
-/* ssextra.c: sessions.e2b (0 or -1), and the lifetime expires_at - created_at in whole
- * seconds as the API last set it (-1 on error). */
+/* ssextra.c: sessions.e2b (0 or -1); idle_seconds now (0 or -1, *idle kept when the
+ * row is gone); the lifetime expires_at - created_at in whole seconds as the API last
+ * set it (-1 on error). */
 int ss_load_e2b(struct db *db, const char *id, int *e2b);
+int ss_idle_seconds(struct db *db, const char *id, long long *idle);
 long long ss_lifetime(struct db *db, const char *id);
 
 /* ssandbox.c: the start, each 0 or -1 (the session ends failed, recorded) */

@@ -575,7 +575,8 @@ void ses_save_host_work(struct ses *s)
 	s->saved_cpu_us = s->host_cpu_us;
 }
 
-/* Renews the lease; reads close_requested, last activity and the lifetime. */
+/* Renews the lease; reads close_requested, last activity and the lifetime (and an E2B
+ * sandbox's idle timeout). */
 static void heartbeat(struct ses *s)
 {
 	struct ss_beat b;
@@ -592,6 +593,9 @@ static void heartbeat(struct ses *s)
 	}
 	s->beat = b;
 	s->beat_at = util_mono_ms();
+	/* an E2B sandbox's idle timeout follows its timeout, which the API may change */
+	if (s->e2b && ss_idle_seconds(s->db, s->id, &s->row.idle_seconds) < 0)
+		ses_db_error_seen(s, "idle_seconds");
 	ses_save_host_work(s);
 	if (b.close_requested)
 		ses_end(s, "closed", "close requested");

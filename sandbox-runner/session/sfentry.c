@@ -116,37 +116,15 @@ int sf_stat(int wsfd, const char *path, uid_t uid, size_t max_path, json_t **out
 
 /* ---- listing to a depth */
 
-struct lentry {
-	char *path;
-	json_t *e;
-};
-
 struct lwalk {
-	struct lentry *v;
-	size_t n, cap, seen;
+	struct sf_entries l;
+	size_t seen;
 	long long max;
 	int depth, truncated;
 	uid_t uid;
 	size_t max_path;
 	struct sf_budget *b;
 };
-
-static int lw_add(struct lwalk *w, const char *rel, json_t *e)
-{
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct lentry *nv = reallocarray(w->v, cap, sizeof *nv);
-		if (nv == NULL)
-			return -1;
-		w->v = nv;
-		w->cap = cap;
-	}
-	w->v[w->n].path = strdup(rel);
-	if (w->v[w->n].path == NULL)
-		return -1;
-	w->v[w->n++].e = e;
-	return 0;
-}
 
 /* One directory (dfd, consumed) at level `level` (1: the listed one's children):
  * every entry noted, directories entered below the depth, links never. Names that
@@ -168,7 +146,7 @@ static int lw_dir(struct lwalk *w, int dfd, const char *prefix, int level)
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (++w->seen > SF_WALK_MAX || sf_time_out(w->b) || (long long)w->n >= w->max) {
+		if (++w->seen > SF_WALK_MAX || sf_time_out(w->b) || (long long)w->l.n >= w->max) {
 			w->truncated = 1;
 			break;
 		}
@@ -179,7 +157,7 @@ static int lw_dir(struct lwalk *w, int dfd, const char *prefix, int level)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile */
 		e = entry_of(dirfd(d), de->d_name, rel, &st, w->uid);
-		if (e == NULL || lw_add(w, rel, e) < 0) {
+		if (e == NULL || sf_entries_add(&w->l, rel, 0, e) < 0) {
 			json_decref(e);
 			rc = -1;
 		} else if (S_ISDIR(st.st_mode) && level < w->depth) {
@@ -190,11 +168,6 @@ static int lw_dir(struct lwalk *w, int dfd, const char *prefix, int level)
 	}
 	closedir(d);
 	return rc;
-}
-
-static int by_lpath(const void *a, const void *b)
-{
-	return strcmp(((const struct lentry *)a)->path, ((const struct lentry *)b)->path);
 }
 
 int sf_listdir(int wsfd, const char *path, int depth, uid_t uid, long long max_files,
@@ -212,16 +185,11 @@ int sf_listdir(int wsfd, const char *path, int depth, uid_t uid, long long max_f
 	if ((fd = sf_walk_dirs(wsfd, path, 1, 0, 0, e)) < 0)
 		return -1;
 	rc = lw_dir(&w, fd, path, 1);
-	if (w.n > 1)
-		qsort(w.v, w.n, sizeof *w.v, by_lpath);
+	sf_entries_sort(&w.l);
 	entries = rc == 0 ? json_array() : NULL;
-	for (size_t i = 0; i < w.n; i++) {
-		if (entries)
-			json_array_append(entries, w.v[i].e);
-		json_decref(w.v[i].e);
-		free(w.v[i].path);
-	}
-	free(w.v);
+	for (size_t i = 0; entries && i < w.l.n; i++)
+		json_array_append(entries, w.l.v[i].e);
+	sf_entries_free(&w.l);
 	if (entries == NULL)
 		return sf_fail(e, 500, "internal_error", "listing failed: %s", strerror(errno));
 	*out = json_pack("{s:o, s:b}", "entries", entries, "truncated", w.truncated);

@@ -448,33 +448,50 @@ int sf_delete(int wsfd, const char *path, size_t max_path, struct sf_err *e)
 
 /* ---- listing */
 
-struct entry {
-	char *path;
-	long long size;
-};
-
 struct walk {
-	struct entry *v;
-	size_t n, cap, seen;
+	struct sf_entries l;
+	size_t seen;
 	int recursive, overflow;
 	struct sf_budget *b;
 };
 
-static int add_entry(struct walk *w, const char *path, long long size)
+int sf_entries_add(struct sf_entries *l, const char *path, long long size, json_t *e)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct entry *nv = reallocarray(w->v, cap, sizeof *nv);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct sf_entry *nv = reallocarray(l->v, cap, sizeof *nv);
 		if (nv == NULL)
 			return -1;
-		w->v = nv;
-		w->cap = cap;
+		l->v = nv;
+		l->cap = cap;
 	}
-	w->v[w->n].path = strdup(path);
-	if (w->v[w->n].path == NULL)
+	l->v[l->n].path = strdup(path);
+	if (l->v[l->n].path == NULL)
 		return -1;
-	w->v[w->n++].size = size;
+	l->v[l->n].size = size;
+	l->v[l->n++].e = e;
 	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct sf_entry *)a)->path, ((const struct sf_entry *)b)->path);
+}
+
+void sf_entries_sort(struct sf_entries *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof *l->v, by_path);
+}
+
+void sf_entries_free(struct sf_entries *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		json_decref(l->v[i].e);
+	}
+	free(l->v);
+	memset(l, 0, sizeof *l);
 }
 
 /* One directory, by fd: regular files are noted, directories entered (recursive),
@@ -506,7 +523,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile */
 		if (S_ISREG(st.st_mode)) {
-			rc = add_entry(w, rel, (long long)st.st_size);
+			rc = sf_entries_add(&w->l, rel, (long long)st.st_size, NULL);
 		} else if (S_ISDIR(st.st_mode) && w->recursive && depth < SF_DEPTH_MAX) {
 			int sub = sf_open_safe(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
 			if (sub >= 0)
@@ -515,11 +532,6 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 	}
 	closedir(d);
 	return rc;
-}
-
-static int by_path(const void *a, const void *b)
-{
-	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
 }
 
 /* sha256 of a regular file under root, by fd (no link, no fifo), every chunk charged
@@ -564,16 +576,9 @@ static json_t *file_sha(int rootfd, const char *rel, struct sf_budget *b)
 	return json_string(hex);
 }
 
-static void walk_free(struct walk *w)
-{
-	for (size_t i = 0; i < w->n; i++)
-		free(w->v[i].path);
-	free(w->v);
-}
-
 /* An entry's digest within the budget, or null: a file larger than the bytes left is
  * not begun (smaller ones after it may still fit), none is begun once time is out. */
-static json_t *entry_sha(int rootfd, const struct entry *en, struct sf_budget *b)
+static json_t *entry_sha(int rootfd, const struct sf_entry *en, struct sf_budget *b)
 {
 	json_t *h = NULL;
 
@@ -589,17 +594,17 @@ static json_t *entry_sha(int rootfd, const struct entry *en, struct sf_budget *b
 static json_t *render(struct walk *w, int rootfd, int want_sha, long long max_files)
 {
 	json_t *files = json_array(), *o;
-	size_t keep = w->n > (size_t)max_files ? (size_t)max_files : w->n;
+	size_t keep = w->l.n > (size_t)max_files ? (size_t)max_files : w->l.n;
 
 	for (size_t i = 0; files && i < keep; i++) {
-		json_t *f = json_pack("{s:s, s:I}", "path", w->v[i].path, "size",
-				      (json_int_t)w->v[i].size);
+		json_t *f = json_pack("{s:s, s:I}", "path", w->l.v[i].path, "size",
+				      (json_int_t)w->l.v[i].size);
 		if (f && want_sha)
-			json_object_set_new(f, "sha256", entry_sha(rootfd, &w->v[i], w->b));
+			json_object_set_new(f, "sha256", entry_sha(rootfd, &w->l.v[i], w->b));
 		json_array_append_new(files, f);
 	}
 	o = json_pack("{s:o, s:b}", "files", files, "truncated",
-		      w->n > keep || w->overflow);
+		      w->l.n > keep || w->overflow);
 	if (o && w->b && w->b->cut)
 		json_object_set_new(o, "cut", json_string(w->b->cut));
 	return o;
@@ -621,14 +626,13 @@ int sf_list(int wsfd, const char *root, int recursive, int want_sha, long long m
 		return -1;
 	walkfd = dup(rootfd);
 	if (walkfd < 0 || walk_dir(&w, walkfd, "", 0) < 0) {
-		walk_free(&w);
+		sf_entries_free(&w.l);
 		close(rootfd);
 		return sf_fail(e, 500, "internal_error", "listing failed: %s", strerror(errno));
 	}
-	if (w.n > 1)
-		qsort(w.v, w.n, sizeof *w.v, by_path);
+	sf_entries_sort(&w.l);
 	*out = render(&w, rootfd, want_sha, max_files);
-	walk_free(&w);
+	sf_entries_free(&w.l);
 	close(rootfd);
 	if (*out == NULL)
 		return sf_fail(e, 500, "internal_error", "out of memory");

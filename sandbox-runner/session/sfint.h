@@ -10,6 +10,7 @@
 
 struct sf_err;
 struct sf_budget;
+struct json_t;
 
 #define SF_DEPTH_MAX 32
 #define SF_WALK_MAX 200000 /* entries looked at in one listing (tmpfs inodes bound it too) */
@@ -36,5 +37,22 @@ const char *sf_base_name(const char *path);
  * one is made (0755, owned by uid). A new fd, or -1 and e. */
 int sf_walk_dirs(int wsfd, const char *path, int whole, int create, uid_t uid,
 		 struct sf_err *e);
+
+/* What a walk collects (sfiles.c's listing, sfentry.c's): a workspace path with its
+ * size or its JSON entry. */
+struct sf_entry {
+	char *path;
+	long long size;
+	struct json_t *e; /* owned: released by sf_entries_free */
+};
+struct sf_entries {
+	struct sf_entry *v;
+	size_t n, cap;
+};
+/* Appends one (path copied; e taken on success only): 0 or -1 (out of memory). */
+int sf_entries_add(struct sf_entries *l, const char *path, long long size, struct json_t *e);
+/* Sorted by path, bytewise. */
+void sf_entries_sort(struct sf_entries *l);
+void sf_entries_free(struct sf_entries *l);
 
 #endif

@@ -17,7 +17,8 @@
 #      uid, no workspace, no cgroup left).
 #   6b. An E2B sandbox (sessions.e2b): pwd, HOME and a command's cwd under /home/user,
 #      no /workspace; the entry kinds (stat, listdir with a planted link and fifo,
-#      mkdir, move, remove of a tree holding a link to /etc).
+#      mkdir, move, remove of a tree holding a link to /etc); its idle timeout as the
+#      API changes it.
 #   7. A killed supervisor: the sandbox dies with it, and the session ends `lost` once
 #      its lease has lapsed (the lease is expired by SQL here: the stack's lease is 30 s).
 #   9. Storage: rows are charged as the API charges them (the session's env text and
@@ -472,8 +473,10 @@ expect_eq "remove a tree holding a link to /etc and a fifo" "done - -" "$(answer
 expect_true "the link's target is intact" test -s /etc/passwd
 request RS2 "$SE" file_stat '{"path": "d"}'
 expect_eq "gone" "failed 404 not_found" "$(answer "$RS2")"
-request RCE "$SE" close '{}'
-expect_true "closed" wait_s "$SE" closed 5
+# its idle timeout follows the API (an E2B sandbox's idle timeout is its timeout)
+sql "UPDATE sessions SET idle_seconds = $(tscale 2) WHERE id = '$SE'"
+expect_true "an idle timeout lowered by the API ends it" wait_s "$SE" expired 10
+expect_eq "end_reason" "idle for $(tscale 2) s" "$(s_field "$SE" end_reason)"
 
 # ---- 7. a killed supervisor
 ctx "supervisor killed"

@@ -4,7 +4,6 @@
  * directory replaced by a link, and a directory outside the workspace whose files must
  * survive everything. */
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "sfiles.h"
+#include "sftree.h"
 #include "tests.h"
 #include "util.h"
 
@@ -24,35 +24,6 @@ static int wsfd = -1;
 static void path_of(char *p, size_t n, const char *rel)
 {
 	snprintf(p, n, "%s/%s", root, rel);
-}
-
-static void put(const char *rel, const char *content)
-{
-	char p[512];
-	FILE *f;
-
-	path_of(p, sizeof p, rel);
-	f = fopen(p, "w");
-	if (f) {
-		fputs(content, f);
-		fclose(f);
-	}
-}
-
-static void mk(const char *rel)
-{
-	char p[512];
-
-	path_of(p, sizeof p, rel);
-	mkdir(p, 0755);
-}
-
-static void link_to(const char *target, const char *rel)
-{
-	char p[512];
-
-	path_of(p, sizeof p, rel);
-	CHECK(symlink(target, p) == 0, "symlink %s", p);
 }
 
 static void fifo(const char *rel)
@@ -86,40 +57,24 @@ static int outside_intact(void)
 	return ok && access(p, F_OK) == 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	return remove(path);
-}
-
 static void setup(void)
 {
-	char p[128];
-	FILE *f;
+	int fd;
 
-	snprintf(root, sizeof root, "/tmp/sfentry-test.XXXXXX");
-	snprintf(outside, sizeof outside, "/tmp/sfentry-out.XXXXXX");
-	if (mkdtemp(root) == NULL || mkdtemp(outside) == NULL) {
-		CHECK(0, "mkdtemp");
-		return;
-	}
-	wsfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	snprintf(p, sizeof p, "%s/secret", outside);
-	if ((f = fopen(p, "w")) != NULL) {
-		fputs("keep", f);
-		fclose(f);
-	}
-	snprintf(p, sizeof p, "%s/sub", outside);
-	mkdir(p, 0755);
+	wsfd = sft_open(root, sizeof root, "sfentry-test");
+	fd = sft_open(outside, sizeof outside, "sfentry-out");
+	if (fd >= 0)
+		close(fd);
+	sft_put(outside, "secret", "keep");
+	sft_mk(outside, "sub");
 }
 
 static void teardown(void)
 {
-	if (wsfd >= 0)
-		close(wsfd);
-	wsfd = -1;
-	nftw(root, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	nftw(outside, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	int none = -1;
+
+	sft_close(root, &wsfd);
+	sft_close(outside, &none);
 }
 
 static const char *sget(const json_t *o, const char *k)
@@ -153,10 +108,10 @@ static void test_stat(void)
 	const char *t;
 
 	setup();
-	put("f.txt", "hello");
-	mk("d");
-	link_to(outside, "ln");
-	link_to("/etc/passwd", "d/pw");
+	sft_put(root, "f.txt", "hello");
+	sft_mk(root, "d");
+	sft_link(root, outside, "ln");
+	sft_link(root, "/etc/passwd", "d/pw");
 	fifo("p");
 	CHECK_INT(sf_stat(wsfd, "f.txt", getuid(), 255, &o, &e), 0);
 	CHECK_STR(sget(o, "type"), "file");
@@ -210,14 +165,14 @@ static void test_listdir(void)
 	json_t *l = NULL, *x;
 
 	setup();
-	mk("a");
-	mk("a/b");
-	put("a/b/deep.txt", "x");
-	put("a/one", "1");
-	put("top", "t");
-	link_to(outside, "a/out");  /* a directory link: listed, never entered */
+	sft_mk(root, "a");
+	sft_mk(root, "a/b");
+	sft_put(root, "a/b/deep.txt", "x");
+	sft_put(root, "a/one", "1");
+	sft_put(root, "top", "t");
+	sft_link(root, outside, "a/out");  /* a directory link: listed, never entered */
 	fifo("a/pipe");
-	put("bad\xff", "x");        /* not UTF-8: left out */
+	sft_put(root, "bad\xff", "x");        /* not UTF-8: left out */
 	CHECK_INT(sf_listdir(wsfd, "", 1, getuid(), 100, 255, NULL, &l, &e), 0);
 	CHECK_INT((long long)json_array_size(json_object_get(l, "entries")), 2); /* a, top */
 	CHECK_STR(sget(json_array_get(json_object_get(l, "entries"), 0), "path"), "a");
@@ -275,8 +230,8 @@ static void test_mkdir(void)
 	char p[128];
 
 	setup();
-	link_to(outside, "ln");
-	put("file", "x");
+	sft_link(root, outside, "ln");
+	sft_put(root, "file", "x");
 	CHECK_INT(sf_mkdir(wsfd, "x/y/z", getuid(), 255, &o, &e), 0);
 	CHECK_STR(sget(o, "type"), "dir");
 	CHECK_STR(sget(o, "path"), "x/y/z");
@@ -312,12 +267,12 @@ static void test_move(void)
 	char p[128];
 
 	setup();
-	put("a", "A");
-	mk("d");
-	mk("d/inner");
-	put("d/inner/f", "F");
-	link_to(outside, "ln");
-	link_to("/etc/passwd", "pw");
+	sft_put(root, "a", "A");
+	sft_mk(root, "d");
+	sft_mk(root, "d/inner");
+	sft_put(root, "d/inner/f", "F");
+	sft_link(root, outside, "ln");
+	sft_link(root, "/etc/passwd", "pw");
 	CHECK_INT(sf_move(wsfd, "a", "new/dir/b", getuid(), 255, &o, &e), 0);
 	CHECK_STR(sget(o, "path"), "new/dir/b");
 	CHECK_STR(sget(o, "name"), "b");
@@ -330,11 +285,11 @@ static void test_move(void)
 	CHECK_STR(sget(o, "symlink_target"), "/etc/passwd");
 	json_decref(o);
 	/* a file replaces a file; a directory at the destination is refused */
-	put("c", "C");
+	sft_put(root, "c", "C");
 	CHECK_INT(sf_move(wsfd, "c", "new/dir/b", getuid(), 255, &o, &e), 0);
 	json_decref(o);
 	o = NULL;
-	put("c", "C");
+	sft_put(root, "c", "C");
 	CHECK_INT(sf_move(wsfd, "c", "d", getuid(), 255, &o, &e), -1);
 	CHECK_STR(e.code, "not_regular_file");
 	CHECK(there("c") && there("d/inner/f"), "nothing moved");
@@ -362,14 +317,14 @@ static void test_remove(void)
 	struct sf_budget b;
 
 	setup();
-	put("f", "x");
-	link_to(outside, "ln");
-	link_to(outside, "ln2");
-	mk("t");
-	mk("t/sub");
-	put("t/sub/a", "a");
-	link_to(outside, "t/sub/out");      /* a link to outside inside the tree */
-	link_to("/etc/passwd", "t/pw");
+	sft_put(root, "f", "x");
+	sft_link(root, outside, "ln");
+	sft_link(root, outside, "ln2");
+	sft_mk(root, "t");
+	sft_mk(root, "t/sub");
+	sft_put(root, "t/sub/a", "a");
+	sft_link(root, outside, "t/sub/out");      /* a link to outside inside the tree */
+	sft_link(root, "/etc/passwd", "t/pw");
 	fifo("t/sub/pipe");
 	CHECK_INT(sf_remove(wsfd, "f", 255, NULL, &e), 0);
 	CHECK(!there("f"), "file removed");
@@ -386,8 +341,8 @@ static void test_remove(void)
 	CHECK_INT(sf_remove(wsfd, "", 255, NULL, &e), -1);
 	CHECK_STR(e.code, "invalid_path");
 	/* out of time: 413 naming the limit */
-	mk("u");
-	put("u/x", "x");
+	sft_mk(root, "u");
+	sft_put(root, "u/x", "x");
 	sf_budget_init(&b, 0, 1);
 	util_sleep_ms(5);
 	CHECK_INT(sf_remove(wsfd, "u", 255, &b, &e), -1);
@@ -439,7 +394,7 @@ static void test_kinds(void)
 				   (const unsigned char *)"abcdef", 6, NULL, &o, &e), -1);
 	CHECK_STR(e.code, "invalid_args");
 	json_decref(a);
-	link_to(outside, "ln");
+	sft_link(root, outside, "ln");
 	a = json_pack("{s:[{s:s, s:i}, {s:s, s:i}]}", "files", "path", "ok", "size", 1, "path",
 		      "ln/x", "size", 1);
 	CHECK_INT(sf_entry_request(wsfd, getuid(), "file_put_many", a, &lim,

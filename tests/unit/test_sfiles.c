@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sfiles.h"
+#include "sftree.h"
 #include "tests.h"
 #include "util.h"
 
@@ -19,32 +20,17 @@ static int wsfd = -1;
 
 static void put(const char *rel, const char *content)
 {
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof p, "%s/%s", root, rel);
-	f = fopen(p, "w");
-	if (f) {
-		fputs(content, f);
-		fclose(f);
-	}
+	sft_put(root, rel, content);
 }
 
 static void mk(const char *rel)
 {
-	char p[512];
-
-	snprintf(p, sizeof p, "%s/%s", root, rel);
-	mkdir(p, 0755);
+	sft_mk(root, rel);
 }
 
 static void link_to(const char *target, const char *rel)
 {
-	char p[512];
-
-	snprintf(p, sizeof p, "%s/%s", root, rel);
-	if (symlink(target, p) < 0)
-		CHECK(0, "symlink %s", p);
+	sft_link(root, target, rel);
 }
 
 static char *slurp(const char *rel)
@@ -56,28 +42,14 @@ static char *slurp(const char *rel)
 	return util_read_file(p, 4096, &n);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	return remove(path);
-}
-
 static void setup(void)
 {
-	snprintf(root, sizeof root, "/tmp/sfiles-test.XXXXXX");
-	if (mkdtemp(root) == NULL) {
-		CHECK(0, "mkdtemp");
-		return;
-	}
-	wsfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	wsfd = sft_open(root, sizeof root, "sfiles-test");
 }
 
 static void teardown(void)
 {
-	if (wsfd >= 0)
-		close(wsfd);
-	wsfd = -1;
-	nftw(root, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	sft_close(root, &wsfd);
 }
 
 static void test_get_put_roundtrip(void)
