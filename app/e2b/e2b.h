@@ -90,6 +90,14 @@ struct envd_err {
  * unknown sandbox, a sandbox that is not an E2B one, all answer alike to a caller
  * without the right token. 0, or -1 with e filled (nothing answered). */
 int envd_resolve(struct api_ctx *ctx, struct req *r, struct envd_caller *c, struct envd_err *e);
+/* A server stream refused before it started: 200 application/connect+json and the
+ * end-of-stream envelope with the error (Connect: a stream's errors never travel as an
+ * HTTP status). eprocess.c. */
+void envd_stream_refuse(struct req *r, const char *code, const char *message);
+/* filesystem.Filesystem/WatchDir for the resolved caller c (ewatch.c): a stream,
+ * first run and re-dispatches alike (r->stream). */
+void envd_watch(struct api_ctx *ctx, struct req *r, const struct envd_caller *c);
+
 /* A FastCGI param / request header of r ("HTTP_X_ACCESS_TOKEN"), or NULL. */
 const char *e2b_param(const struct req *r, const char *name);
 

@@ -7,7 +7,7 @@
  * row relayed to the session's supervisor (app/sessions/srelay.h: the same waits,
  * charges and budgets), which works on the workspace by fd (sandbox-runner/session/
  * sfiles.c, sfentry.c). Paths are E2B paths: /home/user (the workspace) and below;
- * anything else is refused, naming the limitation. WatchDir is not implemented. */
+ * anything else is refused, naming the limitation. WatchDir is a stream: ewatch.c. */
 #include "e2b.h"
 
 #include <stdio.h>
@@ -272,16 +272,23 @@ void h_envd_fs(struct api_ctx *ctx, struct req *r, const struct identity *who,
 	char msg[200];
 
 	(void)who; /* public: the envd token names the sandbox and its key */
+	if (a->rest && strcmp(a->rest, "WatchDir") == 0) { /* a stream: ewatch.c */
+		struct envd_err e;
+		if (r->stream.state == NULL && envd_resolve(ctx, r, &c, &e) < 0) {
+			envd_stream_refuse(r, e.http == 404 ? "unavailable" : e.code, e.msg);
+			return;
+		}
+		envd_watch(ctx, r, &c);
+		return;
+	}
 	if (begin(ctx, r, RPC, &c) < 0)
 		return;
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
 		if (a->rest && strcmp(a->rest, methods[i].method) == 0)
 			kind = methods[i].kind;
 	if (kind == NULL) {
-		snprintf(msg, sizeof msg, "filesystem.Filesystem/%.60s is not implemented here%s",
-			 a->rest ? a->rest : "",
-			 a->rest && strcmp(a->rest, "WatchDir") == 0
-				 ? " (docs/E2B.md: poll with files.list instead)" : "");
+		snprintf(msg, sizeof msg, "filesystem.Filesystem/%.60s is not implemented here",
+			 a->rest ? a->rest : "");
 		envd_send_error(r, "unimplemented", msg);
 		return;
 	}

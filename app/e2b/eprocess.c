@@ -72,7 +72,7 @@ static void sub_error(const struct sub *s, const char **code, char *msg, size_t 
 }
 
 /* A stream refused before it started: 200, then the error in the end envelope. */
-static void stream_refuse(struct req *r, const char *code, const char *message)
+void envd_stream_refuse(struct req *r, const char *code, const char *message)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -387,7 +387,7 @@ static void stream_begin(struct api_ctx *ctx, struct req *r, const struct envd_c
 	struct pstream *ps = ps_new(r, c, cid, pid);
 
 	if (ps == NULL) {
-		stream_refuse(r, "internal", "out of memory");
+		envd_stream_refuse(r, "internal", "out of memory");
 		return;
 	}
 	ps->sent[0] = from[0];
@@ -414,19 +414,19 @@ static void do_start(struct api_ctx *ctx, struct req *r, const struct envd_calle
 	val_key_limits(&eff, c->who.max_limits);
 	body = start_body(req, eff.limit_max[LIM_OUTPUT_BYTES], &why);
 	if (body == NULL) {
-		stream_refuse(r, "invalid_argument", why);
+		envd_stream_refuse(r, "invalid_argument", why);
 		return;
 	}
 	snprintf(path, sizeof path, "/v1/sessions/%s/commands", c->sid);
 	if (call(ctx, r, c, path, body, &s) < 0 || s.deferred) {
 		sub_free(&s);
 		if (!r->wait.deferred)
-			stream_refuse(r, "internal", "the command could not be created");
+			envd_stream_refuse(r, "internal", "the command could not be created");
 		return;
 	}
 	if (s.status != 202 || !json_is_string(json_object_get(s.json, "id"))) {
 		sub_error(&s, &code, msg, sizeof msg);
-		stream_refuse(r, code, msg);
+		envd_stream_refuse(r, code, msg);
 		sub_free(&s);
 		return;
 	}
@@ -462,23 +462,23 @@ static void do_connect(struct api_ctx *ctx, struct req *r, const struct envd_cal
 	int rc, replay = replay_from(e2b_param(r, "HTTP_SANDBOX_OUTPUT_OFFSET"), from);
 
 	if (replay < 0) {
-		stream_refuse(r, "invalid_argument",
+		envd_stream_refuse(r, "invalid_argument",
 			      "Sandbox-Output-Offset must be two byte offsets: stdout,stderr");
 		return;
 	}
 	if (db == NULL || (rc = select_process(db, c->sid, req, cid, sizeof cid, &pid, msg,
 						sizeof msg)) < 0) {
-		stream_refuse(r, "unavailable", "the database is unavailable; retry");
+		envd_stream_refuse(r, "unavailable", "the database is unavailable; retry");
 		return;
 	}
 	if (rc == 0) {
-		stream_refuse(r, "not_found", msg);
+		envd_stream_refuse(r, "not_found", msg);
 		return;
 	}
 	if (!replay) {
 		/* from now on, as envd does */
 		if (sapi_cmd_load(db, c->sid, cid, &res, &v) <= 0) {
-			stream_refuse(r, "not_found", "the process no longer exists");
+			envd_stream_refuse(r, "not_found", "the process no longer exists");
 			return;
 		}
 		from[0] = v.stdout_bytes;
@@ -642,8 +642,11 @@ void h_envd_process(struct api_ctx *ctx, struct req *r, const struct identity *u
 		return;
 	}
 	if (envd_resolve(ctx, r, &c, &e) < 0) {
+		/* an ended sandbox: unavailable (the SDK's SandboxNotFoundError), as efs.c */
+		if (e.http == 404)
+			e.code = "unavailable";
 		if (is_stream(m))
-			stream_refuse(r, e.code, e.msg);
+			envd_stream_refuse(r, e.code, e.msg);
 		else
 			envd_send_error(r, e.code, e.msg);
 		return;
@@ -651,12 +654,12 @@ void h_envd_process(struct api_ctx *ctx, struct req *r, const struct identity *u
 	if (is_stream(m)) {
 		if (r->content_type == NULL || strncmp(r->content_type, CX_CTYPE_STREAM,
 						       strlen(CX_CTYPE_STREAM)) != 0) {
-			stream_refuse(r, "invalid_argument",
+			envd_stream_refuse(r, "invalid_argument",
 				      "a stream's request must be application/connect+json");
 			return;
 		}
 		if (cx_unframe_json(r->body, r->body_len, &req, &why) < 0) {
-			stream_refuse(r, "invalid_argument", why);
+			envd_stream_refuse(r, "invalid_argument", why);
 			return;
 		}
 		if (strcmp(m, "Start") == 0)

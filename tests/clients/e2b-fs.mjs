@@ -84,6 +84,25 @@ await step('remove_file', async () => {
 await step('read_missing', () => sbx.files.read(`${H}/nope.txt`));
 await step('write_tmp', () => sbx.files.write('/tmp/x.txt', 'x'));
 await step('list_tmp', () => sbx.files.list('/tmp'));
+// watchDir (app/e2b/ewatch.c: polled listings): a create, a write, a remove
+await step('watch', async () => {
+	const seen = [];
+	await sbx.files.makeDir(`${H}/w`);
+	const h = await sbx.files.watchDir(`${H}/w`, (e) => seen.push(`${e.type} ${e.name}`), { timeoutMs: 0 });
+	const saw = async (want) => {
+		for (let i = 0; i < 150 && !seen.includes(want); i++) await new Promise((r) => setTimeout(r, 100));
+		return seen.includes(want);
+	};
+	await sbx.files.write(`${H}/w/a.txt`, 'x');
+	const created = await saw('create a.txt');
+	await sbx.files.write(`${H}/w/a.txt`, 'xyz');
+	const written = await saw('write a.txt');
+	await sbx.files.remove(`${H}/w/a.txt`);
+	const removed = await saw('remove a.txt');
+	await h.stop();
+	return { created, written, removed };
+});
+await step('watch_missing', () => sbx.files.watchDir(`${H}/no-such-dir`, () => {}));
 await step('running', () => sbx.isRunning());
 await step('kill', () => sbx.kill());
 await step('running_after_kill', () => sbx.isRunning());
@@ -133,6 +152,9 @@ check('read of a missing file: FileNotFoundError', errName(out.read_missing), 'F
 check('write to /tmp: InvalidArgumentError naming /home/user', out.write_tmp,
 	(v) => v?.error === 'InvalidArgumentError' && /\/home\/user/.test(v.message));
 check('list /tmp: InvalidArgumentError', errName(out.list_tmp), 'InvalidArgumentError');
+check('watchDir: create, write, remove events', out.watch, { created: true, written: true, removed: true });
+check('watchDir of a missing directory: a NotFound error', errName(out.watch_missing),
+	(v) => /NotFound/.test(v ?? ''));
 check('isRunning', out.running, true);
 check('kill', out.kill, true);
 check('isRunning after kill: false', out.running_after_kill, false);

@@ -14,7 +14,7 @@
 #      RFC 3339 time), ListDir with a link and a fifo planted by a command (through the
 #      session API: FILE_TYPE_SYMLINK with its target, the fifo FILE_TYPE_UNSPECIFIED,
 #      the link never entered), MakeDir twice (already_exists), Move, Remove, errors
-#      not_found / invalid_argument, WatchDir unimplemented
+#      not_found / invalid_argument, WatchDir only as a stream (the SDK: e2b-fs.mjs)
 #   4. GET /health 204 while it runs, 502 once killed (the SDK's isRunning: false),
 #      /files of a killed sandbox 502
 #   5. the SDK: write/read text and all 256 byte values, octet-stream, several files,
@@ -138,7 +138,8 @@ fs_expect "gone" '404 "not_found"' .code
 rpc Remove '{"path":"/home/user"}'
 fs_expect "the home itself: 400 invalid_argument" '400 "invalid_argument"' .code
 rpc WatchDir '{"path":"/home/user"}'
-fs_expect "WatchDir: 501 unimplemented" '501 "unimplemented"' .code
+expect_eq "WatchDir as a unary call: 200 and the error in an end-of-stream envelope" \
+	"200 invalid_argument" "$FS_ST $(tail -c +6 "$FS_DIR/body" | jq -r .error.code 2> /dev/null)"
 envd POST /filesystem.Filesystem/Stat -H 'Content-Type: application/json' --data-binary 'not json'
 fs_expect "not JSON: 400 invalid_argument" '400 "invalid_argument"' .code
 
