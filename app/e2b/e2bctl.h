@@ -32,7 +32,7 @@ void e2b_db_error(struct api_ctx *ctx, struct req *r);
 int e2b_token_new(char token[E2B_TOKEN_HEX + 1], unsigned char hash[32]);
 /* Stores hash for session sid and drops the oldest beyond E2B_TOKENS_MAX. 0 or -1. */
 int e2b_token_store(struct db *db, const char *sid, const unsigned char hash[32]);
-/* Stores a traffic token's hash for session sid (app/e2b/eports.c). 0 or -1. */
+/* Stores a traffic token's hash for session sid, bounded as the envd tokens. 0 or -1. */
 int e2b_traffic_token_store(struct db *db, const char *sid, const unsigned char hash[32]);
 /* The caller's E2B sandbox id (scoped exactly as the session API reads a session):
  * 1 found (s filled: release with sapi_sess_free), 0 not visible or not an E2B

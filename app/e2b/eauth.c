@@ -111,18 +111,33 @@ int e2b_token_new(char token[E2B_TOKEN_HEX + 1], unsigned char hash[32])
 	return 0;
 }
 
-int e2b_token_store(struct db *db, const char *sid, const unsigned char hash[32])
+/* Stores hash for sid in table (e2b_tokens, session_traffic_tokens) and drops the
+ * oldest beyond E2B_TOKENS_MAX. */
+static int token_store(struct db *db, const char *table, const char *sid,
+		       const unsigned char hash[32])
 {
-	if (db_exec_p(db, "INSERT INTO e2b_tokens (token_hash, session_id) VALUES (?, ?)",
-		      db_blob(hash, 32), db_str(sid)) < 0)
+	char sql[400];
+
+	snprintf(sql, sizeof sql, "INSERT INTO %s (token_hash, session_id) VALUES (?, ?)", table);
+	if (db_exec_p(db, sql, db_blob(hash, 32), db_str(sid)) < 0)
 		return -1;
 	/* the oldest beyond the bound go (a derived table: MariaDB cannot read the table
 	 * a DELETE writes otherwise) */
-	return db_exec_p(db,
-			 "DELETE FROM e2b_tokens WHERE session_id = ? AND token_hash NOT IN"
-			 " (SELECT h FROM (SELECT token_hash AS h FROM e2b_tokens WHERE"
-			 " session_id = ? ORDER BY created_at DESC, token_hash LIMIT ?) keep)",
-			 db_str(sid), db_str(sid), db_i64(E2B_TOKENS_MAX)) < 0 ? -1 : 0;
+	snprintf(sql, sizeof sql,
+		 "DELETE FROM %s WHERE session_id = ? AND token_hash NOT IN (SELECT h FROM"
+		 " (SELECT token_hash AS h FROM %s WHERE session_id = ? ORDER BY created_at"
+		 " DESC, token_hash LIMIT ?) keep)", table, table);
+	return db_exec_p(db, sql, db_str(sid), db_str(sid), db_i64(E2B_TOKENS_MAX)) < 0 ? -1 : 0;
+}
+
+int e2b_token_store(struct db *db, const char *sid, const unsigned char hash[32])
+{
+	return token_store(db, "e2b_tokens", sid, hash);
+}
+
+int e2b_traffic_token_store(struct db *db, const char *sid, const unsigned char hash[32])
+{
+	return token_store(db, "session_traffic_tokens", sid, hash);
 }
 
 /* Equal strings of equal length, in time independent of where they differ. */

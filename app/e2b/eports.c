@@ -26,20 +26,6 @@
 #define KEY_MAX 200
 #define TOKEN_MAX 256
 
-int e2b_traffic_token_store(struct db *db, const char *sid, const unsigned char hash[32])
-{
-	if (db_exec_p(db, "INSERT INTO session_traffic_tokens (token_hash, session_id)"
-			  " VALUES (?, ?)",
-		      db_blob(hash, 32), db_str(sid)) < 0)
-		return -1;
-	/* bounded per sandbox as its envd tokens are (each connect makes one) */
-	return db_exec_p(db,
-			 "DELETE FROM session_traffic_tokens WHERE session_id = ? AND token_hash NOT IN"
-			 " (SELECT h FROM (SELECT token_hash AS h FROM session_traffic_tokens WHERE"
-			 " session_id = ? ORDER BY created_at DESC, token_hash LIMIT ?) keep)",
-			 db_str(sid), db_str(sid), db_i64(E2B_TOKENS_MAX)) < 0 ? -1 : 0;
-}
-
 /* 1 when tok is one of session sid's traffic tokens (looked up by its SHA-256, the
  * stored hash compared in constant time), 0 not, -1 storage error. */
 static int traffic_ok(struct db *db, const char *sid, const char *tok)

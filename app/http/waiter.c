@@ -519,15 +519,23 @@ static int arm(struct req *r, int idx, unsigned gen, long long seconds, const ch
 							     : seconds * 1000LL, id);
 }
 
-int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds)
+/* An entry for c, waited on for ms: 1, or 0 (no board, nothing to wait for, no room). */
+static int take(struct req *r, const char *key_id, const struct wt_cond *c, long long ms)
 {
 	unsigned gen;
 	int idx;
 
-	if (r->wait.resumed || board == NULL || seconds <= 0 || !valid_cond(c))
+	if (board == NULL || ms <= 0 || !valid_cond(c))
 		return 0;
 	idx = wt_board_take(board, my_slot, wt_key_tag(key_id), c, &gen);
-	return idx >= 0 && arm(r, idx, gen, seconds, c->id);
+	return idx >= 0 && arm_ms(r, idx, gen, ms, c->id);
+}
+
+int wt_defer(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds)
+{
+	return !r->wait.resumed && seconds > 0 &&
+	       take(r, key_id, c, seconds > WT_MAX_SECONDS ? WT_MAX_SECONDS * 1000LL
+							   : seconds * 1000LL);
 }
 
 int wt_extend(struct req *r, const char *key_id, const struct wt_cond *c, long long seconds)
@@ -544,13 +552,7 @@ int wt_extend(struct req *r, const char *key_id, const struct wt_cond *c, long l
 
 int wt_stream(struct req *r, const char *key_id, const struct wt_cond *c, long long ms)
 {
-	unsigned gen;
-	int idx;
-
-	if (r->wait.stopping || board == NULL || ms <= 0 || !valid_cond(c))
-		return 0;
-	idx = wt_board_take(board, my_slot, wt_key_tag(key_id), c, &gen);
-	return idx >= 0 && arm_ms(r, idx, gen, ms, c->id);
+	return !r->wait.stopping && take(r, key_id, c, ms);
 }
 
 int wt_enabled(void)

@@ -7,29 +7,9 @@
 // prints one "ok - " or "not ok - " line per check, then "all passed" when every check
 // ran and passed.
 import { Sandbox, SandboxNotFoundError, AuthenticationError } from 'e2b'
+import { attempt, check, done } from './tap.mjs'
 
 const run = process.env.E2B_TEST_RUN || String(Date.now())
-let failed = 0
-let ran = 0
-
-function check(name, cond, detail) {
-  ran++
-  if (cond) {
-    console.log(`ok - ${name}`)
-  } else {
-    failed++
-    console.log(`not ok - ${name}: ${detail === undefined ? '' : JSON.stringify(detail)}`)
-  }
-}
-
-async function attempt(name, fn) {
-  try {
-    await fn()
-  } catch (e) {
-    check(name, false, `${e && e.name}: ${e && e.message}`)
-  }
-}
-
 async function expectThrow(name, cls, fn) {
   try {
     await fn()
@@ -101,5 +81,4 @@ if (sbx) {
 await expectThrow('a wrong API key: AuthenticationError', AuthenticationError,
   () => Sandbox.create({ apiKey: 'sbx_' + '0'.repeat(64) }))
 
-if (failed === 0 && ran > 0) console.log('all passed')
-process.exit(failed === 0 ? 0 : 1)
+done()

@@ -4,19 +4,9 @@
 // Run by tests/integration/e2b/ports.sh; "ok - " / "not ok - " lines, then "all passed".
 import https from 'node:https'
 import { Sandbox } from 'e2b'
+import { attempt, check, done } from './tap.mjs'
 
 const scale = Number(process.env.SANDBOX_TIME_SCALE || '1')
-let failed = 0
-let ran = 0
-function check(name, cond, detail) {
-  ran++
-  if (cond) console.log(`ok - ${name}`)
-  else {
-    failed++
-    console.log(`not ok - ${name}: ${detail === undefined ? '' : JSON.stringify(detail)}`)
-  }
-}
-
 // GET https://host/path with headers; *.localhost names go to loopback (curl does this
 // by itself; node asks the system resolver, which may not).
 function get(host, path, headers) {
@@ -62,5 +52,4 @@ try {
 } finally {
   await sbx.kill().catch(() => {})
 }
-if (failed === 0 && ran > 0) console.log('all passed')
-process.exit(failed === 0 ? 0 : 1)
+done()

@@ -6,29 +6,9 @@
 // E2B_SANDBOX_URL, E2B_API_KEY and NODE_EXTRA_CA_CERTS set; prints one "ok - " or
 // "not ok - " line per check, then "all passed" when every check ran and passed.
 import { Sandbox, CommandExitError, TimeoutError } from 'e2b'
+import { attempt, check, done } from './tap.mjs'
 
 const scale = Number(process.env.SANDBOX_TIME_SCALE || '1')
-let failed = 0
-let ran = 0
-
-function check(name, cond, detail) {
-  ran++
-  if (cond) {
-    console.log(`ok - ${name}`)
-  } else {
-    failed++
-    console.log(`not ok - ${name}: ${detail === undefined ? '' : JSON.stringify(detail)}`)
-  }
-}
-
-async function attempt(name, fn) {
-  try {
-    await fn()
-  } catch (e) {
-    check(name, false, `${e && e.name}: ${e && e.message}`)
-  }
-}
-
 // Resolves when pred() holds, polling every 50 ms, or rejects after ms.
 function until(pred, ms, what) {
   return new Promise((resolve, reject) => {
@@ -149,5 +129,4 @@ try {
   await sbx.kill().catch(() => {})
 }
 
-if (failed === 0 && ran > 0) console.log('all passed')
-process.exit(failed === 0 ? 0 : 1)
+done()

@@ -70,7 +70,7 @@ if command -v node > /dev/null 2>&1 &&
 fi
 
 e2b_sdk_run() {
-	local script=$1 name=$2 out rc line
+	local script=$1 name=$2 out
 	shift 2
 	if [ "$E2B_SDK" != 1 ]; then
 		ci_skip "$name" "node or the e2b SDK is not installed in $CLIENTS_DIR (bash tests/deps.sh installs it)"
@@ -79,17 +79,7 @@ e2b_sdk_run() {
 	out=$(cd "$CLIENTS_DIR" && env E2B_API_URL="$E2B_API_URL" E2B_SANDBOX_URL="$E2B_SANDBOX_URL" \
 		E2B_DOMAIN="$E2B_DOMAIN" E2B_API_KEY="$KEY" NODE_EXTRA_CA_CERTS="$SANDBOX_CACERT" \
 		SANDBOX_TIME_SCALE="$TSCALE" E2B_TEST_RUN="$RUN" "$@" node "$script" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) _ok "$name: ${line#ok - }" ;;
-		"not ok - "*) _notok "$name: ${line#not ok - }" "ok" "not ok" 0 ;;
-		esac
-	done <<< "$out"
-	if [ "$rc" != 0 ] || [ "$(tail -1 <<< "$out")" != "all passed" ]; then
-		_notok "$name: $(basename "$script")" "exit 0 and \"all passed\"" \
-			"exit $rc: $(grep -v '^ok - ' <<< "$out" | head -8)" 0
-	fi
+	tap_relay "$name" "$script" $? "$out"
 }
 
 for section in "$(dirname "${BASH_SOURCE[0]}")"/e2b/*.sh; do

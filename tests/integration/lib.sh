@@ -30,6 +30,9 @@
 #                                       counted as passed; finish says how many
 #   ci_skip NAME REASON                 skip, but a failing check when CI=true (where the
 #                                       stack is expected to run everything)
+#   tap_relay NAME SCRIPT RC OUTPUT      a client script's "ok - X" / "not ok - X" lines as
+#                                       checks "NAME: X"; its exit status RC and closing
+#                                       "all passed" line checked too
 #   finish                              prints "N passed, M failed"; non-zero if M>0 or N==0
 # Output is TAP-like: "ok - name" or "not ok - name: expected X, got Y" followed by the
 # request and the response body as '#' comment lines.
@@ -165,6 +168,20 @@ req() {
 	[ "$tries" -gt 0 ] && echo "# $LAST_REQ: retried $tries time(s) after nginx 429"
 	[ "$STATUS" = 000 ] || _record "$method" "$path"
 	return 0
+}
+
+tap_relay() {
+	local name=$1 script=$2 rc=$3 out=$4 line
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) _ok "$name: ${line#ok - }" ;;
+		"not ok - "*) _notok "$name: ${line#not ok - }" "ok" "not ok" 0 ;;
+		esac
+	done <<< "$out"
+	if [ "$rc" != 0 ] || [ "$(tail -1 <<< "$out")" != "all passed" ]; then
+		_notok "$name: $(basename "$script")" "exit 0 and \"all passed\"" \
+			"exit $rc: $(grep -v '^ok - ' <<< "$out" | head -8)" 0
+	fi
 }
 
 _name() { printf '%s' "${CTX:-$LAST_REQ}: $1"; }

@@ -358,17 +358,7 @@ if command -v node > /dev/null 2>&1 &&
 	ctx "MCP SDK client"
 	out=$(NODE_EXTRA_CA_CERTS=$SANDBOX_CACERT MCP_SDK_DIR=$SDK_DIR SANDBOX_TOKEN=$A_TOK SANDBOX_TIME_SCALE=$TSCALE \
 		node "$REPO/tests/mcp_sdk_check.cjs" "$SANDBOX_URL/v1/mcp" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) _ok "MCP SDK client: ${line#ok - }" ;;
-		"not ok - "*) _notok "MCP SDK client: ${line#not ok - }" "ok" "not ok" 0 ;;
-		esac
-	done <<< "$out"
-	if [ "$rc" != 0 ] || [ "$(tail -1 <<< "$out")" != "all passed" ]; then
-		_notok "MCP SDK client: tests/mcp_sdk_check.cjs" "exit 0 and \"all passed\"" \
-			"exit $rc: $(grep -v '^ok - ' <<< "$out" | head -8)" 0
-	fi
+	tap_relay "MCP SDK client" "$REPO/tests/mcp_sdk_check.cjs" $? "$out"
 else
 	ci_skip "MCP SDK client" "node or @modelcontextprotocol/sdk not installed in $SDK_DIR (bash tests/deps.sh installs it)"
 fi
