@@ -157,16 +157,32 @@ static long long max_lifetime(const struct api_ctx *ctx, const struct identity *
 	return eff.session_max_seconds_max;
 }
 
-/* The session ends `seconds` from now (only later than now's end when extend_only). */
-static int set_end(struct db *db, const char *id, long long seconds, int extend_only)
+/* The session ends `seconds` from now (only later than now's end when extend_only),
+ * and its idle timeout follows as at create (the timeout, at most the key's idle
+ * maximum idle_max; the supervisor re-reads both at its heartbeat), so that a longer
+ * timeout is not cut short by idling. */
+static int set_end(struct db *db, const char *id, long long seconds, long long idle_max,
+		   int extend_only)
 {
+	long long idle = seconds < idle_max ? seconds : idle_max;
+
 	return db_exec_p(db,
 			 extend_only
 				 ? "UPDATE sessions SET expires_at = GREATEST(expires_at, NOW(3) +"
-				   " INTERVAL ? SECOND) WHERE id = ? AND e2b = 1 AND status IN " SESS_LIVE
-				 : "UPDATE sessions SET expires_at = NOW(3) + INTERVAL ? SECOND WHERE"
-				   " id = ? AND e2b = 1 AND status IN " SESS_LIVE,
-			 db_i64(seconds), db_str(id)) < 0 ? -1 : 0;
+				   " INTERVAL ? SECOND), idle_seconds = GREATEST(idle_seconds, ?)"
+				   " WHERE id = ? AND e2b = 1 AND status IN " SESS_LIVE
+				 : "UPDATE sessions SET expires_at = NOW(3) + INTERVAL ? SECOND,"
+				   " idle_seconds = ? WHERE id = ? AND e2b = 1 AND status IN " SESS_LIVE,
+			 db_i64(seconds), db_i64(idle), db_str(id)) < 0 ? -1 : 0;
+}
+
+/* The longest idle timeout this key's sessions may have. */
+static long long max_idle(const struct api_ctx *ctx, const struct identity *who)
+{
+	struct cfg eff = *ctx->cfg;
+
+	val_key_limits(&eff, who->max_limits);
+	return eff.session_idle_seconds_max;
 }
 
 /* ------------------------------------------------------------------ create */
@@ -614,7 +630,7 @@ void h_e2b_timeout(struct api_ctx *ctx, struct req *r, const struct identity *un
 	(void)unused;
 	if (e2b_authenticate(ctx, r, &who) < 0 || timeout_call(ctx, r, &who, a, 1, NULL, &t) < 0)
 		return;
-	if (set_end(ctx->db, a->id, t, 0) < 0) {
+	if (set_end(ctx->db, a->id, t, max_idle(ctx, &who), 0) < 0) {
 		e2b_db_error(ctx, r);
 		return;
 	}
@@ -633,7 +649,7 @@ void h_e2b_connect(struct api_ctx *ctx, struct req *r, const struct identity *un
 	if (e2b_authenticate(ctx, r, &who) < 0 ||
 	    timeout_call(ctx, r, &who, a, 0, "memory", &t) < 0)
 		return;
-	if (t > 0 && set_end(ctx->db, a->id, t, 1) < 0) {
+	if (t > 0 && set_end(ctx->db, a->id, t, max_idle(ctx, &who), 1) < 0) {
 		e2b_db_error(ctx, r);
 		return;
 	}

@@ -203,6 +203,8 @@ e2b_req "$EA_TOK" POST "/sandboxes/$A2_ID/timeout" '{"timeout":900}'
 expect_status 204
 expect_true "expires_at is 900 s from now ($(ctl_row "TIMESTAMPDIFF(SECOND, NOW(3), expires_at)" "$A2_ID"))" \
 	in_range "$(ctl_row "TIMESTAMPDIFF(SECOND, NOW(3), expires_at)" "$A2_ID")" 880 900
+expect_eq "the idle timeout follows (a longer timeout is not cut short by idling)" 900 \
+	"$(ctl_row idle_seconds "$A2_ID")"
 ctx "e2b: setTimeout ends a sandbox then"
 e2b_create "$EA_TOK"
 T_ID=$E2B_ID
