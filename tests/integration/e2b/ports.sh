@@ -9,7 +9,8 @@
 #      (nginx's port, the database's) are not reachable through it (502 too); another
 #      session cannot reach this session's port
 #   3. a WebSocket through the port (echo), with the traffic token
-#   4. a public sandbox (network.allowPublicTraffic) needs no credential
+#   4. a public sandbox (network.allowPublicTraffic) needs no credential; a network
+#      sandbox's port works the same way
 #   5. GET /v1/sessions/{id}/ports/{port} (REST: the URL); after kill: 403, the helper's
 #      socket gone
 #   6. the SDK: getHost(port) and an HTTPS request to it (tests/clients/e2b-ports.mjs)
@@ -156,6 +157,20 @@ expect_eq "no credential needed" "200 public-$RUN" "$PO_STATUS $(cat "$PO_OUT")"
 e2b_req "$PA_TOK" POST /v2/sandboxes '{"templateID":"base","network":{"allowOut":["1.1.1.1"]}}'
 expect_e2b 400 'network'
 e2b_kill "$PA_TOK" "$P_PUB"
+
+ctx "ports: a network sandbox"
+mkkey PN e2b-ports "t-$RUN" user "pn-$RUN" --allow-network
+e2b_create "$PN_TOK" '{"templateID":"base","allow_internet_access":true}'
+P_NET=$E2B_ID
+expect_eq "a network session" 1 "$(sql "SELECT network FROM sessions WHERE id = '$P_NET'")"
+po_cmd "$PN_TOK" "$P_NET" "mkdir -p w && echo net-$RUN > w/n.txt && cd w && exec python3 -m http.server 8000 --bind 0.0.0.0"
+for _ in $(seq 1 $((100 * TSCALE))); do
+	po_get 8000 "$P_NET" /n.txt -H "X-API-KEY: $PN_TOK"
+	[ "$PO_STATUS" = 200 ] && break
+	sleep 0.2
+done
+expect_eq "its port through the helper, the same way" "200 net-$RUN" "$PO_STATUS $(cat "$PO_OUT")"
+e2b_kill "$PN_TOK" "$P_NET"
 
 ctx "ports: REST and the end"
 TOKEN=$PA_TOK req GET "/v1/sessions/$P_ID/ports/8000"

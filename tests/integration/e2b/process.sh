@@ -82,6 +82,16 @@ pr_envd POST /process.Process/Connect "$T_DIR/connect.req" application/connect+j
 expect_eq "Connect with a malformed Sandbox-Output-Offset: invalid_argument in the end envelope" \
 	"200 invalid_argument" "$PR_STATUS $(pr_unframe "$PR_OUT" | grep '^2 ' | cut -d' ' -f2- | jq -r '.error.code')"
 
+# keepalives at the client's interval while nothing else comes
+pr_frame '{"process":{"cmd":"/bin/bash","args":["-l","-c","sleep 3; echo late"]}}' "$T_DIR/slow.req"
+pr_envd POST /process.Process/Start "$T_DIR/slow.req" application/connect+json "${pr_hdr[@]}" \
+	-H 'Keepalive-Ping-Interval: 1'
+pr_unframe "$PR_OUT" > "$T_DIR/slow.ev"
+expect_true "Keepalive-Ping-Interval: 1 -> keepalive events while the command is quiet ($(grep -c keepalive "$T_DIR/slow.ev"))" \
+	test "$(grep -c '^0 {"event":{"keepalive":{}}}$' "$T_DIR/slow.ev")" -ge 1
+expect_eq "... then its output and end" "late|2 {}" \
+	"$(grep '"stdout"' "$T_DIR/slow.ev" | cut -d' ' -f2- | jq -r '.event.data.stdout' | base64 -d)|$(tail -1 "$T_DIR/slow.ev")"
+
 # 3. a stream's errors: 200 and the error in the end-of-stream envelope
 printf '\x01\x00\x00\x00\x02{}' > "$T_DIR/compressed.req"
 pr_envd POST /process.Process/Start "$T_DIR/compressed.req" application/connect+json "${pr_hdr[@]}"
