@@ -77,6 +77,7 @@ struct cfg {
 	long long runner_runtime_probe_seconds; /* wall and CPU of a runtime's version command (rtprobe.h) */
 	char runner_limits_mode[16];   /* "cgroup" or "rlimit-only" */
 	char runner_cgroup_name[64];
+	char runner_host[64];          /* this runner host's name in runner ids, "" = gethostname */
 	long long runner_tmp_mb;
 	long long runner_max_artifact_files;
 	long long runner_max_artifact_bytes;
