@@ -136,12 +136,19 @@ gb_hosts() {
 	printf '%s' "$out"
 }
 
-# gb_conf NAME FIRST_NODE EXTRA: $W/NAME.conf
+# gb_conf NAME NODE EXTRA: $W/NAME.conf; NODE: db_hosts, every node with NODE first;
+# =NODE: that node alone (db_host, db_port)
 gb_conf() {
-	local name=$1 first=$2
+	local name=$1 db
+	if [ "${2#=}" != "$2" ]; then
+		db="db_host = 127.0.0.1
+db_port = $(node_port "${2#=}")"
+	else
+		db="db_hosts = $(gb_hosts "$2")"
+	fi
 	mkdir -p "$W/$name"
 	cat >"$W/$name.conf" <<EOF
-db_hosts = $(gb_hosts "$first")
+$db
 db_name = sandbox
 db_user = sandbox
 db_password_file = $W/db_password
@@ -175,7 +182,7 @@ gb_api_start() { # NAME FIRST_NODE
 	done
 }
 
-# gb_runner_start N FIRST_NODE: runner host gN, sharing API X's wake socket.
+# gb_runner_start N NODE: runner host gN on NODE alone (=NODE) or on db_hosts.
 gb_runner_start() {
 	local n=$1 h
 	h=$(gb_hash)
