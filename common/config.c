@@ -35,6 +35,7 @@ static const struct key keys[] = {
 	{ S(db_user) },
 	{ S(db_password_file) },
 	{ I(db_connect_timeout, 1, 60) },
+	{ I(db_sync_wait, 0, 15) },
 	{ S(fcgi_socket) },
 	{ I(api_workers, 1, 512) },
 	{ S(schema_dir) },

@@ -33,6 +33,7 @@ struct cfg {
 	char db_user[64];
 	char db_password_file[CFG_PATH_MAX];
 	long long db_connect_timeout;
+	long long db_sync_wait;        /* Galera: wsrep_sync_wait for each session, 0 = not set */
 	char fcgi_socket[CFG_PATH_MAX];
 	long long api_workers;
 	char schema_dir[CFG_PATH_MAX];

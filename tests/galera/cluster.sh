@@ -4,11 +4,11 @@
 #   three mariadbd nodes with galera-4 on loopback (datadir, socket, client, gcomm, IST
 #   and SST ports of their own, user=mysql, rsync state transfer), node 1 bootstrapped
 #   (--wsrep-new-cluster), nodes 2 and 3 joining one at a time from an empty datadir;
-#   two sandbox-api instances (A, B), each with db_hosts listing every node (its own
-#   first), behind one nginx: port GB_PORT is an upstream of both, GB_PORT+1 pins A,
+#   two sandbox-api instances (A, B), each with db_hosts listing every node and
+#   db_sync_wait = 1, behind one nginx: port GB_PORT is an upstream of both, GB_PORT+1 pins A,
 #   GB_PORT+2 pins B (TLS, the test stack's certificate recipe);
 #   two runner hosts (runner_host g1, g2), each its own slots, uid base, cgroup name,
-#   state directory and wake socket.
+#   state directory and wake socket, on node 1 and node 3 alone (db_host, db_port).
 # Ports: GB_BASE+10+i client, +20+i gcomm, +30+i IST, +40+i SST (i = 1..3), nginx
 # GB_PORT (default GB_BASE) .. GB_PORT+2.
 # shellcheck shell=bash
@@ -169,8 +169,9 @@ $3
 EOF
 }
 
-gb_api_start() { # NAME FIRST_NODE
-	gb_conf "$1" "$2" ""
+gb_api_start() { # NAME FIRST_NODE: reads wait for the node to have applied the
+	# cluster's commits (GET after POST through the other API host)
+	gb_conf "$1" "$2" "db_sync_wait = 1"
 	chmod 0755 "$W/$1"
 	setsid "$BIN/sandbox-api" --config "$W/$1.conf" --pid-file "$W/$1/api.pid" \
 		</dev/null >>"$W/$1/api.log" 2>&1 &
