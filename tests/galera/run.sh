@@ -3,7 +3,7 @@
 # cluster (the bed: tests/galera/cluster.sh), with TAP-style assertions like the
 # integration suites (tests/integration/lib.sh):
 #   1 cluster up: three nodes, Primary, Synced;
-#   2 N jobs (SANDBOX_GALERA_JOBS, default 300) submitted through both API hosts: each
+#   2 N jobs (SANDBOX_GALERA_JOBS, default 2000) submitted through both API hosts: each
 #     succeeded with its own marker as output, claimed and started exactly once (the
 #     database's attempt and events, the two runner hosts' job_claimed lines), and a
 #     key with max_running=2 never had more than 2 running (its jobs' intervals);
@@ -22,7 +22,7 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BIN=${SANDBOX_BIN:-$REPO/build}
-N_JOBS=${SANDBOX_GALERA_JOBS:-300}
+N_JOBS=${SANDBOX_GALERA_JOBS:-2000}
 [ "$(id -u)" = 0 ] || { echo "Bail out! make test-galera needs root (mariadbd as mysql, runners)"; exit 2; }
 for c in mariadbd mariadb-install-db rsync nginx curl jq; do
 	command -v "$c" >/dev/null || { echo "Bail out! $c missing: bash tests/deps.sh"; exit 2; }
