@@ -131,7 +131,8 @@ gb_cg_name() { echo "sbxg-$(($(gb_hash) % 100000))-$1"; }
 
 # gb_hosts FIRST: db_hosts with node FIRST first.
 gb_hosts() {
-	local f=$1 i out=127.0.0.1:$(node_port "$1")
+	local f=$1 i out
+	out=127.0.0.1:$(node_port "$1")
 	for i in 1 2 3; do [ "$i" = "$f" ] || out+=,127.0.0.1:$(node_port "$i"); done
 	printf '%s' "$out"
 }
@@ -261,7 +262,7 @@ gb_down() {
 	for n in 1 2 3; do
 		p=$(node_pid "$n")
 		for _ in $(seq 100); do
-			[ -n "$p" ] && [ -d "/proc/$p" ] || break
+			if [ -z "$p" ] || ! [ -d "/proc/$p" ]; then break; fi
 			sleep 0.2
 		done
 		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null

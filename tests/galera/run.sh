@@ -160,8 +160,8 @@ poll 90 no_active
 k2_max=$(k2_most)
 expect_eq "max_running=2 held across both runner hosts (most overlapping, a burst of 40)" "ok" \
 	"$([ "$k2_max" -le 2 ] && echo ok || echo "$k2_max at once")"
-retries=$(grep -ah 'event=tx_retry' "$W"/r1/runner.log "$W"/r2/runner.log | wc -l)
-gb_say "runner tx_retry lines: $retries for $N_JOBS jobs ($(grep -ah 'event=tx_retry' "$W"/r1/runner.log "$W"/r2/runner.log | grep -o 'step=[a-z_]*' | sort | uniq -c | tr '\n' ' '))"
+retries=$(cat "$W"/r1/runner.log "$W"/r2/runner.log | grep -ac 'event=tx_retry')
+gb_say "runner tx_retry lines: $retries for the $N_JOBS jobs and the burst of 40 ($(grep -ah 'event=tx_retry' "$W"/r1/runner.log "$W"/r2/runner.log | grep -o 'step=[a-z_]*' | sort | uniq -c | tr '\n' ' '))"
 
 # ----------------------------------------------------- 3. GET after POST across hosts
 ctx "read after write"
