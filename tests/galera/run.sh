@@ -12,8 +12,8 @@
 #   5 a node killed with SIGKILL while jobs flow: the survivors stay Primary, every
 #     answer is 202 or 503 with Retry-After, no accepted job lost or run twice, the node
 #     rejoins by IST;
-#   6 a runner host killed with SIGKILL: its running jobs end lost after the lease, none
-#     stays running, the other host goes on;
+#   6 a runner host killed with SIGKILL: its running jobs and its sessions end lost
+#     after the lease, none stays running, the other host goes on;
 #   7 sandboxctl migrate again while serving: nothing applied twice, schema_migrations
 #     the same on every node.
 # Root only (mariadbd as mysql, runners). Figures (jobs/s, tx_retry lines, the stall of
@@ -259,6 +259,14 @@ expect_eq "every accepted job succeeded, claimed once" "$accepted" \
 
 # ------------------------------------------------------------ 6. a runner host killed
 ctx "runner host killed"
+# four sessions first (four per host at most): those g2 holds must end lost
+: >"$W/rk-sids"
+for i in 1 2 3 4; do
+	SANDBOX_URL=$URL_BOTH as "$K1_TOK" screate '{"idle_seconds":300}' && echo "$SID" >>"$W/rk-sids"
+done
+sids=$(sed "s/.*/'&'/" "$W/rk-sids" | paste -sd, -)
+poll 60 sql_is 1 4 "SELECT COUNT(*) FROM sessions WHERE id IN ($sids) AND status = 'ready'"
+expect_eq "4 sessions ready" 4 "$(node_sql 1 "SELECT COUNT(*) FROM sessions WHERE id IN ($sids) AND status = 'ready'")"
 : >"$W/rk-ids"
 for i in $(seq 1 6); do
 	SANDBOX_URL=$URL_BOTH as "$K1_TOK" req POST /v1/jobs '{"command":"sleep 20","limits":{"wall_seconds":60}}'
@@ -267,6 +275,7 @@ done
 on_g2() { [ "$(node_sql 1 "SELECT COUNT(*) FROM jobs WHERE state = 'running' AND runner_id LIKE 'g2/%'")" -gt 0 ]; }
 if poll 20 on_g2; then
 	node_sql 1 "SELECT id FROM jobs WHERE state = 'running' AND runner_id LIKE 'g2/%'" >"$W/rk-g2"
+	node_sql 1 "SELECT id FROM sessions WHERE id IN ($sids) AND runner_host = 'g2'" >"$W/rk-g2s"
 	for p in $(gb_procs_of "$W/r2.conf"); do kill -KILL "$p" 2>/dev/null; done
 	kill_ms=$(now_ms)
 	g2_ended() {
@@ -277,6 +286,16 @@ if poll 20 on_g2; then
 	ids=$(sed "s/.*/'&'/" "$W/rk-g2" | paste -sd, -)
 	expect_eq "g2's running jobs ended lost (the lease, then g1's recovery)" "lost $(wc -l <"$W/rk-g2")" \
 		"$(node_sql 1 "SELECT state, COUNT(*) FROM jobs WHERE id IN ($ids) GROUP BY state" | tr '\t\n' '  ' | sed 's/ $//')"
+	if [ -s "$W/rk-g2s" ]; then
+		ids=$(sed "s/.*/'&'/" "$W/rk-g2s" | paste -sd, -)
+		poll 60 sql_is 1 "lost $(wc -l <"$W/rk-g2s")" "SELECT status, COUNT(*) FROM sessions WHERE id IN ($ids) GROUP BY status"
+		expect_eq "g2's sessions ended lost" "lost $(wc -l <"$W/rk-g2s")" \
+			"$(node_sql 1 "SELECT status, COUNT(*) FROM sessions WHERE id IN ($ids) GROUP BY status" | tr '\t\n' '  ' | sed 's/ $//')"
+	else
+		skip "g2's sessions ended lost" "g1 took the four sessions"
+	fi
+	expect_eq "g1's sessions still ready" "$((4 - $(wc -l <"$W/rk-g2s")))" \
+		"$(node_sql 1 "SELECT COUNT(*) FROM sessions WHERE id IN ($sids) AND runner_host = 'g1' AND status = 'ready'")"
 	ids=$(sed "s/.*/'&'/" "$W/rk-ids" | paste -sd, -)
 	poll 60 sql_is 1 0 "SELECT COUNT(*) FROM jobs WHERE id IN ($ids) AND state IN ('queued','running')"
 	expect_eq "none of the 6 stuck running or queued (g1 ran the rest)" 0 \
