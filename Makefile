@@ -73,6 +73,7 @@ obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 HDRS := $(wildcard $(addsuffix /*.h,$(SRC_DIRS)) tests/unit/*.h)
 
 .PHONY: all deps deps-service run up down test layout unit unit-asan integration bench bench-smoke clean install test-vm
+.PHONY: test-galera
 all: $(BUILD)/sandbox-api $(BUILD)/sandboxctl $(BUILD)/sandbox-runner $(BUILD)/sandbox-agent \
      $(BUILD)/sandbox $(BUILD)/sandbox-deliver
 
@@ -201,6 +202,11 @@ test: deps
 	$(MAKE) unit unit-asan
 	$(MAKE) integration
 	$(MAKE) bench-smoke
+
+# The service on a three-node MariaDB Galera cluster, two API and two runner hosts
+# (tests/galera/run.sh; root; SANDBOX_GALERA_JOBS, SANDBOX_GALERA_PORT).
+test-galera: all
+	@bash tests/galera/run.sh
 
 # The cgroup v2 set in a QEMU guest (tests/vm/run.sh); FULL=1: every suite in the guest.
 test-vm: deps all $(BUILD)/seccomp-probe $(BUILD)/asan-runner $(BUILD)/fault-runner $(BUILD)/db-tests $(BENCH_BINS)

@@ -35,6 +35,7 @@ static const struct key keys[] = {
 	{ S(db_user) },
 	{ S(db_password_file) },
 	{ I(db_connect_timeout, 1, 60) },
+	{ I(db_sync_wait, 0, 15) },
 	{ S(fcgi_socket) },
 	{ I(api_workers, 1, 512) },
 	{ S(schema_dir) },
@@ -74,6 +75,7 @@ static const struct key keys[] = {
 	{ I(runner_runtime_probe_seconds, 1, 60) },
 	{ S(runner_limits_mode) },
 	{ S(runner_cgroup_name) },
+	{ S(runner_host) },
 	{ I(runner_tmp_mb, 1, 65536) },
 	{ I(runner_max_artifact_files, 0, 100000) },
 	{ I(runner_max_artifact_bytes, 0, 1073741824) },
@@ -412,6 +414,14 @@ static int cfg_check(struct cfg *c, char *err, size_t errlen)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
 		      *p == '_')) {
 			snprintf(err, errlen, "runner_cgroup_name must be [a-z0-9_-]+");
+			return -1;
+		}
+	/* the first field of a runner id (host/slot-N/random): no '/' */
+	for (const char *p = c->runner_host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.')) {
+			snprintf(err, errlen, "runner_host must be [A-Za-z0-9._-]+ (or empty: the"
+					      " host name)");
 			return -1;
 		}
 	for (int i = 0; i < LIM_COUNT; i++) {

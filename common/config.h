@@ -33,6 +33,7 @@ struct cfg {
 	char db_user[64];
 	char db_password_file[CFG_PATH_MAX];
 	long long db_connect_timeout;
+	long long db_sync_wait;        /* Galera: wsrep_sync_wait for each session, 0 = not set */
 	char fcgi_socket[CFG_PATH_MAX];
 	long long api_workers;
 	char schema_dir[CFG_PATH_MAX];
@@ -77,6 +78,7 @@ struct cfg {
 	long long runner_runtime_probe_seconds; /* wall and CPU of a runtime's version command (rtprobe.h) */
 	char runner_limits_mode[16];   /* "cgroup" or "rlimit-only" */
 	char runner_cgroup_name[64];
+	char runner_host[64];          /* this runner host's name in runner ids, "" = gethostname */
 	long long runner_tmp_mb;
 	long long runner_max_artifact_files;
 	long long runner_max_artifact_bytes;

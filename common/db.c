@@ -67,16 +67,25 @@ static void stmt_err(struct db *db, MYSQL_STMT *st)
 	set_err(db, mysql_stmt_errno(st), mysql_stmt_error(st));
 }
 
-/* A new handle with the session's options (utf8mb4, UTC, timeouts, no reconnect). */
+#define DB_INIT "SET time_zone='+00:00', innodb_lock_wait_timeout=5"
+
+/* A new handle with the session's options (utf8mb4, UTC, timeouts, no reconnect, and
+ * db_sync_wait as wsrep_sync_wait: on a Galera node, a read waits until the node has
+ * applied what the cluster committed before it, so that a GET on one node sees a POST
+ * committed through another). */
 static MYSQL *db_handle(const struct cfg *cfg)
 {
 	MYSQL *my = mysql_init(NULL);
 	unsigned timeout = (unsigned)cfg->db_connect_timeout, rw = timeout * 5;
 	my_bool off = 0;
-	const char *init = "SET time_zone='+00:00', innodb_lock_wait_timeout=5";
+	char init[96];
 
 	if (my == NULL)
 		return NULL;
+	if (cfg->db_sync_wait > 0)
+		snprintf(init, sizeof init, "%s, wsrep_sync_wait=%lld", DB_INIT, cfg->db_sync_wait);
+	else
+		snprintf(init, sizeof init, "%s", DB_INIT);
 	mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &rw);
 	mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &rw);

@@ -37,6 +37,9 @@ PACKAGES=(
     # promtool (api.sh, hooks.sh: `promtool check metrics` on /metrics); the package
     # also ships the Prometheus server, which the install must not start (below)
     prometheus
+    # make test-galera (tests/galera/run.sh): three mariadbd nodes with the Galera
+    # provider, joined by rsync state transfer
+    galera-4 rsync
 )
 
 # The Node.js tests/deps.sh installs for tests/clients when the machine's is too old

@@ -766,7 +766,11 @@ int dispatch_run(const struct cfg *cfg, const struct dispatch_opts *o)
 
 	if (prof_digest(cfg, d.digest) < 0)
 		return 1;
-	gethostname(d.host, sizeof d.host - 1);
+	/* runner_host names this runner host when several share a machine (or a name) */
+	if (cfg->runner_host[0] != '\0')
+		snprintf(d.host, sizeof d.host, "%s", cfg->runner_host);
+	else
+		gethostname(d.host, sizeof d.host - 1);
 	spare_init(&d.spares, o->config_path);
 	warm_init(&d.warm, o->config_path);
 	log_kv("info", "runner_started", "mode", o->once ? "once" : "daemon", "profile", d.digest,

@@ -201,6 +201,27 @@ static void test_api_wake_socket(void)
 	CHECK_INT(load("api_wait_tick_ms = 60001\n", &c, err, sizeof err, NULL), -1);
 }
 
+/* The keys of several hosts on a Galera cluster: db_sync_wait, runner_host. */
+static void test_cluster_keys(void)
+{
+	struct cfg c;
+	char err[512];
+
+	CHECK_INT(load("", &c, err, sizeof err, NULL), 0);
+	CHECK_INT(c.db_sync_wait, 0);
+	CHECK_STR(c.runner_host, "");
+	CHECK_INT(load("db_sync_wait = 1\nrunner_host = g-1.example_2\n", &c, err, sizeof err,
+		       NULL),
+		  0);
+	CHECK_INT(c.db_sync_wait, 1);
+	CHECK_STR(c.runner_host, "g-1.example_2");
+	CHECK_INT(load("db_sync_wait = 16\n", &c, err, sizeof err, NULL), -1);
+	/* the first field of a runner id: never a '/' */
+	CHECK_INT(load("runner_host = a/b\n", &c, err, sizeof err, NULL), -1);
+	CHECK_HAS(err, "runner_host must be [A-Za-z0-9._-]+");
+	CHECK_INT(load("runner_host = a b\n", &c, err, sizeof err, NULL), -1);
+}
+
 static void test_missing_file(void)
 {
 	struct cfg c;
@@ -288,6 +309,7 @@ static const CU_TestInfo tests[] = {
 	{ "empty_file", test_empty_file },
 	{ "errors", test_errors },
 	{ "api_wake_socket", test_api_wake_socket },
+	{ "cluster_keys", test_cluster_keys },
 	{ "missing_file", test_missing_file },
 	{ "cfg_set", test_cfg_set },
 	{ "db_password", test_db_password },
