@@ -327,7 +327,7 @@ pid_t sp_start(const struct sp_conf *c, char *err, size_t n)
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int lfd, st[2];
 	mode_t old;
-	pid_t pid;
+	pid_t pid, parent;
 	char ok = 0;
 
 	if (strlen(c->sock_path) >= sizeof a.sun_path) {
@@ -356,10 +356,13 @@ pid_t sp_start(const struct sp_conf *c, char *err, size_t n)
 		unlink(c->sock_path);
 		return -1;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
 		signal(SIGPIPE, SIG_IGN);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1 || enter(c) < 0)
+		/* the parent-death signal after the uid change: a change of credentials
+		 * clears it (and the parent may be gone by then: checked after) */
+		if (enter(c) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(126);
 		close(st[0]);
 		if (write(st[1], "1", 1) != 1)
