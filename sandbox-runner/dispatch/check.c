@@ -469,6 +469,52 @@ static void check_seccomp(struct checker *c)
 					      " not itself filtered");
 }
 
+/* A Galera cluster (systemd/README.md "Several hosts"): the node this process reached,
+ * the cluster's size, whether it is Primary, and this connection's wsrep_sync_wait
+ * (db_sync_wait). A single server says so. */
+static void check_cluster(struct checker *c, struct db *db)
+{
+	struct db_res *r = db_querya(db, "SELECT @@wsrep_on, @@session.wsrep_sync_wait", NULL, 0);
+	const char *size = NULL, *status = NULL, *state = NULL, *ready = NULL;
+	long long sync;
+
+	if (r == NULL || db_res_rows(r) == 0 || db_res_int(r, 0, 0, 0) != 1) {
+		db_res_free(r);
+		item(c, "db-cluster", L_OK, NULL, "a single server (no Galera)");
+		return;
+	}
+	sync = db_res_int(r, 0, 1, 0);
+	db_res_free(r);
+	r = db_querya(db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size',"
+			  " 'wsrep_cluster_status', 'wsrep_local_state_comment', 'wsrep_ready')",
+		      NULL, 0);
+	for (size_t i = 0; r != NULL && i < db_res_rows(r); i++) {
+		const char *k = db_res_str(r, i, 0), *v = db_res_str(r, i, 1);
+		if (k == NULL || v == NULL)
+			continue;
+		if (strcmp(k, "wsrep_cluster_size") == 0)
+			size = v;
+		else if (strcmp(k, "wsrep_cluster_status") == 0)
+			status = v;
+		else if (strcmp(k, "wsrep_local_state_comment") == 0)
+			state = v;
+		else if (strcmp(k, "wsrep_ready") == 0)
+			ready = v;
+	}
+	if (status != NULL && strcmp(status, "Primary") == 0 && ready != NULL &&
+	    strcmp(ready, "ON") == 0)
+		item(c, "db-cluster", L_OK, NULL,
+		     "Galera: this node %s, cluster size %s, Primary; wsrep_sync_wait %lld"
+		     " (db_sync_wait)", state ? state : "?", size ? size : "?", sync);
+	else
+		item(c, "db-cluster", L_FAIL, "the node is outside the Primary component: list the"
+		     " other nodes in db_hosts (systemd/README.md \"Several hosts\")",
+		     "Galera: this node %s, cluster size %s, status %s, ready %s",
+		     state ? state : "?", size ? size : "?", status ? status : "?",
+		     ready ? ready : "?");
+	db_res_free(r);
+}
+
 static void check_database(struct checker *c, const struct cfg *cfg)
 {
 	char err[512];
@@ -512,6 +558,7 @@ static void check_database(struct checker *c, const struct cfg *cfg)
 	else
 		item(c, "db-schema", L_OK, NULL, "migrations applied");
 	db_res_free(r);
+	check_cluster(c, db);
 	db_close(db);
 }
 

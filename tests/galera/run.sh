@@ -2,7 +2,7 @@
 # tests/galera/run.sh: make test-galera. The service on a three-node MariaDB Galera
 # cluster (the bed: tests/galera/cluster.sh), with TAP-style assertions like the
 # integration suites (tests/integration/lib.sh):
-#   1 cluster up: three nodes, Primary, Synced;
+#   1 cluster up: three nodes, Primary, Synced; --check reports the cluster;
 #   2 N jobs (SANDBOX_GALERA_JOBS, default 2000) submitted through both API hosts: each
 #     succeeded with its own marker as output, claimed and started exactly once (the
 #     database's attempt and events, the two runner hosts' job_claimed lines), and a
@@ -66,6 +66,11 @@ gb_nginx_start
 # the runner hosts on nodes 1 and 3 alone: their claims meet only at certification
 gb_runner_start 1 =1
 gb_runner_start 2 =3
+# what the preflight says about the cluster (systemd/README.md "Several hosts")
+"$BIN/sandbox-runner" --config "$W/r1.conf" --check --json >"$W/check.json" 2>/dev/null
+expect_eq "sandbox-runner --check on a runner host: db-cluster ok, Synced, size 3, Primary" \
+	"ok Galera: this node Synced, cluster size 3, Primary; wsrep_sync_wait 0 (db_sync_wait)" \
+	"$(jq -r '.items[] | select(.item == "db-cluster") | "\(.status) \(.detail)"' "$W/check.json")"
 # sql_is NODE VALUE SQL: the statement's answer on NODE is VALUE (for poll)
 sql_is() { [ "$(node_sql "$1" "$3" 2>/dev/null)" = "$2" ]; }
 poll 20 sql_is 1 2 "SELECT COUNT(*) FROM runner_hosts WHERE host IN ('g1','g2')" ||

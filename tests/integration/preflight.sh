@@ -10,7 +10,7 @@ set -u -o pipefail
 stack_env --root "the runner does" --token
 at_exit 'bash "$STACK" start-runner > /dev/null 2>&1'
 
-ITEMS="root bwrap userns cgroup slot-uids state-dir tmpfs seccomp slirp4netns session-uids session-agent webhooks database db-packet db-schema"
+ITEMS="root bwrap userns cgroup slot-uids state-dir tmpfs seccomp slirp4netns session-uids session-agent webhooks database db-packet db-schema db-cluster"
 
 ctx "preflight on the stack's config"
 "$RUNNER" --config "$SANDBOX_CONFIG" --check > "$T_DIR/check.txt" 2>&1
