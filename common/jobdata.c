@@ -356,3 +356,14 @@ long long jd_cmd_inputs(struct db *db, const char *session_id, enum jd_cmds whic
 	}
 	return -1;
 }
+
+int jd_key_lock(struct db *db, const char *key_id)
+{
+	long long n = db_exec_p(db, "UPDATE api_keys SET max_running = IF(max_running IS NULL,"
+				" -1, -1 - max_running) WHERE id = ?", db_str(key_id));
+
+	if (n <= 0)
+		return (int)n; /* an error, or no such key (nothing to lock) */
+	return db_exec_p(db, "UPDATE api_keys SET max_running = IF(max_running = -1, NULL,"
+			     " -1 - max_running) WHERE id = ?", db_str(key_id)) != 1 ? -1 : 0;
+}

@@ -48,6 +48,15 @@ int jd_each_artifact_chunk(struct db *db, const char *job_id, const char *path,
  * (db_tx_salt): every call of one transaction locks the same row. Inside a
  * transaction; best as its last statement, so the row is held only until COMMIT. */
 int jd_add_stored(struct db *db, const char *key_id, long long delta);
+/* Locks key key_id's row with a write a Galera cluster certifies (a SELECT ... FOR
+ * UPDATE is not certified across nodes: two nodes would each admit one more):
+ * api_keys.max_running flipped to a value it never holds (x -> -1 - x, NULL -> -1) and
+ * back in the caller's transaction, so the row is written by each statement (an
+ * UPDATE that changes nothing writes nothing) and ends as it was; no other transaction
+ * sees the flipped value. One server: the row lock of FOR UPDATE. Checks of a per-key
+ * cap take it before they count (the runner's claim: max_running; the API: max_queued
+ * near its limit, max_sessions). 0 (also when the key is gone: nothing to lock) or -1. */
+int jd_key_lock(struct db *db, const char *key_id);
 /* A key's stored bytes, or -1 on a database error. */
 long long jd_key_stored(struct db *db, const char *key_id);
 

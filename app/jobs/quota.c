@@ -8,8 +8,9 @@
 #include "util.h"
 
 /* Far below the quota, submissions of one key run in parallel (their commits share
- * fsyncs). Within QUOTA_LOCK_MARGIN of it they serialize on the key's row and count
- * again, so the quota is exact where it matters: overshooting would need more than
+ * fsyncs). Within QUOTA_LOCK_MARGIN of it they serialize on the key's row (written:
+ * jd_key_lock, so that two Galera nodes conflict too) and count again, so the quota is
+ * exact where it matters: overshooting would need more than
  * QUOTA_LOCK_MARGIN concurrent submits of one key all seeing the same stale count. */
 #define QUOTA_LOCK_MARGIN 64
 
@@ -98,7 +99,6 @@ static enum quota_rc queued_check(struct db *db, const struct cfg *cfg,
 {
 	long long max = who->max_queued >= 0 ? who->max_queued : cfg->default_max_queued;
 	long long active;
-	struct db_res *res;
 
 	if (cached_ok(who, max))
 		return QUOTA_OK;
@@ -110,11 +110,9 @@ static enum quota_rc queued_check(struct db *db, const struct cfg *cfg,
 		return QUOTA_QUEUED;
 	if (active + QUOTA_LOCK_MARGIN < max)
 		return QUOTA_OK;
-	res = db_query_p(db, "SELECT id FROM api_keys WHERE id = ? FOR UPDATE",
-			 db_str(who->key_id));
-	if (res == NULL)
+	/* near the cap: the key's row written (jd_key_lock), exact on a Galera cluster too */
+	if (jd_key_lock(db, who->key_id) < 0)
 		return QUOTA_DB;
-	db_res_free(res);
 	active = count_active_locked(db, who);
 	if (active < 0)
 		return QUOTA_DB;

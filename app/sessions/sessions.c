@@ -66,7 +66,10 @@ enum create_rc { CR_OK, CR_QUOTA, CR_STORAGE, CR_NO_HOST, CR_NO_CAPACITY, CR_DB 
  * key's live sessions against its max_sessions, its stored bytes against its quota
  * (the session's inputs: `incoming`), and the hosts' capacity against every live
  * session. Lock order: runner_hosts, then api_keys (a runner's heartbeat waits for
- * a create at most its few statements). */
+ * a create at most its few statements). The key's row is written (jd_key_lock), so
+ * max_sessions is exact on a Galera cluster too; the hosts' capacity is exact on one
+ * server and bounded on a cluster (each node may admit one more for the last slot:
+ * such a session waits for a free slot, or fails at session_start_timeout_seconds). */
 static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct identity *who,
 			    long long incoming)
 {
@@ -81,7 +84,10 @@ static enum create_rc admit(struct db *db, const struct cfg *cfg, const struct i
 	for (size_t i = 0; i < db_res_rows(res); i++)
 		host_cap += db_res_i(res, i, "max_sessions", 0);
 	db_res_free(res);
-	res = db_query_p(db, "SELECT max_sessions FROM api_keys WHERE id = ? FOR UPDATE",
+	/* the key's row written (jd_key_lock): max_sessions exact on a Galera cluster too */
+	if (jd_key_lock(db, who->key_id) < 0)
+		return CR_DB;
+	res = db_query_p(db, "SELECT max_sessions FROM api_keys WHERE id = ?",
 			 db_str(who->key_id));
 	if (res == NULL)
 		return CR_DB;

@@ -25,7 +25,7 @@ static int add_event(struct db *db, const char *id, enum job_state from, enum jo
 
 /* One claim, the body of its transaction (db_tx_step). Jobs over their key's running
  * cap are skipped; the count is exact on one server and on a Galera cluster: the claim
- * writes the key's row (key_lock) before it counts, so two claims of one key serialize
+ * writes the key's row (jd_key_lock) before it counts, so two claims of one key serialize
  * on one server (the row lock) and, on two Galera nodes, conflict at certification
  * (a SELECT ... FOR UPDATE is not certified: both would commit, one over the cap): the
  * loser's retry counts the winner's job. rc: 1 claimed, 0 not (taken meanwhile), 2 the
@@ -36,22 +36,6 @@ struct claim_tx {
 	int rc;
 };
 
-/* Locks the key's row with a write Galera certifies: max_running flipped to a value it
- * never holds (x -> -1 - x, NULL -> -1) and back, so that the row is changed by each
- * statement (an UPDATE that changes nothing writes nothing) and ends as it was. Both
- * run in the claim's transaction: no other transaction sees the flipped value. 0 (also
- * when the key is gone: nothing to lock) or -1. */
-static int key_lock(struct db *db, const char *key_id)
-{
-	long long n = db_exec_p(db, "UPDATE api_keys SET max_running = IF(max_running IS NULL,"
-				" -1, -1 - max_running) WHERE id = ?", db_str(key_id));
-
-	if (n <= 0)
-		return (int)n; /* an error, or no such key (nothing to lock, as before) */
-	return db_exec_p(db, "UPDATE api_keys SET max_running = IF(max_running = -1, NULL,"
-			     " -1 - max_running) WHERE id = ?", db_str(key_id)) != 1 ? -1 : 0;
-}
-
 static enum db_tx_end claim_body(struct db *db, void *arg)
 {
 	struct claim_tx *t = arg;
@@ -60,7 +44,7 @@ static enum db_tx_end claim_body(struct db *db, void *arg)
 
 	t->rc = 0;
 	if (t->cap > 0) {
-		if (key_lock(db, t->key_id) < 0)
+		if (jd_key_lock(db, t->key_id) < 0)
 			return DB_TX_ERROR;
 		res = db_query_p(db, "SELECT COUNT(*) FROM jobs WHERE key_id = ? AND state = ?",
 				 db_str(t->key_id), STATE(JS_RUNNING));

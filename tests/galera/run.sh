@@ -7,6 +7,8 @@
 #     succeeded with its own marker as output, claimed and started exactly once (the
 #     database's attempt and events, the two runner hosts' job_claimed lines), and a
 #     key with max_running=2 never had more than 2 running (its jobs' intervals);
+#     max_queued and max_sessions held under concurrent submits and creates of one key
+#     through both API hosts;
 #   3 GET after POST across API hosts finds the job;
 #   4 a long-poll on host A answered when a runner host finishes the job;
 #   5 a node killed with SIGKILL while jobs flow: the survivors stay Primary, every
@@ -165,6 +167,40 @@ poll 90 no_active
 k2_max=$(k2_most)
 expect_eq "max_running=2 held across both runner hosts (most overlapping, a burst of 40)" "ok" \
 	"$([ "$k2_max" -le 2 ] && echo ok || echo "$k2_max at once")"
+# max_queued and max_sessions across the hosts: concurrent submits (creates) of one key
+# through A and B at once, each API on another node, never pass the cap (the API writes
+# the key's row near the cap: jd_key_lock, certified by Galera)
+mkkey K3 g t3 user u3 --max-queued 5 --max-running 1
+mkkey K4 g t4 user u4 --max-sessions 2
+burst() { # N TOKEN PATH BODY OUTDIR: N concurrent POSTs alternately through A and B
+	local i url
+	mkdir -p "$5"
+	for i in $(seq 1 "$1"); do
+		url=$URL_A
+		[ $((i % 2)) = 0 ] && url=$URL_B
+		curl -sS --cacert "$SANDBOX_CACERT" -o "$5/$i.json" -w '%{http_code}\n' \
+			-H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$4" \
+			"$url$3" > "$5/$i.code" 2>/dev/null &
+	done
+	wait
+}
+codes() { cat "$1"/*.code | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }'; }
+burst 20 "$K3_TOK" /v1/jobs '{"command":"sleep 30"}' "$W/q"
+q_ok=$(cat "$W"/q/*.code | grep -c '^20[12]$')
+expect_true "max_queued=5 held across hosts: $q_ok of 20 concurrent submits accepted ($(codes "$W/q"))" \
+	test "$q_ok" -le 5 -a "$(grep -c '^429$' "$W"/q/*.code | awk -F: '{ n += $2 } END { print n }')" -ge 15
+for f in "$W"/q/*.json; do
+	id=$(jq -r '.id // empty' "$f" 2>/dev/null)
+	[ -n "$id" ] && SANDBOX_URL=$URL_BOTH as "$K3_TOK" req POST "/v1/jobs/$id/cancel" ''
+done
+burst 8 "$K4_TOK" /v1/sessions '{}' "$W/s"
+s_ok=$(cat "$W"/s/*.code | grep -c '^201$')
+expect_true "max_sessions=2 held across hosts: $s_ok of 8 concurrent creates accepted ($(codes "$W/s"))" \
+	test "$s_ok" -le 2 -a "$s_ok" -ge 1
+for f in "$W"/s/*.json; do
+	id=$(jq -r '.id // empty' "$f" 2>/dev/null)
+	[ -n "$id" ] && SANDBOX_URL=$URL_BOTH as "$K4_TOK" req POST "/v1/sessions/$id/close" ''
+done
 retries=$(cat "$W"/r1/runner.log "$W"/r2/runner.log | grep -ac 'event=tx_retry')
 gb_say "runner tx_retry lines: $retries for the $N_JOBS jobs and the burst of 40 ($(grep -ah 'event=tx_retry' "$W"/r1/runner.log "$W"/r2/runner.log | grep -o 'step=[a-z_]*' | sort | uniq -c | tr '\n' ' '))"
 
