@@ -10,7 +10,8 @@
 #     max_queued and max_sessions held under concurrent submits and creates of one key
 #     through both API hosts;
 #   3 GET after POST across API hosts finds the job;
-#   4 a long-poll on host A answered when a runner host finishes the job;
+#   4 a long-poll on host A answered when a runner host finishes the job; a session's
+#     command output waited for on host A (the session made through host B);
 #   5 a node killed with SIGKILL while jobs flow: the survivors stay Primary, every
 #     answer is 202 or 503 with Retry-After, no accepted job lost or run twice, the node
 #     rejoins by IST;
@@ -241,6 +242,23 @@ SANDBOX_URL=$URL_A as "$K1_TOK" req GET "/v1/jobs/$id?wait=30"
 expect_status 200
 expect_json .status succeeded "host A's long-poll answered with the finished job (POST on B)"
 note "long-poll on A answered in ${ELAPSED}s (job sleeps 1 s), runner $(node_sql 2 "SELECT runner_id FROM jobs WHERE id = '$id'")"
+
+# a session's command output waited for on host A while the command runs on whichever
+# runner host took the session (its output committed through another node), the
+# session made through host B: the wait is answered through the database alone
+ctx "session output across hosts"
+SANDBOX_URL=$URL_B as "$K1_TOK" req POST /v1/sessions '{}'
+sid=$(jq -r '.id // empty' "$BODY")
+SANDBOX_URL=$URL_A as "$K1_TOK" req GET "/v1/sessions/$sid?wait=20"
+expect_json .status ready "a session made through host B is ready, seen (waited for) on host A"
+SANDBOX_URL=$URL_A as "$K1_TOK" req POST "/v1/sessions/$sid/commands" '{"command":"sleep 1; echo across"}'
+cid=$(jq -r '.id // empty' "$BODY")
+SANDBOX_URL=$URL_A as "$K1_TOK" req GET "/v1/sessions/$sid/commands/$cid/output?wait=20"
+expect_json '.data == "across\n"' true "host A's output wait answered with the command's output (session via B, runner $(node_sql 1 "SELECT runner_host FROM sessions WHERE id = '$sid'"))"
+note "the output wait on A answered in ${ELAPSED}s (the command sleeps 1 s)"
+SANDBOX_URL=$URL_B as "$K1_TOK" req GET "/v1/sessions/$sid/commands/$cid?wait=20"
+expect_json .status succeeded "host B sees the command succeeded"
+SANDBOX_URL=$URL_A as "$K1_TOK" req POST "/v1/sessions/$sid/close" ''
 
 # ------------------------------------------------------------- 5. a node killed
 ctx "node killed"
