@@ -22,7 +22,11 @@ function until(pred, ms, what) {
   })
 }
 
-const sbx = await Sandbox.create({ timeoutMs: 300_000 * scale })
+// envs and allowInternetAccess at create (Sandbox.create's arguments the reference SDK
+// passes): the envs reach every command; no network asked for, none given
+const sbx = await Sandbox.create({
+  timeoutMs: 300_000 * scale, envs: { SBX_CREATE_ENV: 'from create' }, allowInternetAccess: false
+})
 try {
   await attempt('foreground echo', async () => {
     const r = await sbx.commands.run('echo hi')
@@ -41,6 +45,14 @@ try {
       check('CommandExitError.stdout', e.stdout === 'out\n', e.stdout)
       check('CommandExitError.stderr', e.stderr === 'err\n', e.stderr)
     }
+  })
+
+  await attempt('envs at create', async () => {
+    const r = await sbx.commands.run('echo "$SBX_CREATE_ENV"')
+    check('Sandbox.create envs reach a command', r.stdout === 'from create\n', r.stdout)
+    const info = await sbx.getInfo()
+    check('allowInternetAccess false at create: getInfo says so', info.allowInternetAccess === false,
+      info.allowInternetAccess)
   })
 
   await attempt('envs and cwd', async () => {
