@@ -237,12 +237,18 @@ static void send_end(struct strbuf *sb, const struct cmd_view *v)
 	const json_t *first = json_array_get(d, 0);
 	const char *why = json_is_string(first) ? json_string_value(first)
 			  : json_string_value(json_object_get(first, "message"));
-	long long code = v->exit_code ? strtoll(v->exit_code, NULL, 10) : -1;
-	int sig = v->signal ? atoi(v->signal) : 0, plain;
+	long long code = -1, sig = 0;
+	int plain;
+
+	/* the row's decimal columns, checked: anything else reads as "not set" */
+	if (v->exit_code == NULL || util_parse_ll(v->exit_code, 0, 255, &code) < 0)
+		code = -1;
+	if (v->signal == NULL || util_parse_ll(v->signal, 1, 64, &sig) < 0)
+		sig = 0;
 
 	plain = strcmp(v->status, "succeeded") == 0 || strcmp(v->status, "failed") == 0 ||
 		strcmp(v->status, "killed") == 0;
-	cx_frame_json(sb, 0, cx_ev_end(v->status, code, sig, plain ? NULL : why));
+	cx_frame_json(sb, 0, cx_ev_end(v->status, code, (int)sig, plain ? NULL : why));
 	cx_frame_end(sb, NULL, NULL);
 	json_decref(d);
 }
